@@ -1,0 +1,78 @@
+import SignalPrimitives
+
+/// The errors of SessionKit. The first twelve cases are the error names of SPEC §8, which
+/// every implementation of the protocol reports identically; `specName` gives that name.
+public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// A key is unusable: non-canonical on the wire, an invalid Ed25519 point, or an all-zero DH.
+    case invalidKey
+    /// A signature (signed prekey, sender-key message) does not verify.
+    case invalidSignature
+    /// A message is malformed, fails authentication or does not match its session.
+    case invalidMessage
+    /// A message was already decrypted (its key is gone and its counter is behind the chain).
+    case duplicateMessage
+    /// A message would skip more keys than the configured `maxSkip`.
+    case tooManySkippedMessages
+    /// A sender-key message names a chain this receiver does not hold.
+    case unknownChain
+    /// A prekey message names a signed or one-time prekey this responder does not hold.
+    case unknownPreKey
+    /// A (non-prekey) message arrived for a peer with no session.
+    case noSession
+    /// An authenticated plaintext does not carry valid padding (SPEC §2).
+    case invalidPadding
+    /// An unknown version or type byte.
+    case unsupportedVersion
+    /// A malformed payload (QR payload, persisted state).
+    case invalidPayload
+    /// A chain counter would exceed 2^32 − 1.
+    case chainExhausted
+
+    /// The peer's identity key changed and the app has not accepted the new key yet.
+    case untrustedIdentity
+    /// A configuration value is out of range (for example `maxSkip > maxStored`).
+    case invalidConfiguration(String)
+    /// A primitive failed for a reason not covered above (for example AES-GCM unavailable).
+    case primitive(CryptoError)
+    /// A storage backend failed.
+    case storage(String)
+
+    /// The SPEC §8 error name, or `nil` for the library-only cases.
+    public var specName: String? {
+        switch self {
+        case .invalidKey: return "invalidKey"
+        case .invalidSignature: return "invalidSignature"
+        case .invalidMessage: return "invalidMessage"
+        case .duplicateMessage: return "duplicateMessage"
+        case .tooManySkippedMessages: return "tooManySkippedMessages"
+        case .unknownChain: return "unknownChain"
+        case .unknownPreKey: return "unknownPreKey"
+        case .noSession: return "noSession"
+        case .invalidPadding: return "invalidPadding"
+        case .unsupportedVersion: return "unsupportedVersion"
+        case .invalidPayload: return "invalidPayload"
+        case .chainExhausted: return "chainExhausted"
+        case .untrustedIdentity, .invalidConfiguration, .primitive, .storage: return nil
+        }
+    }
+
+    /// Maps a primitive error to the protocol error a receiver reports.
+    public init(_ error: CryptoError) {
+        switch error {
+        case .invalidKey: self = .invalidKey
+        case .authenticationFailure, .ciphertextTooShort: self = .invalidMessage
+        case .invalidKeyLength, .invalidSignatureLength, .invalidNonceLength: self = .invalidMessage
+        default: self = .primitive(error)
+        }
+    }
+
+    /// A short description without secrets.
+    public var description: String {
+        switch self {
+        case let .invalidConfiguration(why): return "invalidConfiguration(\(why))"
+        case let .primitive(error): return "primitive(\(error))"
+        case let .storage(why): return "storage(\(why))"
+        default: return specName ?? "unknown"
+        }
+    }
+}

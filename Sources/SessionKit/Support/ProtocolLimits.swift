@@ -1,0 +1,43 @@
+/// Every protocol limit and constant of SPEC §2–§6 in one place.
+public enum ProtocolLimits {
+    /// Default largest number of message keys one message may skip in one chain (SPEC §4).
+    public static let defaultMaxSkip = 256
+    /// Default largest number of skipped message keys kept per session or chain (SPEC §4, §5).
+    public static let defaultMaxStored = 2000
+    /// Sender-key chains kept per sender; the oldest is dropped beyond this (issue #3).
+    public static let maxSenderKeyChainsPerSender = 5
+    /// Default number of one-time prekeys generated in a batch.
+    public static let defaultOneTimePreKeyBatch = 50
+    /// Replenish one-time prekeys when fewer than this many remain.
+    public static let oneTimePreKeyLowWaterMark = 20
+    /// Default signed-prekey rotation interval, in seconds (7 days).
+    public static let signedPreKeyRotationInterval: Double = 7 * 24 * 3600
+}
+
+/// The fixed HKDF info strings of SPEC §3–§6 (ASCII, no terminator).
+public enum ProtocolInfo {
+    /// X3DH shared-secret derivation.
+    public static let x3dh: [UInt8] = Array("SessionKit X3DH v1".utf8)
+    /// Root-key ratchet step (KDF_RK).
+    public static let ratchet: [UInt8] = Array("SessionKit Ratchet v1".utf8)
+    /// Message key expansion (MSGKEYS).
+    public static let messageKeys: [UInt8] = Array("SessionKit MessageKeys v1".utf8)
+    /// Sender-key message key expansion.
+    public static let senderKey: [UInt8] = Array("SessionKit SenderKey v1".utf8)
+    /// Self-encryption key derivation.
+    public static let selfEncryption: [UInt8] = Array("SessionKit Self v1".utf8)
+}
+
+/// The type bytes of SPEC §4–§6.
+public enum WireType {
+    /// A Double Ratchet message.
+    public static let ratchetMessage: UInt8 = 0x01
+    /// A prekey message (X3DH prefix + ratchet message).
+    public static let preKeyMessage: UInt8 = 0x02
+    /// A sender-key distribution message.
+    public static let senderKeyDistribution: UInt8 = 0x10
+    /// A sender-key message.
+    public static let senderKeyMessage: UInt8 = 0x11
+    /// A self-encrypted blob.
+    public static let selfEncrypted: UInt8 = 0x20
+}

@@ -1,0 +1,55 @@
+import CSodium
+
+/// SHA-512 (FIPS 180-4) through libsodium.
+public struct SHA512: Sendable {
+    /// The digest length in bytes.
+    public static let byteCount = 64
+    @usableFromInline var state = crypto_hash_sha512_state()
+
+    /// Starts an incremental hash.
+    public init() {
+        _ = Sodium.isInitialized
+        crypto_hash_sha512_init(&state)
+    }
+
+    /// Absorbs `data`.
+    @inlinable
+    public mutating func update(bytes data: UnsafeRawBufferPointer) {
+        crypto_hash_sha512_update(&state, data.u8, UInt64(data.count))
+    }
+
+    /// Absorbs `data`.
+    public mutating func update(_ data: [UInt8]) { data.withUnsafeBytes { update(bytes: $0) } }
+
+    /// Writes the 64-byte digest into `output` (at least 64 bytes).
+    /// - Throws: `CryptoError.bufferTooSmall` when `output` is shorter than 64 bytes.
+    public mutating func finalize(into output: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        guard output.count >= Self.byteCount, let base = output.baseAddress else {
+            throw .bufferTooSmall(required: Self.byteCount, actual: output.count)
+        }
+        crypto_hash_sha512_final(&state, base.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// Returns the 64-byte digest.
+    public mutating func finalize() -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Self.byteCount)
+        out.withUnsafeMutableBytes { _ = crypto_hash_sha512_final(&state, $0.u8) }
+        return out
+    }
+
+    /// The SHA-512 digest of `data`.
+    public static func hash(_ data: [UInt8]) -> [UInt8] {
+        data.withUnsafeBytes { hash(bytes: $0) }
+    }
+
+    /// The SHA-512 digest of `data`.
+    public static func hash(bytes data: UnsafeRawBufferPointer) -> [UInt8] {
+        _ = Sodium.isInitialized
+        var out = [UInt8](repeating: 0, count: byteCount)
+        out.withUnsafeMutableBytes {
+            _ = crypto_hash_sha512($0.u8,
+                                   data.u8, UInt64(data.count))
+        }
+        return out
+    }
+}

@@ -1,0 +1,75 @@
+import CSodium
+
+/// HMAC-SHA256 (RFC 2104) on libsodium's `crypto_auth_hmacsha256` state.
+///
+/// The type is a value: copying a keyed instance copies the keyed inner and outer hash
+/// states, so a key can be absorbed once and reused for many messages without re-keying
+/// (the ratchet's chain-key steps rely on this). `finalize` wipes the state.
+public struct HMACSHA256: Sendable {
+    /// The tag length in bytes.
+    public static let byteCount = 32
+    @usableFromInline var state = crypto_auth_hmacsha256_state()
+
+    /// Keys a new HMAC with `key` (any length; RFC 2104 hashes keys longer than 64 bytes).
+    @inlinable
+    public init(key: UnsafeRawBufferPointer) {
+        _ = Sodium.isInitialized
+        crypto_auth_hmacsha256_init(&state, key.u8, key.count)
+    }
+
+    /// Keys a new HMAC with `key`.
+    public init(key: [UInt8]) {
+        self = key.withUnsafeBytes { HMACSHA256(key: $0) }
+    }
+
+    /// Keys a new HMAC with a symmetric key.
+    public init(key: SymmetricKey) {
+        self = key.withUnsafeBytes { HMACSHA256(key: $0) }
+    }
+
+    /// Absorbs `data`.
+    @inlinable
+    public mutating func update(bytes data: UnsafeRawBufferPointer) {
+        crypto_auth_hmacsha256_update(&state, data.u8, UInt64(data.count))
+    }
+
+    /// Absorbs `data`.
+    public mutating func update(_ data: [UInt8]) { data.withUnsafeBytes { update(bytes: $0) } }
+
+    /// Writes the 32-byte tag into the first 32 bytes of `output` and wipes the state.
+    /// - Throws: `CryptoError.bufferTooSmall` when `output` is shorter than 32 bytes.
+    @inlinable
+    public mutating func finalize(into output: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        guard output.count >= Self.byteCount, let base = output.baseAddress else {
+            throw .bufferTooSmall(required: Self.byteCount, actual: output.count)
+        }
+        crypto_auth_hmacsha256_final(&state, base.assumingMemoryBound(to: UInt8.self))
+        withUnsafeMutableBytes(of: &state) { SecureMemory.zero($0) }
+    }
+
+    /// Returns the 32-byte tag and wipes the state.
+    public mutating func finalize() -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Self.byteCount)
+        out.withUnsafeMutableBytes { buffer in
+            _ = crypto_auth_hmacsha256_final(&state, buffer.u8)
+        }
+        withUnsafeMutableBytes(of: &state) { SecureMemory.zero($0) }
+        return out
+    }
+
+    /// The HMAC-SHA256 tag of `message` under `key`.
+    public static func authenticationCode(for message: [UInt8], using key: [UInt8]) -> [UInt8] {
+        var mac = HMACSHA256(key: key)
+        mac.update(message)
+        return mac.finalize()
+    }
+
+    /// Whether `tag` is the HMAC-SHA256 of `message` under `key`, compared in constant time.
+    /// A `tag` shorter than 32 bytes (at least 1) is compared against the truncated tag.
+    public static func isValidAuthenticationCode(_ tag: [UInt8], for message: [UInt8], using key: [UInt8]) -> Bool {
+        guard !tag.isEmpty, tag.count <= byteCount else { return false }
+        var full = authenticationCode(for: message, using: key)
+        defer { SecureMemory.zero(&full) }
+        return ConstantTime.equals(Array(full.prefix(tag.count)), tag)
+    }
+}

@@ -1,0 +1,38 @@
+/// One readable zero byte that stands in for the base address of an empty buffer:
+/// libsodium's prototypes take non-null pointers even when the length is 0.
+@usableFromInline
+nonisolated(unsafe) let emptyBufferPlaceholder: UnsafeMutablePointer<UInt8> = {
+    let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
+    pointer.initialize(repeating: 0, count: 16)
+    return pointer
+}()
+
+extension UnsafeRawBufferPointer {
+    /// The bytes as a non-null `UInt8` pointer (a placeholder for an empty buffer).
+    @inlinable var u8: UnsafePointer<UInt8> {
+        baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(emptyBufferPlaceholder)
+    }
+}
+
+extension UnsafeMutableRawBufferPointer {
+    /// The bytes as a non-null `UInt8` pointer (a placeholder for an empty buffer).
+    @inlinable var u8: UnsafeMutablePointer<UInt8> {
+        baseAddress?.assumingMemoryBound(to: UInt8.self) ?? emptyBufferPlaceholder
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// `withUnsafeBytes` with a typed error, so typed throws survive nested buffer access.
+    @inlinable
+    func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let result: Result<R, E> = withUnsafeBytes { buffer in Result { () throws(E) -> R in try body(buffer) } }
+        return try result.get()
+    }
+
+    /// `withUnsafeMutableBytes` with a typed error.
+    @inlinable
+    mutating func withMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let result: Result<R, E> = withUnsafeMutableBytes { buffer in Result { () throws(E) -> R in try body(buffer) } }
+        return try result.get()
+    }
+}

@@ -1,0 +1,45 @@
+/// The errors thrown by `SignalPrimitives`.
+///
+/// Every entry point validates its inputs and throws one of these instead of trapping.
+public enum CryptoError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// `sodium_init()` failed; no primitive can be used.
+    case libraryInitializationFailed
+    /// A key had the wrong number of bytes.
+    case invalidKeyLength(expected: Int, actual: Int)
+    /// A nonce had the wrong number of bytes.
+    case invalidNonceLength(expected: Int, actual: Int)
+    /// A signature had the wrong number of bytes.
+    case invalidSignatureLength(expected: Int, actual: Int)
+    /// A key is unusable: an all-zero Diffie–Hellman output, a point that is not
+    /// canonical, not on the curve, of small order or outside the prime-order subgroup.
+    case invalidKey
+    /// An AEAD ciphertext or tag did not authenticate.
+    case authenticationFailure
+    /// A ciphertext is shorter than its authentication tag.
+    case ciphertextTooShort(minimum: Int, actual: Int)
+    /// A message is longer than the primitive accepts.
+    case messageTooLong(maximum: Int, actual: Int)
+    /// AES-256-GCM is not available: libsodium offers it only on CPUs with AES-NI and PCLMUL.
+    case aesGCMUnavailable
+    /// A key-derivation output length outside what the primitive can produce.
+    case invalidOutputLength(requested: Int, maximum: Int)
+    /// A caller-supplied output buffer is too small.
+    case bufferTooSmall(required: Int, actual: Int)
+
+    /// A short, secret-free description of the error.
+    public var description: String {
+        switch self {
+        case .libraryInitializationFailed: return "libsodium failed to initialise"
+        case let .invalidKeyLength(e, a): return "invalid key length: expected \(e) bytes, got \(a)"
+        case let .invalidNonceLength(e, a): return "invalid nonce length: expected \(e) bytes, got \(a)"
+        case let .invalidSignatureLength(e, a): return "invalid signature length: expected \(e) bytes, got \(a)"
+        case .invalidKey: return "invalid key"
+        case .authenticationFailure: return "authentication failed"
+        case let .ciphertextTooShort(m, a): return "ciphertext too short: at least \(m) bytes needed, got \(a)"
+        case let .messageTooLong(m, a): return "message too long: at most \(m) bytes, got \(a)"
+        case .aesGCMUnavailable: return "AES-256-GCM is unavailable on this CPU (libsodium needs AES-NI and PCLMUL)"
+        case let .invalidOutputLength(r, m): return "invalid output length \(r): at most \(m) bytes"
+        case let .bufferTooSmall(r, a): return "output buffer too small: \(r) bytes needed, got \(a)"
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import SessionKit
+import SignalPrimitives
+
+/// A failed vector test: what differed, in one line.
+public struct VectorFailure: Error, CustomStringConvertible, Sendable {
+    /// The message shown by the runner.
+    public let message: String
+    /// Creates a failure.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}
+
+/// The outcome of one passing or skipped test.
+public enum VectorOutcome: Equatable, Sendable {
+    /// The library reproduced the expected result.
+    case passed
+    /// The test exercises parameters the library does not offer (counted apart, never as passed).
+    case skipped(String)
+}
+
+/// One test object of a vector file, with typed accessors that throw `VectorFailure` on
+/// malformed input (a missing field or bad hex is a failure of that test, never a crash).
+public struct VectorTest {
+    /// The raw JSON object.
+    public let fields: [String: Any]
+
+    /// Wraps a JSON object.
+    public init(_ fields: [String: Any]) { self.fields = fields }
+
+    /// The test's `id` (protocol files) or `tcId` (Wycheproof), or -1.
+    public var id: Int { (fields["id"] as? Int) ?? (fields["tcId"] as? Int) ?? -1 }
+
+    /// The expected SPEC §8 error name, if the test expects an error.
+    public var expectedError: String? { fields["error"] as? String }
+
+    /// Whether `key` is present and not JSON null.
+    public func has(_ key: String) -> Bool { fields[key] != nil && !(fields[key] is NSNull) }
+
+    /// A required hex field.
+    public func hex(_ key: String) throws -> [UInt8] {
+        guard let text = fields[key] as? String else { throw VectorFailure("missing or non-string field '\(key)'") }
+        guard let bytes = Hex.decode(text) else { throw VectorFailure("field '\(key)' is not valid hex") }
+        return bytes
+    }
+
+    /// An optional hex field (absent or null gives nil).
+    public func optionalHex(_ key: String) throws -> [UInt8]? {
+        has(key) ? try hex(key) : nil
+    }
+
+    /// A required string field.
+    public func string(_ key: String) throws -> String {
+        guard let text = fields[key] as? String else { throw VectorFailure("missing or non-string field '\(key)'") }
+        return text
+    }
+
+    /// A required integer field.
+    public func int(_ key: String) throws -> Int {
+        if let value = fields[key] as? Int { return value }
+        throw VectorFailure("missing or non-integer field '\(key)'")
+    }
+
+    /// An optional integer field (absent or null gives nil).
+    public func optionalInt(_ key: String) throws -> Int? {
+        has(key) ? try int(key) : nil
+    }
+
+    /// A required nested object.
+    public func object(_ key: String) throws -> VectorTest {
+        guard let value = fields[key] as? [String: Any] else { throw VectorFailure("missing or non-object field '\(key)'") }
+        return VectorTest(value)
+    }
+
+    /// A required array of objects.
+    public func objects(_ key: String) throws -> [VectorTest] {
+        guard let value = fields[key] as? [Any] else { throw VectorFailure("missing or non-array field '\(key)'") }
+        return try value.map {
+            guard let object = $0 as? [String: Any] else { throw VectorFailure("'\(key)' holds a non-object") }
+            return VectorTest(object)
+        }
+    }
+
+    /// A required array of hex strings.
+    public func hexArray(_ key: String) throws -> [[UInt8]] {
+        guard let value = fields[key] as? [Any] else { throw VectorFailure("missing or non-array field '\(key)'") }
+        return try value.map {
+            guard let text = $0 as? String, let bytes = Hex.decode(text) else { throw VectorFailure("'\(key)' holds a non-hex entry") }
+            return bytes
+        }
+    }
+}
+
+/// A protocol suite (`"schema": "sessionkit-vectors/1"`): one type per suite name of SPEC §8.
+public protocol ProtocolSuite {
+    /// The suite name as written in the file's `suite` field.
+    static var name: String { get }
+    /// Runs one test. Returns `.passed` or throws `VectorFailure` describing the mismatch.
+    static func run(_ test: VectorTest) throws -> VectorOutcome
+}
+
+/// Expected-error checking shared by every suite.
+public enum ExpectedError {
+    /// The SPEC §8 name of an error thrown by the library, or a description for other errors.
+    public static func name(of error: Error) -> String {
+        if let error = error as? SessionError { return error.specName ?? "\(error)" }
+        if let error = error as? CryptoError {
+            if let mapped = SessionError(error).specName { return mapped }
+            return "\(error)"
+        }
+        if let error = error as? VectorFailure { return "runner failure: \(error.message)" }
+        return "\(error)"
+    }
+
+    /// Checks that `body` throws the error `expected` names (`"any"` accepts every error).
+    public static func check(_ expected: String, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let failure as VectorFailure {
+            throw failure
+        } catch {
+            let actual = name(of: error)
+            if expected == "any" || actual == expected { return }
+            throw VectorFailure("expected error \(expected), got \(actual)")
+        }
+        throw VectorFailure("expected error \(expected), but the call succeeded")
+    }
+
+    /// Compares bytes and throws a readable failure.
+    public static func equal(_ actual: [UInt8], _ expected: [UInt8], _ what: String) throws {
+        guard actual == expected else {
+            throw VectorFailure("\(what) mismatch: got \(Hex.encode(actual)), expected \(Hex.encode(expected))")
+        }
+    }
+}

@@ -1,0 +1,889 @@
+#!/usr/bin/env python3
+"""Deterministic protocol vectors (SPEC.md §1, §2, §3, §6, §7, §8) for the
+suites that need no session state:
+
+    ed25519-to-x25519, ed25519-seed-to-x25519, x25519-to-ed25519, padding,
+    x3dh, self-encryption, safety-number, qr-payload
+
+Everything is derived from `--seed` (default 1; the committed files use 1)
+through spec_primitives.Drbg, so a rerun gives byte-identical files. Every
+suite is self-checked before it is written (independent recomputation,
+round trips, both X3DH sides, libsignal's fingerprint KAT); a failed check
+aborts with an AssertionError and writes nothing further.
+
+Usage: python3 generate_basic.py [--seed N] [--out DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from cryptography.hazmat.primitives.asymmetric import x25519 as _x25519  # noqa: E402
+
+import spec_primitives as sp  # noqa: E402
+from spec_primitives import (  # noqa: E402
+    FF32, L, P, ZERO32, Drbg, SpecError, aead_seal, aead_open, dh, ed25519_point_is_valid,
+    ed25519_pub, ed25519_sign, ed25519_verify, ed_seed_to_x_private, ed_to_x_public,
+    encode_x25519, hkdf, pad, sha512, unpad, write_suite, x25519_pub, x_to_ed_public,
+)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_OUT = os.path.normpath(os.path.join(HERE, "..", "protocol"))
+MASK255 = (1 << 255) - 1
+
+
+def hx(b: bytes) -> str:
+    return b.hex()
+
+
+def source(seed: int, what: str) -> str:
+    return f"TestVectors/generator/generate_basic.py --seed {seed}; {what}"
+
+
+def expect_error(name: str, fn, *args):
+    """Assert that fn(*args) raises SpecError(name)."""
+    try:
+        fn(*args)
+    except SpecError as e:
+        assert e.name == name, f"expected {name}, got {e.name}"
+        return
+    raise AssertionError(f"expected {name}, got success")
+
+
+def number(tests: list, start: int = 1) -> list:
+    """Give each test its integer id (first key) in order."""
+    out = []
+    for i, t in enumerate(tests, start):
+        d = {"id": i}
+        d.update(t)
+        out.append(d)
+    return out
+
+
+# =========================================================================== Edwards helpers
+def decode_point(enc: bytes):
+    """(x, y) for a canonical on-curve encoding, else None (no subgroup check)."""
+    y = int.from_bytes(enc, "little") & MASK255
+    if y >= P:
+        return None
+    x = sp._recover_x(y, enc[31] >> 7)
+    return None if x is None else (x, y)
+
+
+def encode_point(pt) -> bytes:
+    x, y = pt[0] % P, pt[1] % P
+    return (y | ((x & 1) << 255)).to_bytes(32, "little")
+
+
+def ed_mul(k: int, pt):
+    return sp._ext_to_affine(sp._ext_mul(k, pt))
+
+
+def ed_add(p1, p2):
+    return sp._edwards_add(p1, p2)
+
+
+def u_of(pt) -> int:
+    """Montgomery u of an Edwards point, u = (1 + y) / (1 - y)."""
+    y = pt[1]
+    return (1 + y) * pow((1 - y) % P, P - 2, P) % P
+
+
+def x25519_raw(k: bytes, u: bytes) -> bytes:
+    """Plain X25519 without the all-zero check (for cross-checks only)."""
+    return _x25519.X25519PrivateKey.from_private_bytes(k).exchange(
+        _x25519.X25519PublicKey.from_public_bytes(u))
+
+
+def clamp(k: bytes) -> int:
+    b = bytearray(k)
+    b[0] &= 248
+    b[31] &= 127
+    b[31] |= 64
+    return int.from_bytes(b, "little")
+
+
+def torsion_points():
+    """The 8 points of the torsion subgroup, T[k] = k * T8 for one point T8
+    of order 8, found as L * Q for on-curve points Q (no hard-coded constants)."""
+    y = 2
+    while True:
+        for sign in (0, 1):
+            x = sp._recover_x(y, sign)
+            if x is None:
+                continue
+            t = ed_mul(L, (x, y))
+            if ed_mul(4, t) != (0, 1):  # order 8
+                pts = [ed_mul(k, t) for k in range(8)]
+                assert pts[0] == (0, 1) and ed_mul(8, t) == (0, 1)
+                assert len({p for p in pts}) == 8
+                return pts
+        y += 1
+
+
+def check_point_arithmetic(drbg: Drbg, torsion) -> None:
+    """The fast extended-coordinate multiply agrees with the affine one."""
+    pts = [decode_point(ed25519_pub(drbg.bytes(32))) for _ in range(4)] + torsion[1:4]
+    for pt in pts:
+        for k in (1, 2, 3, 8, 12345, L - 1, L, L + 1, drbg.int_below(2**256)):
+            assert ed_mul(k, pt) == sp._edwards_mul(k, pt), "extended vs affine multiply"
+
+
+# =========================================================================== suite: ed25519-to-x25519
+def suite_ed_to_x(seed: int):
+    dr = Drbg(seed, "ed25519-to-x25519")
+    torsion = torsion_points()
+    check_point_arithmetic(Drbg(seed, "point-arithmetic-check"), torsion)
+    tests = []
+    seen = set()
+
+    def valid(pk: bytes, comment: str, seed_bytes: bytes | None = None):
+        assert pk not in seen
+        seen.add(pk)
+        assert ed25519_point_is_valid(pk), comment
+        xpk = ed_to_x_public(pk)
+        pt = decode_point(pk)
+        # independent check 1: the seed route of SPEC §1 (ed→x private, then X25519 base mult)
+        if seed_bytes is not None:
+            assert xpk == x25519_pub(ed_seed_to_x_private(seed_bytes)), comment
+        # independent check 2: the birational map commutes with scalar multiplication,
+        # X25519(s, u(P)) == u(s * P), using OpenSSL's X25519 via `cryptography`
+        s = dr.bytes(32)
+        assert x25519_raw(s, xpk) == u_of(ed_mul(clamp(s), pt)).to_bytes(32, "little"), comment
+        assert int.from_bytes(xpk, "little") < P
+        tests.append({"comment": comment, "ed25519_pk": hx(pk), "x25519_pk": hx(xpk)})
+
+    def invalid(pk: bytes, comment: str, note: str | None = None):
+        if pk in seen:
+            return
+        seen.add(pk)
+        assert not ed25519_point_is_valid(pk), comment
+        expect_error("invalidKey", ed_to_x_public, pk)
+        t = {"comment": comment, "ed25519_pk": hx(pk), "error": "invalidKey"}
+        if note:
+            t["note"] = note
+        tests.append(t)
+
+    # --- valid: keys of random seeds
+    for i in range(200):
+        s = dr.bytes(32)
+        valid(ed25519_pub(s), f"public key of random Ed25519 seed #{i}", s)
+    # --- valid: special points
+    B = decode_point(bytes.fromhex("58" + "66" * 31))
+    assert ed_mul(L, B) == (0, 1)
+    valid(encode_point(B), "base point B (y = 4/5), u = 9")
+    assert ed_to_x_public(encode_point(B)) == (9).to_bytes(32, "little")
+    negB = ((-B[0]) % P, B[1])
+    valid(encode_point(negB), "-B (base point with the sign bit set), u = 9")
+    valid(encode_point(ed_mul(2, B)), "2B")
+    # small and large y that give prime-order points
+    for label, ys in (("smallest y", range(2, 2000)), ("largest y", range(P - 2, P - 2000, -1))):
+        found = 0
+        for y in ys:
+            for sign in (0, 1):
+                x = sp._recover_x(y, sign)
+                if x is None or x == 0:
+                    continue
+                enc = encode_point((x, y))
+                if enc in seen or not ed25519_point_is_valid(enc):
+                    continue
+                valid(enc, f"prime-order point with the {label} found (y = {y if y < 2**16 else 'p - %d' % (P - y)}, sign {sign})")
+                found += 1
+                break
+            if found >= 2:
+                break
+        assert found == 2
+    # --- invalid: the 8 small-order points in all their encodings
+    names = {0: "identity (order 1)", 4: "order 2, y = -1", 2: "order 4", 6: "order 4",
+             1: "order 8", 3: "order 8", 5: "order 8", 7: "order 8"}
+    for k in (0, 4, 2, 6, 1, 3, 5, 7):
+        t = torsion[k]
+        enc = encode_point(t)
+        ystr = {0: "0", 1: "1", P - 1: "p - 1"}.get(t[1], "%064x" % t[1])
+        invalid(enc, f"small-order point: {names[k]}, canonical encoding (y = {ystr})")
+        if t[0] == 0:
+            invalid(bytes(enc[:31]) + bytes([enc[31] | 0x80]),
+                    f"small-order point: {names[k]}, x = 0 with the sign bit set (-0)")
+        if t[1] + P < 2**255:  # non-canonical y + p exists only for y <= 18
+            for sign in (0, 1):
+                v = (t[1] + P) | (sign << 255)
+                invalid(v.to_bytes(32, "little"),
+                        f"small-order point: {names[k]}, non-canonical y = p + {t[1]}, sign bit {sign}")
+    # --- invalid: non-canonical encodings y in [p, 2^255 - 1], both sign bits
+    for off in range(19):
+        y = P + off
+        red = decode_point(off.to_bytes(32, "little"))
+        for sign in (0, 1):
+            enc = (y | (sign << 255)).to_bytes(32, "little")
+            what = "p" if off == 0 else ("2^255 - 1" if off == 18 else f"p + {off}")
+            extra = ""
+            if red is not None:
+                rx = sp._recover_x(off, sign)
+                if rx is not None and ed25519_point_is_valid(encode_point((rx, off))):
+                    extra = " (reduced mod p it would be a valid prime-order point)"
+            invalid(enc, f"non-canonical encoding y = {what}, sign bit {sign}{extra}")
+    # --- invalid: mixed order (prime-order point + non-trivial torsion component)
+    for j in range(2):
+        base = decode_point(ed25519_pub(dr.bytes(32)))
+        for k in range(1, 8):
+            order = {4: 2, 2: 4, 6: 4}.get(k, 8)
+            mixed = ed_add(base, torsion[k])
+            invalid(encode_point(mixed), f"mixed order: random prime-order point #{j} + torsion point of order {order} (k = {k})")
+    for k in (4, 2, 1):
+        order = {4: 2, 2: 4, 1: 8}[k]
+        invalid(encode_point(ed_add(B, torsion[k])), f"mixed order: B + torsion point of order {order}")
+    # --- invalid: y values that are not on the curve
+    n = 0
+    while n < 10:
+        v = bytearray(dr.bytes(32))
+        if n < 5:
+            v[31] &= 0x7F
+        else:
+            v[31] |= 0x80
+        y = int.from_bytes(v, "little") & MASK255
+        if y >= P or sp._recover_x(y, 0) is not None:
+            continue
+        invalid(bytes(v), f"y not on the curve (x^2 is not a square), sign bit {v[31] >> 7}")
+        n += 1
+    for y in range(2, 40):
+        if sp._recover_x(y, 0) is None:
+            invalid(y.to_bytes(32, "little"), f"small y = {y} not on the curve")
+            break
+    for y in range(P - 2, P - 40, -1):
+        if sp._recover_x(y, 0) is None:
+            invalid(y.to_bytes(32, "little"), f"large y = p - {P - y} not on the curve")
+            break
+    # --- invalid: -0 for a point that otherwise has x != 0 is just the other point, so the
+    # only -0 encodings are the ones above (identity and order 2)
+    return tests
+
+
+# =========================================================================== suite: ed25519-seed-to-x25519
+def suite_seed_to_x(seed: int):
+    dr = Drbg(seed, "ed25519-seed-to-x25519")
+    tests = []
+
+    def add(s: bytes, comment: str):
+        sk = ed_seed_to_x_private(s)
+        pk = x25519_pub(sk)
+        # SPEC §1: clamped, and matches ed→x of the Ed25519 public key
+        assert sk[0] & 7 == 0 and sk[31] & 0x80 == 0 and sk[31] & 0x40
+        h = bytearray(sha512(s)[:32])
+        h[0] &= 0xF8
+        h[31] = (h[31] & 0x7F) | 0x40
+        assert sk == bytes(h)
+        assert pk == ed_to_x_public(ed25519_pub(s)), comment
+        # clamped sk is a fixed point of clamping: X25519(sk, 9) with a pre-clamped scalar
+        assert x25519_raw(sk, (9).to_bytes(32, "little")) == pk
+        tests.append({"comment": comment, "ed25519_seed": hx(s), "x25519_sk": hx(sk), "x25519_pk": hx(pk)})
+
+    add(ZERO32, "seed of 32 zero bytes")
+    add(FF32, "seed of 32 0xff bytes")
+    add(bytes(range(32)), "seed 00 01 02 ... 1f")
+    add(bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"),
+        "RFC 8032 7.1 TEST 1 secret key")
+    for i in range(100):
+        add(dr.bytes(32), f"random seed #{i}")
+    return tests
+
+
+# =========================================================================== suite: x25519-to-ed25519
+def suite_x_to_ed(seed: int):
+    dr = Drbg(seed, "x25519-to-ed25519")
+    tests = []
+
+    def ref(u_bytes: bytes) -> bytes:
+        # independent restatement of SPEC §1 convert_mont, then compared with spec_primitives
+        u = (int.from_bytes(u_bytes, "little") % 2**255) % P
+        inv = pow((u + 1) % P, P - 2, P)
+        return ((u - 1) * inv % P).to_bytes(32, "little")
+
+    def add(u_bytes: bytes, comment: str, note: str | None = None):
+        ed = x_to_ed_public(u_bytes)
+        assert ed == ref(u_bytes) and ed[31] & 0x80 == 0, comment
+        y = int.from_bytes(ed, "little")
+        assert y < P
+        u = (int.from_bytes(u_bytes, "little") & MASK255) % P
+        if u != P - 1:  # inverse map back: u = (1 + y) / (1 - y)
+            assert (1 + y) * pow((1 - y) % P, P - 2, P) % P == u, comment
+        else:
+            assert y == 0
+        t = {"comment": comment, "x25519_pk": hx(u_bytes), "ed25519_pk": hx(ed)}
+        if note:
+            t["note"] = note
+        tests.append(t)
+
+    le = lambda v: v.to_bytes(32, "little")  # noqa: E731
+    add(le(0), "u = 0 (y = -1 = p - 1)")
+    add(le(1), "u = 1 (y = 0)")
+    add(le(9), "u = 9, the base point: y = 4/5, the Ed25519 base point encoding")
+    assert x_to_ed_public(le(9)) == bytes.fromhex("58" + "66" * 31)
+    add(le(P - 1), "u = p - 1 (u + 1 = 0; its inverse by the p - 2 power is 0, so y = 0)")
+    add(le(P - 2), "u = p - 2")
+    for off in range(19):
+        what = "p" if off == 0 else ("2^255 - 1" if off == 18 else f"p + {off}")
+        add(le(P + off), f"u = {what} >= p, bit 255 clear (reduced mod p to {off})")
+    add(b"\xff" * 32, "all bytes 0xff: bit 255 cleared gives 2^255 - 1, reduced to 18")
+    add(le(2**255), "only bit 255 set: cleared gives u = 0")
+    add(le(2**255 + 1), "bit 255 set on u = 1")
+    add(le(2**255 + 9), "bit 255 set on u = 9: same output as u = 9")
+    add(le(2**255 + P - 1), "bit 255 set on u = p - 1")
+    # random X25519 public keys
+    for i in range(200):
+        add(x25519_pub(dr.bytes(32)), f"public key of random X25519 private key #{i}")
+    # bit 255 set on valid keys: same output as without
+    for i in range(5):
+        pk = x25519_pub(dr.bytes(32))
+        hi = pk[:31] + bytes([pk[31] | 0x80])
+        assert x_to_ed_public(hi) == x_to_ed_public(pk)
+        add(hi, f"bit 255 set on a valid public key (random #{i}); equals the output without bit 255")
+    # keys converted from Ed25519 identities: the result is the identity key with the sign bit cleared
+    for i in range(20):
+        s = dr.bytes(32)
+        edpk = ed25519_pub(s)
+        xpk = ed_to_x_public(edpk)
+        assert x_to_ed_public(xpk) == edpk[:31] + bytes([edpk[31] & 0x7F])
+        add(xpk, f"x25519 form of random Ed25519 identity #{i}: gives the Ed25519 key with sign bit 0")
+    # arbitrary 32-byte strings (the conversion is total, on curve or not)
+    for i in range(20):
+        add(dr.bytes(32), f"arbitrary 32 bytes #{i} (not necessarily on the curve)")
+    return tests
+
+
+# =========================================================================== suite: padding
+PAD_LENGTHS = [0, 1, 58, 59, 60, 64, 122, 123, 124, 1019, 1020,
+               65530, 65531, 65532, 70000, 131067, 131068]
+
+
+def suite_padding(seed: int):
+    """Returns [(file name, tests)] split so that each file stays < 1 MB."""
+    dr = Drbg(seed, "padding")
+    lengths = list(PAD_LENGTHS)
+    rnd = []
+    while len(rnd) < 24:
+        n = dr.int_below(5000) if len(rnd) < 20 else 5000 + dr.int_below(11000)
+        if n not in lengths and n not in rnd:
+            rnd.append(n)
+    small, big = [], {}
+    for n in lengths + rnd:
+        pt = dr.bytes(n)
+        padded = pad(pt)
+        z = len(padded) - n - 5
+        # self-check against SPEC §2
+        buckets = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+        need = n + 5
+        total = next((b for b in buckets if b >= need), None) or -(-need // 65536) * 65536
+        assert len(padded) == total and padded[0] == 1 and padded[1:1 + n] == pt
+        assert padded[1 + n:len(padded) - 4] == bytes(z) and int.from_bytes(padded[-4:], "big") == z
+        assert unpad(padded) == pt
+        kind = "random length" if n in rnd else "length"
+        t = {"comment": f"{kind} {n}: padded to {total} bytes ({z} zero bytes)",
+             "plaintext": hx(pt), "padded": hx(padded)}
+        if total <= 4096:
+            small.append(t)
+        else:
+            big.setdefault(total, []).append(t)
+    # error tests (padded only)
+    errs = []
+
+    def err(b: bytes, comment: str):
+        expect_error("invalidPadding", unpad, b)
+        errs.append({"comment": comment, "padded": hx(b), "error": "invalidPadding"})
+
+    err(b"", "empty input")
+    err(b"\x01", "1 byte (01)")
+    err(b"\x01\x00", "2 bytes")
+    err(b"\x01\x00\x00", "3 bytes")
+    err(b"\x01\x00\x00\x00", "4 bytes (one short of the minimum 5)")
+    base = pad(dr.bytes(20))
+    err(b"\x00" + base[1:], "first byte 0x00 (canonical padding of 20 bytes otherwise)")
+    err(b"\x02" + base[1:], "first byte 0x02 (canonical padding of 20 bytes otherwise)")
+    err(b"\xff" + base[1:], "first byte 0xff")
+    err(bytes(64), "64 zero bytes")
+    err(base[:-4] + sp.u32(len(base) - 4), "L = length - 4 (one too big)")
+    err(base[:-4] + sp.u32(0xFFFFFFFF), "L = 0xffffffff")
+    err(base[:-4] + sp.u32(0x80000000), "L = 0x80000000 (negative as a signed 32-bit value)")
+    err(base[:-4] + sp.u32(len(base)), "L = length")
+    err(b"\x01\x00\x00\x00\x01", "5 bytes with L = 1 (L > length - 5 = 0)")
+    err(b"\x01\xff\xff\xff\xff", "5 bytes with L = 0xffffffff")
+    err(b"\x02\x00\x00\x00\x00", "5 bytes, first byte 0x02, L = 0")
+    # files: small ones plus errors in padding.json, the large buckets apart
+    files = [("padding.json", small + errs)]
+    names = {65536: "padding_64k.json", 131072: "padding_128k.json", 196608: "padding_192k.json"}
+    assert set(big) <= set(names) | {8192, 16384, 32768}, sorted(big)
+    mid = [t for total in sorted(big) if total < 65536 for t in big[total]]
+    files[0] = ("padding.json", small + mid + errs)
+    for total in (65536, 131072, 196608):
+        files.append((names[total], big[total]))
+    return files
+
+
+# =========================================================================== suite: x3dh
+X3DH_INFO = b"SessionKit X3DH v1"
+
+
+def x3dh_alice(a_seed, ek_sk, b_ik, spk_pk, sig, opk_pk):
+    if not ed25519_verify(b_ik, sig, encode_x25519(spk_pk)):
+        raise SpecError("invalidSignature")
+    dh1 = dh(ed_seed_to_x_private(a_seed), spk_pk)
+    dh2 = dh(ek_sk, ed_to_x_public(b_ik))
+    dh3 = dh(ek_sk, spk_pk)
+    ikm = FF32 + dh1 + dh2 + dh3 + (dh(ek_sk, opk_pk) if opk_pk is not None else b"")
+    return hkdf(ZERO32, ikm, X3DH_INFO, 32), ed25519_pub(a_seed) + b_ik
+
+
+def x3dh_bob(b_seed, spk_sk, opk_sk, a_ik, ek_pk):
+    dh1 = dh(spk_sk, ed_to_x_public(a_ik))
+    dh2 = dh(ed_seed_to_x_private(b_seed), ek_pk)
+    dh3 = dh(spk_sk, ek_pk)
+    ikm = FF32 + dh1 + dh2 + dh3 + (dh(opk_sk, ek_pk) if opk_sk is not None else b"")
+    return hkdf(ZERO32, ikm, X3DH_INFO, 32), a_ik + ed25519_pub(b_seed)
+
+
+def suite_x3dh(seed: int):
+    dr = Drbg(seed, "x3dh")
+    tests = []
+
+    def valid(a_seed, ek, b_seed, spk, opk, comment):
+        b_ik = ed25519_pub(b_seed)
+        spk_pk = x25519_pub(spk)
+        sig = ed25519_sign(b_seed, encode_x25519(spk_pk))
+        assert ed25519_verify(b_ik, sig, b"\x05" + spk_pk)
+        opk_pk = x25519_pub(opk) if opk is not None else None
+        sk_a, ad_a = x3dh_alice(a_seed, ek, b_ik, spk_pk, sig, opk_pk)
+        sk_b, ad_b = x3dh_bob(b_seed, spk, opk, ed25519_pub(a_seed), x25519_pub(ek))
+        assert sk_a == sk_b and ad_a == ad_b and len(ad_a) == 64, comment
+        tests.append({"comment": comment,
+                      "alice_identity_seed": hx(a_seed), "alice_ephemeral_sk": hx(ek),
+                      "bob_identity_seed": hx(b_seed), "bob_spk_sk": hx(spk),
+                      "bob_spk_signature": hx(sig), "bob_opk_sk": hx(opk) if opk is not None else None,
+                      "shared_secret": hx(sk_a), "associated_data": hx(ad_a)})
+        return sk_a
+
+    # with and without OPK over the same other keys, so the OPK changes the secret
+    for i in range(32):
+        a, ek, b, spk, opk = (dr.bytes(32) for _ in range(5))
+        s1 = valid(a, ek, b, spk, opk, f"random keys #{i}, with one-time prekey")
+        s2 = valid(a, ek, b, spk, None, f"random keys #{i}, without one-time prekey")
+        assert s1 != s2
+    # edge private keys (stored unclamped; X25519 clamps)
+    a, b = dr.bytes(32), dr.bytes(32)
+    valid(a, ZERO32, b, dr.bytes(32), dr.bytes(32), "ephemeral private key of 32 zero bytes (clamped by X25519)")
+    valid(a, FF32, b, dr.bytes(32), None, "ephemeral private key of 32 0xff bytes (clamped by X25519)")
+    valid(a, dr.bytes(32), b, FF32, ZERO32, "signed prekey 32 0xff bytes, one-time prekey 32 zero bytes")
+    valid(ZERO32, dr.bytes(32), FF32, dr.bytes(32), None, "identity seeds of 32 zero bytes (Alice) and 32 0xff bytes (Bob)")
+    valid(a, dr.bytes(32), a, dr.bytes(32), dr.bytes(32), "Alice and Bob share the same identity seed")
+
+    # error tests: the bundle signature does not verify
+    def bad(a_seed, ek, b_seed, spk, opk, sig, comment):
+        b_ik = ed25519_pub(b_seed)
+        spk_pk = x25519_pub(spk)
+        assert not ed25519_verify(b_ik, sig, encode_x25519(spk_pk)), comment
+        expect_error("invalidSignature", x3dh_alice, a_seed, ek, b_ik, spk_pk, sig,
+                     x25519_pub(opk) if opk is not None else None)
+        tests.append({"comment": comment,
+                      "alice_identity_seed": hx(a_seed), "alice_ephemeral_sk": hx(ek),
+                      "bob_identity_seed": hx(b_seed), "bob_spk_sk": hx(spk),
+                      "bob_spk_signature": hx(sig), "bob_opk_sk": hx(opk) if opk is not None else None,
+                      "error": "invalidSignature"})
+
+    def keys(with_opk=True):
+        return dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32), (dr.bytes(32) if with_opk else None)
+
+    for bit in (0, 7, 100, 255, 256, 300, 504, 511):
+        a, ek, b, spk, opk = keys(bit % 2 == 0)
+        sig = bytearray(ed25519_sign(b, encode_x25519(x25519_pub(spk))))
+        sig[bit // 8] ^= 1 << (bit % 8)
+        part = "R" if bit < 256 else "S"
+        bad(a, ek, b, spk, opk, bytes(sig), f"signature with bit {bit} flipped (in {part})")
+    a, ek, b, spk, opk = keys()
+    bad(a, ek, b, spk, opk, ed25519_sign(b, x25519_pub(spk)),
+        "signature over the raw 32-byte SPK, without the 0x05 prefix")
+    a, ek, b, spk, opk = keys(False)
+    bad(a, ek, b, spk, opk, ed25519_sign(b, x25519_pub(spk)),
+        "signature over the raw 32-byte SPK, without the 0x05 prefix (no OPK)")
+    a, ek, b, spk, opk = keys()
+    bad(a, ek, b, spk, opk, ed25519_sign(a, encode_x25519(x25519_pub(spk))),
+        "signature by the wrong identity (Alice's key instead of Bob's)")
+    a, ek, b, spk, opk = keys()
+    bad(a, ek, b, spk, opk, ed25519_sign(dr.bytes(32), encode_x25519(x25519_pub(spk))),
+        "signature by an unrelated identity key")
+    a, ek, b, spk, opk = keys()
+    bad(a, ek, b, spk, opk, bytes(64), "all-zero signature")
+    a, ek, b, spk, opk = keys(False)
+    bad(a, ek, b, spk, opk, bytes(64), "all-zero signature (no OPK)")
+    a, ek, b, spk, opk = keys()
+    bad(a, ek, b, spk, opk, ed25519_sign(b, encode_x25519(x25519_pub(dr.bytes(32)))),
+        "Bob's valid signature, but over a different signed prekey")
+    a, ek, b, spk, opk = keys()
+    sig = ed25519_sign(b, encode_x25519(x25519_pub(spk)))
+    s_val = int.from_bytes(sig[32:], "little") + L
+    assert s_val < 2**256
+    bad(a, ek, b, spk, opk, sig[:32] + s_val.to_bytes(32, "little"),
+        "non-canonical S (S + L) of an otherwise valid signature")
+    a, ek, b, spk, opk = keys()
+    sig = ed25519_sign(b, b"\x05" + x25519_pub(spk) + b"\x00")
+    bad(a, ek, b, spk, opk, sig, "signature over 0x05 || SPK || 0x00 (one byte too many)")
+    return tests
+
+
+# =========================================================================== suite: self-encryption
+SELF_INFO = b"SessionKit Self v1"
+
+
+def self_key(identity_seed: bytes) -> bytes:
+    return hkdf(ZERO32, identity_seed, SELF_INFO, 32)
+
+
+def self_seal_raw(identity_seed, context, nonce, padded):
+    hdr = b"\x20" + nonce
+    return hdr + aead_seal(self_key(identity_seed), nonce, padded, hdr + context)
+
+
+def self_open(identity_seed, context, sealed):
+    """Reference decoder (SPEC §6). Reading chosen for the empty input: invalidMessage."""
+    if len(sealed) == 0:
+        raise SpecError("invalidMessage")
+    if sealed[0] != 0x20:
+        raise SpecError("unsupportedVersion")
+    if len(sealed) < 1 + 12 + 16:
+        raise SpecError("invalidMessage")
+    nonce = sealed[1:13]
+    padded = aead_open(self_key(identity_seed), nonce, sealed[13:], sealed[:13] + context)
+    return unpad(padded)
+
+
+def suite_self(seed: int):
+    dr = Drbg(seed, "self-encryption")
+    tests = []
+
+    def valid(s, ctx, nonce, pt, comment):
+        sealed = self_seal_raw(s, ctx, nonce, pad(pt))
+        assert self_open(s, ctx, sealed) == pt
+        assert len(sealed) == 1 + 12 + len(pad(pt)) + 16
+        tests.append({"comment": comment, "identity_seed": hx(s), "context": hx(ctx),
+                      "nonce": hx(nonce), "plaintext": hx(pt), "sealed": hx(sealed)})
+        return sealed
+
+    contexts = [
+        (b"", "empty context"),
+        (b"conversation:7f3a", "ASCII context"),
+        ("Gespräch 会話 🔐 é".encode("utf-8"), "UTF-8 text context with non-ASCII characters"),
+        (None, "32 random bytes as context"),
+        (b"\x00", "context of a single zero byte"),
+    ]
+    lengths = [0, 1, 5, 58, 59, 60, 123, 124, 1000, 4091]
+    i = 0
+    for ctx, cdesc in contexts:
+        for n in lengths[i % 3::3] if ctx != b"" else lengths:
+            c = ctx if ctx is not None else dr.bytes(32)
+            valid(dr.bytes(32), c, dr.bytes(12), dr.bytes(n), f"{cdesc}, plaintext of {n} bytes")
+        i += 1
+    valid(dr.bytes(32), "conversation:é".encode("utf-8"), dr.bytes(12), dr.bytes(70000),
+          "70,000-byte plaintext (padded to 131072 bytes)")
+    valid(ZERO32, b"", bytes(12), b"", "all-zero seed and nonce, empty context and plaintext")
+    valid(FF32, FF32, b"\xff" * 12, b"\xff" * 32, "all-0xff seed, context, nonce and plaintext")
+    long_ctx = dr.bytes(1000)
+    valid(dr.bytes(32), long_ctx, dr.bytes(12), dr.bytes(100), "1000-byte context")
+
+    # error tests: identity_seed, context, sealed, error
+    def err(name, s, ctx, sealed, comment, note=None):
+        expect_error(name, self_open, s, ctx, sealed)
+        t = {"comment": comment, "identity_seed": hx(s), "context": hx(ctx), "sealed": hx(sealed), "error": name}
+        if note:
+            t["note"] = note
+        tests.append(t)
+
+    s, ctx, nonce, pt = dr.bytes(32), b"conversation:42", dr.bytes(12), dr.bytes(40)
+    good = self_seal_raw(s, ctx, nonce, pad(pt))
+    assert self_open(s, ctx, good) == pt
+    err("unsupportedVersion", s, ctx, b"\x21" + good[1:], "first byte 0x21 (otherwise a valid sealed blob)")
+    err("unsupportedVersion", s, ctx, b"\x00" + good[1:], "first byte 0x00 (otherwise a valid sealed blob)")
+    err("unsupportedVersion", s, ctx, b"\x02" + good[1:], "first byte 0x02 (a protocol message type)")
+    err("unsupportedVersion", s, ctx, b"\xff" + good[1:], "first byte 0xff")
+    err("invalidMessage", s, ctx, good[:1], "only the version byte")
+    err("invalidMessage", s, ctx, good[:13], "version and nonce, no ciphertext or tag")
+    err("invalidMessage", s, ctx, good[:28], "28 bytes: one short of 1 + 12 + 16")
+    err("invalidMessage", s, ctx, b"", "empty input",
+        "no version byte at all; read as a short input (invalidMessage), not unsupportedVersion")
+    err("invalidMessage", s, b"conversation:43", good, "wrong context")
+    err("invalidMessage", s, b"", good, "empty context instead of the sealing one")
+    err("invalidMessage", s, ctx + b"\x00", good, "context with an extra trailing zero byte")
+    wrong_seed = bytearray(s)
+    wrong_seed[0] ^= 1
+    err("invalidMessage", bytes(wrong_seed), ctx, good, "wrong identity seed (one bit different)")
+    err("invalidMessage", dr.bytes(32), ctx, good, "unrelated identity seed")
+    for where, pos in (("nonce", 5), ("ciphertext", 13), ("ciphertext", 60), ("tag", len(good) - 16),
+                       ("tag", len(good) - 1)):
+        b = bytearray(good)
+        b[pos] ^= 0x01
+        err("invalidMessage", s, ctx, bytes(b), f"{where} byte {pos} with its low bit flipped")
+    err("invalidMessage", s, ctx, good[:-1], "last byte (of the tag) removed")
+    err("invalidMessage", s, ctx, good + b"\x00", "one extra byte appended")
+    # authentic ciphertexts whose plaintext does not unpad
+    for padded, comment, note in (
+        (b"\x00" + pad(pt)[1:], "authentic plaintext whose first byte is 0x00", None),
+        (b"\x02" + pad(pt)[1:], "authentic plaintext whose first byte is 0x02", None),
+        (pad(pt)[:-4] + sp.u32(len(pad(pt)) - 4), "authentic padded plaintext with L = length - 4 (one too big)", None),
+        (pad(pt)[:-4] + sp.u32(0xFFFFFFFF), "authentic padded plaintext with L = 0xffffffff", None),
+        (b"\x01\x00\x00", "authentic 3-byte plaintext (shorter than 5)", None),
+        (b"", "authentic empty plaintext: 29-byte blob (version, nonce, tag only)",
+         "1 + 12 + 16 bytes is not short; it authenticates, and the empty plaintext does not unpad"),
+    ):
+        n2 = dr.bytes(12)
+        blob = self_seal_raw(s, ctx, n2, padded)
+        err("invalidPadding", s, ctx, blob, comment, note)
+    return tests
+
+
+# =========================================================================== suite: safety-number
+def fp_hash(iterations: int, ident: bytes, key: bytes) -> bytes:
+    assert 1 < iterations <= 1_000_000
+    h = sha512(b"\x00\x00" + key + ident + key)
+    for _ in range(1, iterations):
+        h = sha512(h + key)
+    return h
+
+
+def fp_digits(h: bytes) -> str:
+    return "".join("%05d" % (int.from_bytes(h[i:i + 5], "big") % 100000) for i in range(0, 30, 5))
+
+
+def varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def pb_bytes(field: int, data: bytes) -> bytes:
+    return varint(field << 3 | 2) + varint(len(data)) + data
+
+
+def safety(version, iterations, lid: bytes, lkey: bytes, rid: bytes, rkey: bytes):
+    lh, rh = fp_hash(iterations, lid, lkey), fp_hash(iterations, rid, rkey)
+    ld, rd = fp_digits(lh), fp_digits(rh)
+    disp = ld + rd if ld <= rd else rd + ld
+    scan = (varint(1 << 3 | 0) + varint(version)
+            + pb_bytes(2, pb_bytes(1, lh[:32])) + pb_bytes(3, pb_bytes(1, rh[:32])))
+    return disp, scan, ld <= rd
+
+
+def check_libsignal_fingerprint_kat():
+    """libsignal rust/protocol/src/fingerprint.rs (testVectorsVersion1/2 in Java):
+    K is the 33-byte serialized DJB key there (0x05 || X25519 key); the algorithm is the same
+    with K as opaque bytes, so this checks our reading of SPEC §7 against libsignal."""
+    a_key = bytes.fromhex("0506863bc66d02b40d27b8d49ca7c09e9239236f9d7d25d6fcca5ce13c7064d868")
+    b_key = bytes.fromhex("05f781b6fb32fed9ba1cf2de978d4d5da28dc34046ae814402b5c0dbd96fda907b")
+    a_id, b_id = b"+14152222222", b"+14153333333"
+    disp = "300354477692869396892869876765458257569162576843440918079131"
+    a_v1 = ("080112220a201e301a0353dce3dbe7684cb8336e85136cdc0ee96219494ada305d62a7bd61df"
+            "1a220a20d62cbf73a11592015b6b9f1682ac306fea3aaf3885b84d12bca631e9d4fb3a4d")
+    b_v1 = ("080112220a20d62cbf73a11592015b6b9f1682ac306fea3aaf3885b84d12bca631e9d4fb3a4d"
+            "1a220a201e301a0353dce3dbe7684cb8336e85136cdc0ee96219494ada305d62a7bd61df")
+    for version, a_exp, b_exp in ((1, a_v1, b_v1), (2, "0802" + a_v1[4:], "0802" + b_v1[4:])):
+        d1, s1, _ = safety(version, 5200, a_id, a_key, b_id, b_key)
+        d2, s2, _ = safety(version, 5200, b_id, b_key, a_id, a_key)
+        assert d1 == disp and d2 == disp, "libsignal displayable KAT"
+        assert s1.hex() == a_exp and s2.hex() == b_exp, "libsignal scannable KAT"
+    enc = (varint(8) + varint(2) + pb_bytes(2, pb_bytes(1, b"\x12" * 32)) + pb_bytes(3, pb_bytes(1, b"\xba" * 32)))
+    assert enc.hex() == "080212220a20" + "12" * 32 + "1a220a20" + "ba" * 32
+
+
+def suite_safety(seed: int):
+    check_libsignal_fingerprint_kat()
+    dr = Drbg(seed, "safety-number")
+    tests = []
+    orders = {True: 0, False: 0}
+
+    def add(version, iterations, lid: str, lkey: bytes, rid: str, rkey: bytes, comment):
+        disp, scan, local_first = safety(version, iterations, lid.encode(), lkey, rid.encode(), rkey)
+        d2, s2, lf2 = safety(version, iterations, rid.encode(), rkey, lid.encode(), lkey)
+        assert d2 == disp and len(disp) == 60 and disp.isdigit()
+        assert s2[:2] == scan[:2] and s2[2:38] == scan[38:] and s2[38:] == scan[2:38]
+        assert len(scan) == 74
+        assert lf2 != local_first or disp[:30] == disp[30:]
+        orders[local_first] += 1
+        which = "local" if local_first else "remote"
+        tests.append({"comment": f"{comment} ({which} half first)", "version": version, "iterations": iterations,
+                      "local_id": lid, "local_key": hx(lkey), "remote_id": rid, "remote_key": hx(rkey),
+                      "displayable": disp, "scannable": hx(scan)})
+
+    def key():
+        return ed25519_pub(dr.bytes(32))
+
+    ids = [
+        ("+14152222222", "+14153333333", "phone numbers"),
+        ("alice", "bob", "ASCII ids"),
+        ("élodie", "zoë", "non-ASCII ids (precomposed é, ë)"),
+        ("e\u0301lodie", "zoe\u0308", "non-ASCII ids (decomposed e + U+0301, e + U+0308)"),
+        ("😀 user", "用户", "emoji and CJK ids"),
+        ("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "7d444840-9dc0-11d1-b245-5ffdce74fad2", "UUID ids"),
+    ]
+    n = 0
+    for lid, rid, desc in ids:
+        for version in (1, 2):
+            lk, rk = key(), key()
+            add(version, 5200, lid, lk, rid, rk, f"{desc}, version {version}, 5200 iterations")
+            add(version, 5200, rid, rk, lid, lk, f"{desc}, version {version}, 5200 iterations, seen from the other party")
+            n += 1
+    for it in (2, 3, 1024):
+        for version in (1, 2):
+            lk, rk = key(), key()
+            add(version, it, "alice", lk, "bob", rk, f"version {version}, {it} iterations")
+            add(version, it, "bob", rk, "alice", lk, f"version {version}, {it} iterations, seen from the other party")
+    # same id for both parties, different keys; same key, different ids
+    k1, k2 = key(), key()
+    add(1, 5200, "same-id", k1, "same-id", k2, "same id on both sides, different keys")
+    add(2, 5200, "alice", k1, "bob", k1, "same key on both sides, different ids")
+    # precomposed and decomposed ids differ as bytes, so the numbers differ
+    k3, k4 = key(), key()
+    add(2, 5200, "é", k3, "bob", k4, "id U+00E9 (c3 a9)")
+    add(2, 5200, "e\u0301", k3, "bob", k4, "id e + U+0301 (65 cc 81): differs from the precomposed one")
+    assert tests[-1]["displayable"] != tests[-2]["displayable"]
+    for i in range(6):
+        add(1 + i % 2, 5200, f"user-{i}", key(), f"peer-{i}", key(), f"random keys #{i}")
+    assert orders[True] >= 5 and orders[False] >= 5, orders
+    return tests
+
+
+# =========================================================================== suite: qr-payload
+def qr_encode(uid: bytes, key: bytes) -> bytes:
+    assert 1 <= len(uid) <= 255 and len(key) == 32
+    return b"\x01" + bytes([len(uid)]) + uid + key
+
+
+def qr_decode(b: bytes):
+    """Reference decoder (SPEC §7). Reading chosen for the empty buffer: invalidPayload."""
+    if len(b) == 0:
+        raise SpecError("invalidPayload")
+    if b[0] != 0x01:
+        raise SpecError("unsupportedVersion")
+    if len(b) < 2 or b[1] == 0 or len(b) != 2 + b[1] + 32:
+        raise SpecError("invalidPayload")
+    uid = b[2:2 + b[1]]
+    try:
+        uid.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise SpecError("invalidPayload")
+    return uid, b[2 + b[1]:]
+
+
+def suite_qr(seed: int):
+    dr = Drbg(seed, "qr-payload")
+    tests = []
+
+    def valid(uid: str, comment: str):
+        u = uid.encode("utf-8")
+        key = ed25519_pub(dr.bytes(32))
+        payload = qr_encode(u, key)
+        assert qr_decode(payload) == (u, key)
+        t = {"comment": comment, "uid": uid, "identity_key": hx(key), "payload": hx(payload)}
+        if any(ord(c) > 0x7F for c in uid):
+            t["note"] = f"uid as UTF-8: {u.hex()}"
+        tests.append(t)
+
+    valid("a", "1-byte uid")
+    valid("alice", "ASCII uid")
+    valid("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "UUID uid")
+    valid("x" * 255, "255-byte ASCII uid (the maximum)")
+    valid("€" * 85, "255-byte uid of 85 three-byte characters (U+20AC)")
+    valid("ab" * 63 + "😀" * 32, "254-byte uid ending in 32 four-byte emoji")
+    valid("é", "uid U+00E9 precomposed (c3 a9)")
+    valid("e\u0301", "uid e + U+0301 decomposed (65 cc 81): a different uid from the precomposed one")
+    valid("zoë 😀", "uid with ë and an emoji")
+    valid(" ", "uid of a single space")
+    for i in range(6):
+        n = 1 + dr.int_below(255)
+        valid("".join("abcdefghijklmnopqrstuvwxyz0123456789-_"[b % 38] for b in dr.bytes(n)),
+              f"random ASCII uid #{i} of {n} bytes")
+
+    def err(name: str, payload: bytes, comment: str, note: str | None = None):
+        expect_error(name, qr_decode, payload)
+        t = {"comment": comment, "payload": hx(payload), "error": name}
+        if note:
+            t["note"] = note
+        tests.append(t)
+
+    key = ed25519_pub(dr.bytes(32))
+    good = qr_encode(b"alice", key)
+    err("unsupportedVersion", b"\x00" + good[1:], "version byte 0x00 (otherwise a valid payload)")
+    err("unsupportedVersion", b"\x02" + good[1:], "version byte 0x02 (otherwise a valid payload)")
+    err("unsupportedVersion", b"\xff" + good[1:], "version byte 0xff (otherwise a valid payload)")
+    err("invalidPayload", b"", "empty buffer",
+        "no version byte at all; read as a short buffer (invalidPayload), not unsupportedVersion")
+    err("invalidPayload", b"\x01", "version byte only")
+    err("invalidPayload", b"\x01\x00" + key, "uid length 0 (empty uid) followed by a key")
+    err("invalidPayload", b"\x01\x00", "uid length 0 and nothing else")
+    for bad_uid, what in ((b"\xff", "byte 0xff"), (b"\xc0\x80", "overlong encoding c0 80 of U+0000"),
+                          (b"\xed\xa0\x80", "UTF-8-encoded lone surrogate U+D800 (ed a0 80)"),
+                          (b"\xc3", "truncated two-byte sequence (c3)"),
+                          (b"\x80", "lone continuation byte 0x80"),
+                          (b"\xf4\x90\x80\x80", "code point above U+10FFFF (f4 90 80 80)"),
+                          (b"\xe0\x80\xaf", "overlong three-byte encoding of '/' (e0 80 af)"),
+                          (b"ok\xfe", "ASCII followed by 0xfe")):
+        err("invalidPayload", qr_encode(bad_uid, key), f"invalid UTF-8 uid: {what}")
+    err("invalidPayload", good[:-1], "key truncated to 31 bytes")
+    err("invalidPayload", good[:2 + 5], "uid but no key at all")
+    err("invalidPayload", good + b"\x00", "one trailing byte after the key")
+    err("invalidPayload", good + key, "a second key appended (32 trailing bytes)")
+    err("invalidPayload", b"\x01\xc8" + b"alice" + key, "length byte 200, bigger than the 37 bytes that follow")
+    err("invalidPayload", b"\x01\xff" + b"x" * 200, "length byte 255 with only 200 bytes following")
+    err("invalidPayload", b"\x01\x04" + b"alice" + key, "length byte 4 for a 5-byte uid (one byte left over)")
+    return tests
+
+
+# =========================================================================== main
+def generate(seed: int, out_dir: str) -> dict:
+    os.makedirs(out_dir, exist_ok=True)
+    counts = {}
+
+    def write(name, suite, what, tests, start=1):
+        numbered = number(tests, start)
+        for t in numbered:
+            assert isinstance(t["id"], int) and t["comment"]
+        write_suite(os.path.join(out_dir, name), suite, source(seed, what), numbered)
+        size = os.path.getsize(os.path.join(out_dir, name))
+        assert size < 1_000_000, (name, size)
+        counts[name] = (len(numbered), sum("error" in t for t in numbered), size)
+        return start + len(numbered)
+
+    write("ed25519_to_x25519.json", "ed25519-to-x25519", "SPEC.md §1 ed→x public (valid-point check first)",
+          suite_ed_to_x(seed))
+    write("ed25519_seed_to_x25519.json", "ed25519-seed-to-x25519", "SPEC.md §1 ed→x private",
+          suite_seed_to_x(seed))
+    write("x25519_to_ed25519.json", "x25519-to-ed25519", "SPEC.md §1 x→ed public (convert_mont)",
+          suite_x_to_ed(seed))
+    next_id = 1
+    for name, tests in suite_padding(seed):
+        next_id = write(name, "padding", "SPEC.md §2 message padding (ids continue across the padding*.json files)",
+                        tests, next_id)
+    write("x3dh.json", "x3dh", "SPEC.md §3 X3DH (both sides computed and compared)", suite_x3dh(seed))
+    write("self_encryption.json", "self-encryption", "SPEC.md §6 self-encryption", suite_self(seed))
+    write("safety_number.json", "safety-number",
+          "SPEC.md §7 safety numbers (algorithm checked against libsignal's fingerprint KAT)", suite_safety(seed))
+    write("qr_payload.json", "qr-payload", "SPEC.md §7 QR payload version 1", suite_qr(seed))
+    return counts
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=DEFAULT_OUT)
+    args = ap.parse_args(argv)
+    counts = generate(args.seed, args.out)
+    for name, (n, e, size) in counts.items():
+        print(f"{name:32} {n:4} tests ({e} error) {size:8} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

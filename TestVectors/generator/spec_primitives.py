@@ -1,0 +1,282 @@
+"""Independent reference primitives for SPEC.md, used by the vector generators.
+
+Built only on PyPI's `cryptography` package and plain Python integers; it shares
+no code with the Swift library, so vectors it produces are an independent check.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac as _hmac
+import struct
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519, x25519
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF as _HKDF
+
+P = 2**255 - 19
+L = 2**252 + 27742317777372353535851937790883648493
+D = (-121665 * pow(121666, P - 2, P)) % P
+ZERO32 = bytes(32)
+FF32 = b"\xff" * 32
+
+
+class SpecError(Exception):
+    """Raised with a SPEC §8 error name (e.g. SpecError('invalidKey'))."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
+# ---------------------------------------------------------------- encodings
+def u32(x: int) -> bytes:
+    return struct.pack(">I", x)
+
+
+def read_u32(b: bytes, off: int) -> int:
+    return struct.unpack(">I", b[off:off + 4])[0]
+
+
+# ---------------------------------------------------------------- hashes/KDFs
+def sha256(m: bytes) -> bytes:
+    return hashlib.sha256(m).digest()
+
+
+def sha512(m: bytes) -> bytes:
+    return hashlib.sha512(m).digest()
+
+
+def hmac_sha256(k: bytes, m: bytes) -> bytes:
+    h = __import__("cryptography.hazmat.primitives.hmac", fromlist=["HMAC"]).HMAC(k, hashes.SHA256())
+    h.update(m)
+    return h.finalize()
+
+
+def hkdf(salt: bytes, ikm: bytes, info: bytes, length: int) -> bytes:
+    return _HKDF(algorithm=hashes.SHA256(), length=length, salt=salt, info=info).derive(ikm)
+
+
+def kdf_ck(ck: bytes) -> tuple[bytes, bytes]:
+    """(mk, ck') = (HMAC(ck, 0x01), HMAC(ck, 0x02))"""
+    return hmac_sha256(ck, b"\x01"), hmac_sha256(ck, b"\x02")
+
+
+# ---------------------------------------------------------------- AEAD
+def aead_seal(key: bytes, nonce: bytes, pt: bytes, aad: bytes) -> bytes:
+    return AESGCM(key).encrypt(nonce, pt, aad)
+
+
+def aead_open(key: bytes, nonce: bytes, ct: bytes, aad: bytes) -> bytes:
+    from cryptography.exceptions import InvalidTag
+    try:
+        return AESGCM(key).decrypt(nonce, ct, aad)
+    except InvalidTag:
+        raise SpecError("invalidMessage")
+
+
+# ---------------------------------------------------------------- padding (§2)
+BUCKETS = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+
+
+def pad(pt: bytes) -> bytes:
+    n = len(pt)
+    need = n + 5
+    total = next((b for b in BUCKETS if b >= need), None)
+    if total is None:
+        total = -(-need // 65536) * 65536
+    z = total - n - 5
+    return b"\x01" + pt + bytes(z) + u32(z)
+
+
+def unpad(padded: bytes) -> bytes:
+    if len(padded) < 5 or padded[0] != 0x01:
+        raise SpecError("invalidPadding")
+    zl = read_u32(padded, len(padded) - 4)
+    if zl > len(padded) - 5:
+        raise SpecError("invalidPadding")
+    return padded[1:len(padded) - 4 - zl]
+
+
+# ---------------------------------------------------------------- X25519
+def x25519_pub(sk: bytes) -> bytes:
+    return x25519.X25519PrivateKey.from_private_bytes(sk).public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def dh(sk: bytes, pk: bytes) -> bytes:
+    """X25519; all-zero output raises invalidKey (cryptography raises ValueError)."""
+    try:
+        out = x25519.X25519PrivateKey.from_private_bytes(sk).exchange(
+            x25519.X25519PublicKey.from_public_bytes(pk))
+    except ValueError:
+        raise SpecError("invalidKey")
+    if out == ZERO32:
+        raise SpecError("invalidKey")
+    return out
+
+
+def is_canonical_x25519(pk: bytes) -> bool:
+    return len(pk) == 32 and pk[31] & 0x80 == 0 and int.from_bytes(pk, "little") < P
+
+
+def encode_x25519(pk: bytes) -> bytes:
+    return b"\x05" + pk
+
+
+# ---------------------------------------------------------------- Ed25519
+def ed25519_pub(seed: bytes) -> bytes:
+    return ed25519.Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def ed25519_sign(seed: bytes, msg: bytes) -> bytes:
+    return ed25519.Ed25519PrivateKey.from_private_bytes(seed).sign(msg)
+
+
+def ed25519_verify(pk: bytes, sig: bytes, msg: bytes) -> bool:
+    from cryptography.exceptions import InvalidSignature
+    try:
+        ed25519.Ed25519PublicKey.from_public_bytes(pk).verify(sig, msg)
+        return True
+    except (InvalidSignature, ValueError):
+        return False
+
+
+# ---------------------------------------------------------------- Edwards point validation (plain integers)
+def _edwards_add(p1, p2):
+    (x1, y1), (x2, y2) = p1, p2
+    t = D * x1 * x2 * y1 * y2 % P
+    x3 = (x1 * y2 + x2 * y1) * pow(1 + t, P - 2, P) % P
+    y3 = (y1 * y2 + x1 * x2) * pow(1 - t, P - 2, P) % P
+    return (x3, y3)
+
+
+def _edwards_mul(k: int, pt):
+    r = (0, 1)
+    while k:
+        if k & 1:
+            r = _edwards_add(r, pt)
+        pt = _edwards_add(pt, pt)
+        k >>= 1
+    return r
+
+
+def _recover_x(y: int, sign: int):
+    x2 = (y * y - 1) * pow(D * y * y + 1, P - 2, P) % P
+    if x2 == 0:
+        return None if sign else 0
+    x = pow(x2, (P + 3) // 8, P)
+    if (x * x - x2) % P != 0:
+        x = x * pow(2, (P - 1) // 4, P) % P
+    if (x * x - x2) % P != 0:
+        return None
+    if x & 1 != sign:
+        x = P - x
+    return x
+
+
+def ed25519_point_is_valid(pk: bytes) -> bool:
+    """libsodium's crypto_core_ed25519_is_valid_point: canonical y, on curve,
+    not of small order, in the prime-order subgroup."""
+    if len(pk) != 32:
+        return False
+    y = int.from_bytes(pk, "little") & ((1 << 255) - 1)
+    sign = pk[31] >> 7
+    if y >= P:
+        return False
+    x = _recover_x(y, sign)
+    if x is None:
+        return False
+    pt = (x, y)
+    if _ext_is_identity(_ext_mul(8, pt)):
+        return False  # small order
+    if not _ext_is_identity(_ext_mul(L, pt)):
+        return False  # not in the prime-order subgroup (mixed order)
+    return True
+
+
+# Extended homogeneous coordinates (RFC 8032 §5.1.4 formulas, complete for
+# a = -1 and non-square d); about 20x faster than the affine helpers above,
+# which remain as an independent cross-check.
+def _ext_add(p1, p2):
+    x1, y1, z1, t1 = p1
+    x2, y2, z2, t2 = p2
+    a = (y1 - x1) * (y2 - x2) % P
+    b = (y1 + x1) * (y2 + x2) % P
+    c = 2 * t1 * t2 * D % P
+    d = 2 * z1 * z2 % P
+    e, f, g, h = b - a, d - c, d + c, b + a
+    return (e * f % P, g * h % P, f * g % P, e * h % P)
+
+
+def _ext_mul(k: int, pt):
+    """k * (x, y) for an affine point; returns extended coordinates."""
+    x, y = pt
+    q = (x % P, y % P, 1, x * y % P)
+    r = (0, 1, 1, 0)
+    while k:
+        if k & 1:
+            r = _ext_add(r, q)
+        q = _ext_add(q, q)
+        k >>= 1
+    return r
+
+
+def _ext_is_identity(p) -> bool:
+    x, y, z, _ = p
+    return x % P == 0 and (y - z) % P == 0
+
+
+def _ext_to_affine(p):
+    x, y, z, _ = p
+    zi = pow(z, P - 2, P)
+    return (x * zi % P, y * zi % P)
+
+
+# ---------------------------------------------------------------- conversions (§1)
+def ed_to_x_public(ed_pk: bytes) -> bytes:
+    if not ed25519_point_is_valid(ed_pk):
+        raise SpecError("invalidKey")
+    y = int.from_bytes(ed_pk, "little") & ((1 << 255) - 1)
+    u = (1 + y) * pow((1 - y) % P, P - 2, P) % P
+    return u.to_bytes(32, "little")
+
+
+def ed_seed_to_x_private(seed: bytes) -> bytes:
+    h = bytearray(sha512(seed)[:32])
+    h[0] &= 248
+    h[31] &= 127
+    h[31] |= 64
+    return bytes(h)
+
+
+def x_to_ed_public(x_pk: bytes) -> bytes:
+    u = (int.from_bytes(x_pk, "little") & ((1 << 255) - 1)) % P
+    y = (u - 1) * pow((u + 1) % P, P - 2, P) % P
+    return y.to_bytes(32, "little")  # sign bit 0
+
+
+def write_suite(path: str, suite: str, source: str, tests: list) -> None:
+    import json
+    with open(path, "w") as f:
+        json.dump({"schema": "sessionkit-vectors/1", "suite": suite, "source": source, "tests": tests}, f, indent=1)
+        f.write("\n")
+
+
+class Drbg:
+    """Deterministic byte stream for reproducible vectors: SHA-256(seed || label || counter)."""
+
+    def __init__(self, seed: int, label: str):
+        self._prefix = f"sessionkit-vectors/{seed}/{label}/".encode()
+        self._counter = 0
+
+    def bytes(self, n: int) -> bytes:
+        out = b""
+        while len(out) < n:
+            out += sha256(self._prefix + self._counter.to_bytes(8, "big"))
+            self._counter += 1
+        return out[:n]
+
+    def int_below(self, bound: int) -> int:
+        return int.from_bytes(self.bytes(8), "big") % bound
