@@ -8,6 +8,8 @@ public enum SuiteRegistry {
             // conversions (issue #2)
             // padding, x3dh, ratchet, sender-key, self-encryption (issue #3)
             // safety-number, qr-payload (issue #4)
+            SafetyNumberSuite.self,
+            QRPayloadSuite.self,
         ] {
             all[suite.name] = suite
         }
