@@ -13,7 +13,7 @@ final class SelfEncryptionTests: XCTestCase {
     private func cipher(nonce: [UInt8]? = nil) throws -> SelfEncryption {
         let key = try Ed25519.PrivateKey(seed: identitySeed)
         guard let nonce else { return SelfEncryption(identityKey: key) }
-        return SelfEncryption(identityKey: key, random: Support.FixedRandomSource(bytes: nonce))
+        return SelfEncryption(identityKey: key, using: Support.FixedRandomSource(bytes: nonce))
     }
 
     private func assertOpenFails(_ sealed: [UInt8], context: [UInt8], with expected: SessionError,

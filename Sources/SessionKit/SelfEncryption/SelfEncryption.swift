@@ -22,7 +22,7 @@ public struct SelfEncryption: Sendable, CustomStringConvertible, CustomDebugStri
 
     /// Derives the self key from `identityKey`'s seed. `random` supplies the nonces (the
     /// system CSPRNG by default; pass another source only for tests and vectors).
-    public init(identityKey: Ed25519.PrivateKey, random: any RandomSource = SystemRandomSource()) {
+    public init(identityKey: Ed25519.PrivateKey, using random: any RandomSource = SystemRandomSource()) {
         key = SecureBytes(count: AES256GCM.keyByteCount) { (out: UnsafeMutableRawBufferPointer) in
             identityKey.withUnsafeSeedBytes { seed in
                 ProtocolInfo.selfEncryption.withUnsafeBytes { info in

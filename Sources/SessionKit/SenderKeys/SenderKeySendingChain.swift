@@ -37,7 +37,8 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
 
     /// Recreates a chain from its chain key at iteration 0 and its signing key, moved forward
     /// to `iteration` (the iterations before it are never used). For deterministic tests and
-    /// test vectors; a real chain comes from `init(using:)`.
+    /// test vectors; a real chain comes from `init(using:)`. Moving forward costs one HMAC per
+    /// iteration, so a large `iteration` takes time proportional to it.
     /// - Throws: `SessionError.invalidKey` unless `initialChainKey` is 32 bytes.
     public init(initialChainKey: [UInt8], signingKey: Ed25519.PrivateKey, iteration: UInt32 = 0) throws(SessionError) {
         guard initialChainKey.count == SenderChainKey.byteCount else { throw .invalidKey }

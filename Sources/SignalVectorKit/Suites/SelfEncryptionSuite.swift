@@ -32,7 +32,7 @@ public enum SelfEncryptionSuite: ProtocolSuite {
         }
         let plaintext = try test.hex("plaintext")
         let expected = try test.hex("sealed")
-        let cipher = SelfEncryption(identityKey: identity, random: FixedNonceSource(nonce: nonce))
+        let cipher = SelfEncryption(identityKey: identity, using: FixedNonceSource(nonce: nonce))
         try ExpectedError.equal(try cipher.seal(plaintext, context: context), expected, "sealed")
         try ExpectedError.equal(try cipher.open(expected, context: context), plaintext, "opened plaintext")
         return .passed
