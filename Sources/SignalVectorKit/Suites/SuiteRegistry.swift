@@ -7,6 +7,8 @@ public enum SuiteRegistry {
         for suite: any ProtocolSuite.Type in [
             // conversions (issue #2)
             // padding, x3dh, ratchet, sender-key, self-encryption (issue #3)
+            SenderKeySuite.self,
+            SelfEncryptionSuite.self,
             // safety-number, qr-payload (issue #4)
             SafetyNumberSuite.self,
             QRPayloadSuite.self,
