@@ -14,6 +14,12 @@ public enum VectorFileDiscovery {
         public let path: String
         /// Why nothing can be read at `path`, or `nil` for a file to read.
         public let problem: String?
+
+        /// Creates an entry.
+        public init(path: String, problem: String?) {
+            self.path = path
+            self.problem = problem
+        }
     }
 
     /// The vector files under `paths`, in order, with an entry carrying a `problem` for each
