@@ -174,6 +174,28 @@ final class RunnerFailureTests: XCTestCase {
         XCTAssertTrue(result.failures.contains { $0.message.contains("not a JSON object") })
     }
 
+    func testBooleanOrFractionalIdsAreNotIntegers() throws {
+        var tests = try conversionTests(3)
+        tests[0]["id"] = true
+        tests[1]["id"] = 2.5
+        let result = try verify(object: protocolFile(tests: tests))
+        XCTAssertEqual(result.passed, 1)
+        XCTAssertEqual(result.failed, 2)
+        XCTAssertTrue(result.failures.allSatisfy { $0.message.contains("non-integer field 'id'") }, "\(result.failures)")
+    }
+
+    func testANonObjectWycheproofGroupFailsAndTheOtherGroupsStillRun() throws {
+        var document = try loadJSON("wycheproof/hkdf_sha256_test.json")
+        var groups = try XCTUnwrap(document["testGroups"] as? [Any])
+        let declared = try XCTUnwrap(document["numberOfTests"] as? Int)
+        groups.append("not a group")
+        document["testGroups"] = groups
+        let result = try verify(object: document)
+        XCTAssertEqual(result.failed, 1)
+        XCTAssertEqual(result.passed, declared)
+        XCTAssertTrue(result.failures[0].message.contains("not a JSON object"))
+    }
+
     func testOtherSchemaMissingTestsAndEmptyTestsAreCountedFailures() throws {
         let documents: [[String: Any]] = [
             ["schema": "sessionkit-vectors/2", "suite": "ed25519-to-x25519", "tests": try conversionTests(1)],

@@ -54,7 +54,7 @@ public struct ProtocolFileReader {
                 continue
             }
             let test = VectorTest(fields)
-            guard let id = fields["id"] as? Int else {
+            guard let id = VectorTest.integer(fields["id"]) else {
                 result.recordFailure(id: nil, "test \(index + 1) of the file: missing or non-integer field 'id'")
                 continue
             }
