@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Nothing a file contains can make it trap: unreadable files, malformed JSON, unknown
 /// algorithms or suites, missing fields and bad hex all become counted failures with a message.
-public struct ConformanceRunner {
+public struct ConformanceRunner: Sendable {
     /// The reader for Wycheproof files.
     public let wycheproof: WycheproofReader
     /// The reader for protocol files.

@@ -5,7 +5,7 @@
 /// unknown suite, a missing `tests` array, a test that is not an object or has no integer `id`,
 /// a repeated `id`, and any failure a suite reports for a test (a wrong output, an expected
 /// error not raised, a missing field, bad hex).
-public struct ProtocolFileReader {
+public struct ProtocolFileReader: Sendable {
     /// The schema value this reader accepts.
     public static let schema = "sessionkit-vectors/1"
 

@@ -103,7 +103,7 @@ public struct VectorTest {
 }
 
 /// A protocol suite (`"schema": "sessionkit-vectors/1"`): one type per suite name of SPEC §8.
-public protocol ProtocolSuite {
+public protocol ProtocolSuite: Sendable {
     /// The suite name as written in the file's `suite` field.
     static var name: String { get }
     /// Runs one test. Returns `.passed` or throws `VectorFailure` describing the mismatch.

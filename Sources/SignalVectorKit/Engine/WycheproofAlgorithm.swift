@@ -18,7 +18,7 @@ public enum WycheproofGroupDisposition: Equatable, Sendable {
 
 /// The checks for one Wycheproof `algorithm` (SPEC §8). One type per algorithm, listed in
 /// `WycheproofRegistry`.
-public protocol WycheproofAlgorithm {
+public protocol WycheproofAlgorithm: Sendable {
     /// The file's `algorithm` value, such as `"XDH"` or `"AES-GCM"`.
     static var name: String { get }
 

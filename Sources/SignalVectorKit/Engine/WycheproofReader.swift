@@ -4,7 +4,7 @@
 /// Every problem is recorded in the file's result instead of being thrown: an unknown
 /// algorithm, a missing `testGroups`, a group or test that is not an object, a missing `tcId`
 /// or `result`, and a `numberOfTests` that disagrees with the tests present (a truncated file).
-public struct WycheproofReader {
+public struct WycheproofReader: Sendable {
     /// The algorithms this reader knows, by `algorithm` value.
     public let algorithms: [String: any WycheproofAlgorithm.Type]
 

@@ -8,7 +8,7 @@ public typealias GeneratedTest = [JSONMember]
 ///
 /// Expected values come from this library; every test is run through `suite` before the file
 /// is written, and generators add the cross-checks they can (another route to the same value).
-public protocol ProtocolSuiteGenerator {
+public protocol ProtocolSuiteGenerator: Sendable {
     /// The suite the tests belong to (its `name` is the file's `suite`).
     static var suite: any ProtocolSuite.Type { get }
 

@@ -4,7 +4,7 @@ import Foundation
 /// from a `DeterministicRandomSource` seeded with `seed` (and labelled with the suite name),
 /// numbered from 1, wrapped in the SPEC §8 protocol-file shape and self-checked by the
 /// conformance engine. The same seed always gives byte-identical files.
-public struct VectorGenerator {
+public struct VectorGenerator: Sendable {
     /// One generated file.
     public struct File: Sendable {
         /// The file name, such as `ed25519_to_x25519.json`.
