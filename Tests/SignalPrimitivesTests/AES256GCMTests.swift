@@ -70,11 +70,12 @@ final class AES256GCMTests: XCTestCase {
             assertThrows(.authenticationFailure) { () throws(CryptoError) in
                 try AES256GCM.open(tampered, using: key, nonce: nonce, authenticating: aad)
             }
-            var output = [UInt8](repeating: 0, count: plaintext.count)
+            var output = [UInt8](repeating: 0xee, count: plaintext.count)
             assertThrowsThroughBuffers(.authenticationFailure) {
                 try openIntoBuffer(tampered, key: keyBytes, nonce: nonce, aad: aad, output: &output)
             }
-            XCTAssertNotEqual(output, plaintext, "no unauthenticated plaintext in the caller's buffer")
+            XCTAssertEqual(output, [UInt8](repeating: 0, count: plaintext.count),
+                           "no unauthenticated plaintext in the caller's buffer: it is wiped")
         }
         assertThrows(.authenticationFailure) { () throws(CryptoError) in
             try AES256GCM.open(sealed, using: key, nonce: nonce, authenticating: aad + [0])
