@@ -7,6 +7,9 @@ public enum SuiteRegistry {
         for suite: any ProtocolSuite.Type in [
             // conversions (issue #2)
             // padding, x3dh, ratchet, sender-key, self-encryption (issue #3)
+            PaddingSuite.self,
+            X3DHSuite.self,
+            RatchetSuite.self,
             // safety-number, qr-payload (issue #4)
         ] {
             all[suite.name] = suite
