@@ -295,6 +295,23 @@ final class DoubleRatchetTests: XCTestCase {
         XCTAssertEqual(conversation.bob?.skippedMessageKeyCount, 0)
     }
 
+    func testDefaultLimitsKeepTheNewest2000SkippedKeys() throws {
+        var conversation = try established()
+        let maxSkip = conversation.configuration.maxSkip, maxStored = conversation.configuration.maxStored
+        let gaps = maxStored / maxSkip + 1                                   // 8 gaps of 256 keys: 2048 > 2000
+        let messages = try (0 ..< gaps * (maxSkip + 1)).map { try conversation.aliceSends(plaintext($0, length: 1)) }
+        for gap in 1 ... gaps {
+            let index = gap * (maxSkip + 1) - 1
+            XCTAssertEqual(try conversation.bobReceives(messages[index]), plaintext(index, length: 1))
+        }
+        XCTAssertEqual(conversation.bob?.skippedMessageKeyCount, maxStored)
+        let evicted = gaps * maxSkip - maxStored                             // the 48 oldest
+        assertFails(.duplicateMessage, &conversation) { _ = try $0.bobReceives(messages[0]) }
+        assertFails(.duplicateMessage, &conversation) { _ = try $0.bobReceives(messages[evicted - 1]) }
+        XCTAssertEqual(try conversation.bobReceives(messages[evicted]), plaintext(evicted, length: 1))
+        XCTAssertEqual(try conversation.bobReceives(messages[messages.count - 2]), plaintext(messages.count - 2, length: 1))
+    }
+
     func testEvictionFollowsInsertionAgeAcrossChains() throws {
         let configuration = try SessionConfiguration(maxSkip: 4, maxStored: 6)
         var conversation = try established(configuration: configuration)

@@ -26,6 +26,9 @@ public enum SessionCipher {
     /// part must match, else `invalidMessage`), otherwise to X3DH with `preKeys`
     /// (`unknownPreKey`), whose new session replaces `session` on success; then the ratchet.
     ///
+    /// An existing session keeps the limits it was created with; `configuration` applies to
+    /// a session created here by X3DH.
+    ///
     /// Transactional: when this throws, `session` is unchanged, no prekey is reported
     /// consumed and nothing was drawn from `random`.
     /// - Throws: `SessionError` with the SPEC §8 names: `unsupportedVersion`, `invalidMessage`,

@@ -143,14 +143,17 @@ public enum RatchetSuite: ProtocolSuite {
 
     private static func send(_ event: VectorTest, by party: inout Party, sends: inout [[UInt8]]) throws {
         let plaintext = try event.hex("plaintext")
-        guard party.session != nil else { throw VectorFailure("the sender has no session") }
+        func encrypt() throws -> [UInt8] {
+            guard party.session != nil, let message = try party.session?.encrypt(plaintext) else { throw SessionError.noSession }
+            return message
+        }
         if let expected = event.expectedError {
-            try ExpectedError.check(expected) { _ = try party.session?.encrypt(plaintext) }
+            try ExpectedError.check(expected) { _ = try encrypt() }
             sends.append([])
             return
         }
         let expectedMessage = try event.hex("message")
-        let message = try party.session?.encrypt(plaintext) ?? []
+        let message = try encrypt()
         try party.random.check()
         try ExpectedError.equal(message, expectedMessage, "message")
         sends.append(expectedMessage)
