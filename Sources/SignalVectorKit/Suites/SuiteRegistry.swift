@@ -10,6 +10,9 @@ public enum SuiteRegistry {
             Ed25519SeedToX25519Suite.self,
             X25519ToEd25519Suite.self,
             // padding, x3dh, ratchet, sender-key, self-encryption (issue #3)
+            PaddingSuite.self,
+            X3DHSuite.self,
+            RatchetSuite.self,
             SenderKeySuite.self,
             SelfEncryptionSuite.self,
             // safety-number, qr-payload (issue #4)
