@@ -70,7 +70,9 @@ actor FakeServer {
     private var signed: [ProtocolAddress: PreKeyUpload.SignedKey] = [:]
     private var oneTime: [ProtocolAddress: [PreKeyBundle.OneTimeKey]] = [:]
 
+    /// Adds `upload`'s keys; a new identity (a re-registration) replaces everything.
     func publish(_ upload: PreKeyUpload, for address: ProtocolAddress) {
+        if identities[address] != upload.identityKey { oneTime[address] = [] }
         identities[address] = upload.identityKey
         if let key = upload.signedPreKey { signed[address] = key }
         oneTime[address, default: []].append(contentsOf: upload.oneTimePreKeys)
@@ -258,6 +260,15 @@ func assertThrowsAsync<T>(
         XCTAssertEqual(error, expected, file: file, line: line)
     } catch {
         XCTFail("unexpected error \(error)", file: file, line: line)
+    }
+}
+
+/// The outcome of `body` as a `Result`.
+func capture<T>(_ body: () async throws(SessionError) -> T) async -> Result<T, SessionError> {
+    do throws(SessionError) {
+        return .success(try await body())
+    } catch {
+        return .failure(error)
     }
 }
 

@@ -37,6 +37,9 @@ actor KeyedAsyncLock<Key: Hashable & Sendable> {
     /// Whether `key` is held now (for tests).
     func isHeld(_ key: Key) -> Bool { held.contains(key) }
 
+    /// The number of tasks waiting for `key` (for tests).
+    func waiterCount(_ key: Key) -> Int { waiters[key]?.count ?? 0 }
+
     /// Runs `body` while holding `key`.
     /// - Throws: the error of `body`, after releasing `key`.
     func withLock<Result: Sendable>(

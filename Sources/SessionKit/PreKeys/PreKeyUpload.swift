@@ -38,6 +38,16 @@ public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
         self.oneTimePreKeys = oneTimePreKeys
     }
 
+    /// The bundle a server builds from this upload: the identity key, the signed prekey and
+    /// `oneTimePreKey` (for example one of `oneTimePreKeys`, or `nil` when none is left).
+    /// Returns `nil` when the upload carries no signed prekey.
+    public func bundle(oneTimePreKey: PreKeyBundle.OneTimeKey?) -> PreKeyBundle? {
+        guard let signedPreKey else { return nil }
+        return PreKeyBundle(
+            identityKey: identityKey, signedPreKeyID: signedPreKey.id, signedPreKey: signedPreKey.publicKey,
+            signedPreKeySignature: signedPreKey.signature, oneTimePreKey: oneTimePreKey)
+    }
+
     /// Whether there is nothing to upload.
     public var isEmpty: Bool { signedPreKey == nil && oneTimePreKeys.isEmpty }
 
