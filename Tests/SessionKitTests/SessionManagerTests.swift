@@ -156,6 +156,35 @@ final class SessionManagerTests: XCTestCase {
         XCTAssertEqual(received, utf8("kept"))
     }
 
+    func testEveryOtherCallThatFailsToWriteChangesNothing() async throws {
+        let server = FakeServer()
+        let group = GroupID("g")
+        let alice = try await TestDevice("alice", 1, seed: 36, server: server)
+        let bob = try await TestDevice("bob", 1, seed: 37, server: server)
+        let fetched = await server.bundle(for: bob.address)
+        let bundle = try XCTUnwrap(fetched)
+        let distribution = try SenderKeySendingChain(using: SeededRandomSource(seed: 38)).distributionMessage().serialized
+        await alice.store.setFailWrites(true)
+        let before = await alice.snapshot(groups: [group], senders: [bob.address])
+        let attemptsBefore = await alice.store.writeAttempts
+        let failed = "injected write failure"
+        await assertThrowsAsync(.storage(failed)) { try await alice.manager.processBundle(bundle, for: bob.address) }
+        await assertThrowsAsync(.storage(failed)) { try await alice.manager.maintainPreKeys() }
+        await assertThrowsAsync(.storage(failed)) { try await alice.manager.senderKeyDistributionMessage(for: group) }
+        await assertThrowsAsync(.storage(failed)) { try await alice.manager.rotateSenderKey(for: group) }
+        await assertThrowsAsync(.storage(failed)) { try await alice.manager.processSenderKeyDistribution(distribution, for: group, from: bob.address) }
+        let after = await alice.snapshot(groups: [group], senders: [bob.address])
+        XCTAssertEqual(after, before)
+        let attempts = await alice.store.writeAttempts
+        XCTAssertEqual(attempts - attemptsBefore, 5, "each call reached its one write")
+
+        await alice.store.setFailWrites(false)
+        try await alice.manager.processBundle(bundle, for: bob.address)
+        let message = try await alice.manager.encrypt(utf8("after the outage"), to: bob.address)
+        let received = try await bob.manager.decrypt(message, from: alice.address)
+        XCTAssertEqual(received, utf8("after the outage"))
+    }
+
     func testATrustEvaluatorFailureChangesNothing() async throws {
         let server = FakeServer()
         let alice = try await TestDevice("alice", 1, seed: 34, server: server)
