@@ -4,7 +4,7 @@ the committed files use seed 1):
 
     python3 TestVectors/generator/generate_all.py --seed 1
 
-1. convert_rfc:       rfc_sources/*.json  -> TestVectors/rfc/*.json (Wycheproof shape)
+1. convert_rfc:       rfc_sources/*.json.in -> TestVectors/rfc/*.json (Wycheproof shape)
 2. generate_basic:    TestVectors/protocol/ (conversions, padding, x3dh, self-encryption,
                       safety-number, qr-payload)
 3. generate_sessions: TestVectors/protocol/ (ratchet, sender-key), when that module exists

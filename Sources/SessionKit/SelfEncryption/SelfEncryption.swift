@@ -16,7 +16,6 @@ public struct SelfEncryption: Sendable, CustomStringConvertible, CustomDebugStri
     /// The shortest blob that can authenticate: version, nonce and a bare tag.
     public static let minimumByteCount = headerByteCount + AES256GCM.tagByteCount
 
-    private static let extractor = HKDF.Extractor(salt: [UInt8](repeating: 0, count: 32))
     private let key: SecureBytes
     private let random: any RandomSource
 
@@ -27,7 +26,7 @@ public struct SelfEncryption: Sendable, CustomStringConvertible, CustomDebugStri
             identityKey.withUnsafeSeedBytes { seed in
                 ProtocolInfo.selfEncryption.withUnsafeBytes { info in
                     // 32 bytes is far below HKDF's limit, so this cannot fail.
-                    try? Self.extractor.deriveKey(inputKeyMaterial: seed, info: info, into: out)
+                    try? ZeroSaltHKDF.extractor.deriveKey(inputKeyMaterial: seed, info: info, into: out)
                 }
             }
         }
@@ -43,12 +42,12 @@ public struct SelfEncryption: Sendable, CustomStringConvertible, CustomDebugStri
         var sealed = [UInt8](repeating: 0, count: Self.headerByteCount + padded.count + AES256GCM.tagByteCount)
         sealed[0] = WireType.selfEncrypted
         var aad = [UInt8]()
-        try TypedBufferAccess.withMutableBytes(&sealed) { (out: UnsafeMutableRawBufferPointer) throws(SessionError) in
+        try sealed.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(SessionError) in
             let nonce = UnsafeMutableRawBufferPointer(rebasing: out[1 ..< Self.headerByteCount])
             random.fill(nonce)
             aad = Array(UnsafeRawBufferPointer(rebasing: out[0 ..< Self.headerByteCount])) + context
-            try TypedBufferAccess.withBytes(padded) { (input: UnsafeRawBufferPointer) throws(SessionError) in
-                try TypedBufferAccess.withBytes(aad) { (aadBytes: UnsafeRawBufferPointer) throws(SessionError) in
+            try padded.withBytes { (input: UnsafeRawBufferPointer) throws(SessionError) in
+                try aad.withBytes { (aadBytes: UnsafeRawBufferPointer) throws(SessionError) in
                     do throws(CryptoError) {
                         _ = try key.withUnsafeBytes { (k: UnsafeRawBufferPointer) throws(CryptoError) in
                             try AES256GCM.seal(input, key: k, nonce: UnsafeRawBufferPointer(nonce), authenticating: aadBytes,
@@ -76,9 +75,9 @@ public struct SelfEncryption: Sendable, CustomStringConvertible, CustomDebugStri
         var padded = [UInt8](repeating: 0, count: sealed.count - Self.minimumByteCount)
         defer { SecureMemory.zero(&padded) }
         do throws(CryptoError) {
-            try TypedBufferAccess.withBytes(sealed) { (all: UnsafeRawBufferPointer) throws(CryptoError) in
-                try TypedBufferAccess.withBytes(aad) { (aadBytes: UnsafeRawBufferPointer) throws(CryptoError) in
-                    try TypedBufferAccess.withMutableBytes(&padded) { (out: UnsafeMutableRawBufferPointer) throws(CryptoError) in
+            try sealed.withBytes { (all: UnsafeRawBufferPointer) throws(CryptoError) in
+                try aad.withBytes { (aadBytes: UnsafeRawBufferPointer) throws(CryptoError) in
+                    try padded.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(CryptoError) in
                         _ = try key.withUnsafeBytes { (k: UnsafeRawBufferPointer) throws(CryptoError) in
                             try AES256GCM.open(UnsafeRawBufferPointer(rebasing: all[Self.headerByteCount...]), key: k,
                                                nonce: UnsafeRawBufferPointer(rebasing: all[1 ..< Self.headerByteCount]),

@@ -80,7 +80,7 @@ struct SenderKeyReceivingChain: Sendable, CustomStringConvertible, CustomDebugSt
 
         let keys = SenderMessageKeys(messageKey: messageKey)
         let ciphertextRange = message.ciphertextRange
-        var padded = try TypedBufferAccess.withBytes(bytes) { (all: UnsafeRawBufferPointer) throws(SessionError) in
+        var padded = try bytes.withBytes { (all: UnsafeRawBufferPointer) throws(SessionError) in
             try keys.open(UnsafeRawBufferPointer(rebasing: all[ciphertextRange]),
                           aad: UnsafeRawBufferPointer(rebasing: all[0 ..< SenderKeyMessage.headerByteCount]))
         }

@@ -82,8 +82,8 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
         message.append(contentsOf: repeatElement(0, count: signatureStart + Ed25519.signatureByteCount - header))
 
         let signing = signingKey
-        try TypedBufferAccess.withBytes(padded) { (input: UnsafeRawBufferPointer) throws(SessionError) in
-            try TypedBufferAccess.withMutableBytes(&message) { (out: UnsafeMutableRawBufferPointer) throws(SessionError) in
+        try padded.withBytes { (input: UnsafeRawBufferPointer) throws(SessionError) in
+            try message.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(SessionError) in
                 try keys.seal(input, aad: UnsafeRawBufferPointer(rebasing: out[0 ..< header]),
                               into: UnsafeMutableRawBufferPointer(rebasing: out[header ..< signatureStart]))
                 do throws(CryptoError) {

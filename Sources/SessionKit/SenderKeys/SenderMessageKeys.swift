@@ -3,8 +3,6 @@ import SignalPrimitives
 /// The AEAD key and nonce of one sender-key message (SPEC §5):
 /// `(key, nonce) = HKDF(ZERO32, mk, "SessionKit SenderKey v1", 44)`, key = [0, 32), nonce = [32, 44).
 struct SenderMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// HKDF with the fixed all-zero salt, keyed once for every derivation.
-    static let extractor = HKDF.Extractor(salt: [UInt8](repeating: 0, count: 32))
     /// The HKDF output length: a 32-byte key and a 12-byte nonce.
     static let materialByteCount = AES256GCM.keyByteCount + AES256GCM.nonceByteCount
 
@@ -17,7 +15,7 @@ struct SenderMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringCo
             mk.withUnsafeBytes { ikm in
                 ProtocolInfo.senderKey.withUnsafeBytes { info in
                     // 44 bytes is far below HKDF's 8160-byte limit, so this cannot fail.
-                    try? Self.extractor.deriveKey(inputKeyMaterial: ikm, info: info, into: out)
+                    try? ZeroSaltHKDF.extractor.deriveKey(inputKeyMaterial: ikm, info: info, into: out)
                 }
             }
         }
@@ -53,7 +51,7 @@ struct SenderMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringCo
         var padded = [UInt8](repeating: 0, count: ciphertext.count - AES256GCM.tagByteCount)
         do {
             _ = try withKeyAndNonce { (key, nonce) throws(CryptoError) in
-                try TypedBufferAccess.withMutableBytes(&padded) { (out: UnsafeMutableRawBufferPointer) throws(CryptoError) in
+                try padded.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(CryptoError) in
                     try AES256GCM.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: out)
                 }
             }
