@@ -2,10 +2,12 @@
 #   make vectors   installs libsodium-dev if missing, builds signal-vectors in release and
 #                  runs it over TestVectors/ (prints one line per file and a total)
 #   make test      installs libsodium-dev if missing, runs swift test
+# and, for hardening:
+#   make fuzz      runs every fuzz harness for FUZZ_SECONDS (default 30) seconds each
 
 SWIFT ?= swift
 
-.PHONY: all deps vectors test
+.PHONY: all deps vectors test fuzz
 
 all: test vectors
 
@@ -47,3 +49,11 @@ vectors: deps
 
 test: deps
 	$(SWIFT) test
+
+# Fuzzing (see Fuzz/README.md): builds the libFuzzer harnesses (swiftc -sanitize=fuzzer,address)
+# and runs each for FUZZ_SECONDS seconds; fails on any finding (trap, invariant violation,
+# sanitizer report, timeout or out-of-memory), leaving the input in Fuzz/build/findings/.
+FUZZ_SECONDS ?= 30
+
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh

@@ -81,20 +81,21 @@ def sender_key_message():
 
 
 def ratchet_message():
-    # Raw deliveries (op 4 of the ratchet harness), framed as that harness reads them.
+    # Raw deliveries to Bob (base 0, op 6, party 1), framed as that harness reads them.
     for test in tests("ratchet.json"):
         for event in test.get("events", []):
             message = hexfield(event, "message")
             if message is not None and message[:1] == b"\x01":
-                yield b"\x04" + chunk(message)
+                yield b"\x00\x06\x01" + chunk(message)
 
 
 def prekey_message():
+    # Raw deliveries (limits 0, op 4).
     for test in tests("ratchet.json"):
         for event in test.get("events", []):
             message = hexfield(event, "message")
             if message is not None and message[:1] == b"\x02":
-                yield b"\x00" + message
+                yield b"\x00\x04" + chunk(message)
 
 
 def vector_loader():

@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SessionKit
 import SignalPrimitives
 
 /// libFuzzer's per-input entry point: runs the harness on one input.
@@ -126,4 +127,51 @@ struct FixedRandomSource: RandomSource {
 func envelope(kind: UInt8, version: UInt8, body: [UInt8]) -> [UInt8] {
     let head = Array("SKST".utf8) + [kind, version] + body
     return head + SHA256.hash(head).prefix(16)
+}
+
+/// A deterministic random source (SplitMix64) that counts its draws, so a harness can check
+/// that a failed decryption drew nothing (SPEC §4). Harnesses are single-threaded.
+final class CountingRandomSource: RandomSource, @unchecked Sendable {
+    private var state: UInt64
+    private(set) var draws = 0
+
+    init(seed: UInt64) { state = seed }
+
+    func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        draws += 1
+        for index in 0 ..< buffer.count {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            buffer[index] = UInt8(truncatingIfNeeded: z ^ (z >> 31))
+        }
+    }
+}
+
+/// The common part of the persisted-state harnesses. Input: a mode byte. Even: the rest is
+/// the whole blob. Odd: the next byte is the version and the rest the body, wrapped by the
+/// harness in a valid envelope of `kind` (so the fuzzer reaches the body parser behind the
+/// checksum). Checks that loading fails only with `invalidPayload` or `unsupportedVersion`
+/// and that a loaded value serializes back to the same bytes (the formats are canonical);
+/// returns the loaded value and its blob for further checks.
+func loadState<T>(_ bytes: [UInt8], kind: UInt8, load: ([UInt8]) throws(SessionError) -> T,
+                  serialize: (T) -> [UInt8]) -> (T, [UInt8])? {
+    var input = FuzzInput(bytes)
+    let mode = input.byte()
+    let blob = mode & 1 == 0 ? input.rest() : envelope(kind: kind, version: input.byte(), body: input.rest())
+    let value: T
+    do {
+        value = try load(blob)
+    } catch {
+        invariant(error == .invalidPayload || error == .unsupportedVersion, "load threw \(error)")
+        return nil
+    }
+    invariant(serialize(value) == blob, "a loaded state does not serialize to its bytes")
+    return (value, blob)
+}
+
+/// Seeds for a persisted-state harness from valid blobs: each whole, and as version + body.
+func stateSeeds(_ blobs: [[UInt8]]) -> [[UInt8]] {
+    blobs.flatMap { blob in [[0] + blob, [1, blob[5]] + blob[6 ..< (blob.count - 16)]] }
 }
