@@ -55,8 +55,11 @@ enum Redaction {
     /// (addresses aside): nothing derived from the secret is shown either.
     static func assertRendersIndependentlyOfSecret(_ first: Any, _ second: Any, _ what: String,
                                                    file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertEqual(addressFreeRenderings(first), addressFreeRenderings(second),
-                       "\(what) renders something that depends on its secret", file: file, line: line)
+        for (a, b) in zip(addressFreeRenderings(first), addressFreeRenderings(second)) where a != b {
+            let differing = zip(a.split(separator: "\n"), b.split(separator: "\n")).first { $0 != $1 }
+            XCTFail("\(what) renders something that depends on its secret: \(differing.map { "\($0.0) / \($0.1)" } ?? "lengths differ")",
+                    file: file, line: line)
+        }
     }
 
     /// Two different 32-byte secrets with no zero byte.
