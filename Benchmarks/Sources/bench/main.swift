@@ -1,1 +1,98 @@
-print("x")
+// `swift run -c release bench [--quick] [--list] [--output DIR] [FILTER …]`
+//
+// Measures every case of the catalog (or those whose name contains a FILTER), prints the
+// table, and writes DIR/latest.json, DIR/latest.md and DIR/memory.json (DIR defaults to
+// Benchmarks/results). BENCH_QUICK=1 selects the short smoke run; BENCH_ROUNDS=n overrides
+// the number of rounds; BENCH_FILTER=a,b adds filters.
+import BenchmarkCases
+import BenchmarkHarness
+import Foundation
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+var environment = ProcessInfo.processInfo.environment
+var outputDirectory = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("results")
+var filters: [String] = (environment["BENCH_FILTER"] ?? "").split(separator: ",").map(String.init)
+var listOnly = false
+while !arguments.isEmpty {
+    let argument = arguments.removeFirst()
+    switch argument {
+    case "--quick": environment["BENCH_QUICK"] = "1"
+    case "--list": listOnly = true
+    case "--output":
+        guard !arguments.isEmpty else {
+            FileHandle.standardError.write(Data("--output needs a directory\n".utf8))
+            exit(2)
+        }
+        outputDirectory = URL(fileURLWithPath: arguments.removeFirst())
+    case "--help", "-h":
+        print("usage: bench [--quick] [--list] [--output DIR] [FILTER …]")
+        exit(0)
+    default: filters.append(argument)
+    }
+}
+
+let cases = BenchmarkCatalog.cases(matching: filters)
+if listOnly {
+    for benchmark in cases {
+        let contenders = benchmark.contenders.map(\.rawValue).joined(separator: ", ")
+        print("\(benchmark.name)  [\(contenders)]  \(benchmark.summary)")
+    }
+    exit(0)
+}
+
+let configuration = RunConfiguration.fromEnvironment(environment)
+let runner = InterleavedRunner(configuration: configuration)
+let machine = MachineDescription.summary
+let quick = configuration == .quick
+FileHandle.standardError.write(Data("""
+    bench: \(cases.count) cases, \(configuration.rounds) interleaved rounds of \
+    \(configuration.batchNanoseconds / 1000) µs batches\(quick ? " (quick smoke run)" : "")
+    machine: \(machine)
+
+    """.utf8))
+
+var results: [CaseResult] = []
+for benchmark in cases {
+    let started = MonotonicClock.now()
+    let result = runner.measure(benchmark)
+    let seconds = Double(MonotonicClock.now() - started) / 1e9
+    let line: String
+    if let failure = result.failure {
+        line = "  \(benchmark.name): FAILED \(failure)"
+    } else {
+        let ratio = result.ratioToFloor.map { String(format: "%.2f", $0) } ?? "—"
+        line = "  \(benchmark.name): library/floor \(ratio) (\(String(format: "%.1f", seconds)) s)"
+    }
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+    results.append(result)
+}
+
+let memory = MemoryCatalog.measure(quick: quick)
+let table = ResultTable.markdown(results)
+print(table)
+if !memory.isEmpty {
+    print("")
+    print(MemoryMeasurement.markdown(memory))
+}
+
+let markdown = """
+    Machine: \(machine)
+    Command: `make bench` (\(configuration.rounds) interleaved rounds per case, median ns/op)
+
+    \(table)
+    \(memory.isEmpty ? "" : "\n" + MemoryMeasurement.markdown(memory) + "\n")
+    """
+do {
+    try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
+    try Data(JSONReport.encode(results, rounds: configuration.rounds).utf8)
+        .write(to: outputDirectory.appendingPathComponent("latest.json"))
+    try Data(markdown.utf8).write(to: outputDirectory.appendingPathComponent("latest.md"))
+    try Data(MemoryMeasurement.json(memory).utf8).write(to: outputDirectory.appendingPathComponent("memory.json"))
+    FileHandle.standardError.write(Data("wrote \(outputDirectory.path)/latest.json\n".utf8))
+} catch {
+    FileHandle.standardError.write(Data("bench: cannot write results: \(error)\n".utf8))
+    exit(1)
+}
+exit(results.contains { $0.failure != nil } ? 1 : 0)

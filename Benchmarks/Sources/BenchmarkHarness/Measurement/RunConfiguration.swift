@@ -17,8 +17,8 @@ public struct RunConfiguration: Sendable, Equatable {
     /// The full run: 41 rounds of 4 ms batches per contender (about 0.5 s per contender and case).
     public static let full = RunConfiguration(rounds: 41, batchNanoseconds: 4_000_000, warmupBatches: 2)
 
-    /// The CI smoke run: 5 rounds of 0.2 ms batches; seconds for the whole suite.
-    public static let quick = RunConfiguration(rounds: 5, batchNanoseconds: 200_000, warmupBatches: 1)
+    /// The CI smoke run: 9 rounds of 0.5 ms batches; a few seconds for the whole suite.
+    public static let quick = RunConfiguration(rounds: 9, batchNanoseconds: 500_000, warmupBatches: 1)
 
     /// `quick` when `BENCH_QUICK` is set to anything but `0` or empty, else `full`;
     /// `BENCH_ROUNDS` overrides the number of rounds.

@@ -1,0 +1,2 @@
+enum ProtocolCases { static var all: [BenchmarkCase] { [] } }
+import BenchmarkHarness
