@@ -11,8 +11,7 @@ extension Ed25519.PublicKey {
     public func convertToX25519() throws(CryptoError) -> X25519.PublicKey {
         guard isValidPoint else { throw .invalidKey }
         let y = FieldElement(bytes: rawRepresentation)
-        let u = (FieldElement.one + y) * (FieldElement.one - y).inverted()
-        return try X25519.PublicKey(rawRepresentation: u.encoded)
+        return try X25519.PublicKey(rawRepresentation: FieldElement.montgomeryU(fromEdwardsY: y).encoded)
     }
 }
 

@@ -121,12 +121,13 @@ public enum X25519 {
             try self.init(canonicalRepresentation: Array(bytes[1...]))
         }
 
+        /// X25519(secret, 9): through the Ed25519 fixed-base table (`X25519FixedBase`), with
+        /// libsodium's ladder as the fallback should that route ever fail.
         init(derivingFrom secret: SecureBytes) throws(CryptoError) {
             var pk = [UInt8](repeating: 0, count: keyByteCount)
             let rc = secret.withUnsafeBytes { sk in
                 pk.withUnsafeMutableBytes { out in
-                    crypto_scalarmult_base(out.u8,
-                                           sk.u8)
+                    X25519FixedBase.publicKey(secret: sk, into: out) ? 0 : crypto_scalarmult_base(out.u8, sk.u8)
                 }
             }
             guard rc == 0 else { throw .invalidKey }
