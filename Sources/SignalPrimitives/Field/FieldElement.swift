@@ -61,10 +61,9 @@ struct FieldElement: Sendable, Equatable {
 
     /// The canonical 32-byte little-endian encoding (value fully reduced mod p, bit 255 clear).
     var encoded: [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: 32) { buffer, initialized in
-            encode(into: UnsafeMutableRawBufferPointer(buffer))
-            initialized = 32
-        }
+        var bytes = ByteArrays.zeroed32()
+        bytes.withUnsafeMutableBytes { encode(into: $0) }
+        return bytes
     }
 
     /// Writes the canonical 32-byte little-endian encoding into the first 32 bytes of `output`

@@ -54,7 +54,7 @@ public enum HKDF {
     /// - Throws: `CryptoError.invalidOutputLength` for a negative length or more than 8160 bytes.
     public static func expand(pseudoRandomKey prk: SymmetricKey, info: [UInt8], outputByteCount: Int) throws(CryptoError) -> [UInt8] {
         guard outputByteCount >= 0 else { throw .invalidOutputLength(requested: outputByteCount, maximum: maximumOutputByteCount) }
-        var out = [UInt8](repeating: 0, count: outputByteCount)
+        var out = ByteArrays.zeroed(outputByteCount)
         try prk.withUnsafeBytes { (p: UnsafeRawBufferPointer) throws(CryptoError) in
             try info.withBytes { (i: UnsafeRawBufferPointer) throws(CryptoError) in
                 try out.withMutableBytes { (o: UnsafeMutableRawBufferPointer) throws(CryptoError) in
@@ -130,7 +130,7 @@ public enum HKDF {
             guard outputByteCount >= 0 else {
                 throw .invalidOutputLength(requested: outputByteCount, maximum: HKDF.maximumOutputByteCount)
             }
-            var out = [UInt8](repeating: 0, count: outputByteCount)
+            var out = ByteArrays.zeroed(outputByteCount)
             try ikm.withBytes { (k: UnsafeRawBufferPointer) throws(CryptoError) in
                 try info.withBytes { (i: UnsafeRawBufferPointer) throws(CryptoError) in
                     try out.withMutableBytes { (o: UnsafeMutableRawBufferPointer) throws(CryptoError) in

@@ -124,7 +124,7 @@ public enum X25519 {
         /// X25519(secret, 9): through the Ed25519 fixed-base table (`X25519FixedBase`), with
         /// libsodium's ladder as the fallback should that route ever fail.
         init(derivingFrom secret: SecureBytes) throws(CryptoError) {
-            var pk = [UInt8](repeating: 0, count: keyByteCount)
+            var pk = ByteArrays.zeroed32()
             let rc = secret.withUnsafeBytes { sk in
                 pk.withUnsafeMutableBytes { out in
                     X25519FixedBase.publicKey(secret: sk, into: out) ? 0 : crypto_scalarmult_base(out.u8, sk.u8)

@@ -48,20 +48,26 @@ public struct HMACSHA256: Sendable {
     }
 
     /// Returns the 32-byte tag and wipes the state.
+    @inlinable
     public mutating func finalize() -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Self.byteCount)
-        out.withUnsafeMutableBytes { buffer in
-            _ = crypto_auth_hmacsha256_final(&state, buffer.u8)
-        }
+        var tag = ByteArrays.zeroed32()
+        tag.withUnsafeMutableBytes { _ = crypto_auth_hmacsha256_final(&state, $0.u8) }
         withUnsafeMutableBytes(of: &state) { SecureMemory.zero($0) }
-        return out
+        return tag
     }
 
     /// The HMAC-SHA256 tag of `message` under `key`.
+    @inlinable
     public static func authenticationCode(for message: [UInt8], using key: [UInt8]) -> [UInt8] {
-        var mac = HMACSHA256(key: key)
-        mac.update(message)
-        return mac.finalize()
+        _ = Sodium.isInitialized
+        // One state on the stack, the keyed state wiped after use.
+        var state = crypto_auth_hmacsha256_state()
+        var tag = ByteArrays.zeroed32()
+        key.withUnsafeBytes { k in _ = crypto_auth_hmacsha256_init(&state, k.u8, k.count) }
+        message.withUnsafeBytes { m in _ = crypto_auth_hmacsha256_update(&state, m.u8, UInt64(m.count)) }
+        tag.withUnsafeMutableBytes { _ = crypto_auth_hmacsha256_final(&state, $0.u8) }
+        withUnsafeMutableBytes(of: &state) { SecureMemory.zero($0) }
+        return tag
     }
 
     /// Whether `tag` is the HMAC-SHA256 of `message` under `key`, compared in constant time.
