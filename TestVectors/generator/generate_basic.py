@@ -19,6 +19,7 @@ import argparse
 import os
 import sys
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from cryptography.hazmat.primitives.asymmetric import x25519 as _x25519  # noqa: E402
@@ -210,8 +211,9 @@ def suite_ed_to_x(seed: int):
         if t[1] + P < 2**255:  # non-canonical y + p exists only for y <= 18
             for sign in (0, 1):
                 v = (t[1] + P) | (sign << 255)
+                ydesc = "p" if t[1] == 0 else f"p + {t[1]}"
                 invalid(v.to_bytes(32, "little"),
-                        f"small-order point: {names[k]}, non-canonical y = p + {t[1]}, sign bit {sign}")
+                        f"small-order point: {names[k]}, non-canonical y = {ydesc}, sign bit {sign}")
     # --- invalid: non-canonical encodings y in [p, 2^255 - 1], both sign bits
     for off in range(19):
         y = P + off
@@ -367,7 +369,7 @@ def suite_padding(seed: int):
         n = dr.int_below(5000) if len(rnd) < 20 else 5000 + dr.int_below(11000)
         if n not in lengths and n not in rnd:
             rnd.append(n)
-    small, big = [], {}
+    small, big = [], []
     for n in lengths + rnd:
         pt = dr.bytes(n)
         padded = pad(pt)
@@ -385,7 +387,7 @@ def suite_padding(seed: int):
         if total <= 4096:
             small.append(t)
         else:
-            big.setdefault(total, []).append(t)
+            big.append((n, t))
     # error tests (padded only)
     errs = []
 
@@ -410,14 +412,15 @@ def suite_padding(seed: int):
     err(b"\x01\x00\x00\x00\x01", "5 bytes with L = 1 (L > length - 5 = 0)")
     err(b"\x01\xff\xff\xff\xff", "5 bytes with L = 0xffffffff")
     err(b"\x02\x00\x00\x00\x00", "5 bytes, first byte 0x02, L = 0")
-    # files: small ones plus errors in padding.json, the large buckets apart
-    files = [("padding.json", small + errs)]
-    names = {65536: "padding_64k.json", 131072: "padding_128k.json", 196608: "padding_192k.json"}
-    assert set(big) <= set(names) | {8192, 16384, 32768}, sorted(big)
-    mid = [t for total in sorted(big) if total < 65536 for t in big[total]]
-    files[0] = ("padding.json", small + mid + errs)
-    for total in (65536, 131072, 196608):
-        files.append((names[total], big[total]))
+    # files (each < 1 MB): everything up to 16 KiB plus the error tests in padding.json;
+    # the large cases apart, grouped by plaintext length
+    groups = [("padding_64k.json", (65530, 65531, 65532)),        # around the last bucket
+              ("padding_large.json", (70000, 131067)),            # multiples of 65536: 131072
+              ("padding_192k.json", (131068,))]                   # 196608
+    files = [("padding.json", small + [t for n, t in big if n < 65530] + errs)]
+    for name, ns in groups:
+        files.append((name, [t for n, t in big if n in ns]))
+    assert sum(len(f[1]) for f in files) == len(small) + len(big) + len(errs)
     return files
 
 
@@ -708,14 +711,18 @@ def suite_safety(seed: int):
         disp, scan, local_first = safety(version, iterations, lid.encode(), lkey, rid.encode(), rkey)
         d2, s2, lf2 = safety(version, iterations, rid.encode(), rkey, lid.encode(), lkey)
         assert d2 == disp and len(disp) == 60 and disp.isdigit()
-        assert s2[:2] == scan[:2] and s2[2:38] == scan[38:] and s2[38:] == scan[2:38]
+        assert s2[:2] == scan[:2] and s2[6:38] == scan[42:] and s2[42:] == scan[6:38]
+        assert scan[2:6] == b"\x12\x22\x0a\x20" and scan[38:42] == b"\x1a\x22\x0a\x20"
         assert len(scan) == 74
         assert lf2 != local_first or disp[:30] == disp[30:]
         orders[local_first] += 1
         which = "local" if local_first else "remote"
-        tests.append({"comment": f"{comment} ({which} half first)", "version": version, "iterations": iterations,
-                      "local_id": lid, "local_key": hx(lkey), "remote_id": rid, "remote_key": hx(rkey),
-                      "displayable": disp, "scannable": hx(scan)})
+        t = {"comment": f"{comment} ({which} half first)", "version": version, "iterations": iterations,
+             "local_id": lid, "local_key": hx(lkey), "remote_id": rid, "remote_key": hx(rkey),
+             "displayable": disp, "scannable": hx(scan)}
+        if not (lid + rid).isascii():
+            t["note"] = f"ids as UTF-8: local {lid.encode().hex()}, remote {rid.encode().hex()}"
+        tests.append(t)
 
     def key():
         return ed25519_pub(dr.bytes(32))

@@ -42,7 +42,8 @@ public enum AES256GCM {
     }
 
     /// Decrypts ciphertext || tag into `output` and returns the plaintext length
-    /// (`ciphertext.count − 16`). Nothing is written on failure.
+    /// (`ciphertext.count − 16`). On failure no plaintext is released: libsodium wipes the
+    /// output bytes it wrote.
     /// - Throws: `CryptoError.authenticationFailure` when the tag does not verify, and
     ///   `CryptoError` for wrong lengths or when AES-GCM is unavailable.
     @inlinable

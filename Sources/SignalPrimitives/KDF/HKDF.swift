@@ -42,7 +42,8 @@ public enum HKDF {
                 withUnsafeBytes(of: &counter) { mac.update(bytes: $0) }
                 try mac.finalize(into: t)
                 let take = min(32, length - produced)
-                (outBase + produced).copyMemory(from: t.baseAddress!, byteCount: take)
+                UnsafeMutableRawBufferPointer(start: outBase + produced, count: take)
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: t[0..<take]))
                 produced += take
                 previousLength = 32
                 counter &+= 1

@@ -24,15 +24,24 @@ extension UnsafeMutableRawBufferPointer {
 extension Array where Element == UInt8 {
     /// `withUnsafeBytes` with a typed error, so typed throws survive nested buffer access.
     @inlinable
-    func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    public func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         let result: Result<R, E> = withUnsafeBytes { buffer in Result { () throws(E) -> R in try body(buffer) } }
         return try result.get()
     }
 
     /// `withUnsafeMutableBytes` with a typed error.
     @inlinable
-    mutating func withMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    public mutating func withMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
         let result: Result<R, E> = withUnsafeMutableBytes { buffer in Result { () throws(E) -> R in try body(buffer) } }
+        return try result.get()
+    }
+}
+
+extension ArraySlice where Element == UInt8 {
+    /// `withUnsafeBytes` with a typed error, so typed throws survive nested buffer access.
+    @inlinable
+    public func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let result: Result<R, E> = withUnsafeBytes { buffer in Result { () throws(E) -> R in try body(buffer) } }
         return try result.get()
     }
 }

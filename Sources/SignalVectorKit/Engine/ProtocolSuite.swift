@@ -30,7 +30,17 @@ public struct VectorTest {
     public init(_ fields: [String: Any]) { self.fields = fields }
 
     /// The test's `id` (protocol files) or `tcId` (Wycheproof), or -1.
-    public var id: Int { (fields["id"] as? Int) ?? (fields["tcId"] as? Int) ?? -1 }
+    public var id: Int { VectorTest.integer(fields["id"]) ?? VectorTest.integer(fields["tcId"]) ?? -1 }
+
+    /// `value` as an integer when it is a JSON integer: not a boolean (Foundation bridges
+    /// `true` to 1) and not a number written with a fraction or exponent.
+    public static func integer(_ value: Any?) -> Int? {
+        guard let number = value as? NSNumber else { return nil }
+        // JSONSerialization gives booleans the type code "c" and fractions "d"/"f".
+        let kind = String(cString: number.objCType)
+        guard kind != "c", kind != "d", kind != "f" else { return nil }
+        return value as? Int
+    }
 
     /// The expected SPEC §8 error name, if the test expects an error.
     public var expectedError: String? { fields["error"] as? String }
@@ -58,7 +68,7 @@ public struct VectorTest {
 
     /// A required integer field.
     public func int(_ key: String) throws -> Int {
-        if let value = fields[key] as? Int { return value }
+        if let value = VectorTest.integer(fields[key]) { return value }
         throw VectorFailure("missing or non-integer field '\(key)'")
     }
 
@@ -93,7 +103,7 @@ public struct VectorTest {
 }
 
 /// A protocol suite (`"schema": "sessionkit-vectors/1"`): one type per suite name of SPEC §8.
-public protocol ProtocolSuite {
+public protocol ProtocolSuite: Sendable {
     /// The suite name as written in the file's `suite` field.
     static var name: String { get }
     /// Runs one test. Returns `.passed` or throws `VectorFailure` describing the mismatch.

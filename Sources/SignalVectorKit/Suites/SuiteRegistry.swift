@@ -6,8 +6,18 @@ public enum SuiteRegistry {
         var all: [String: any ProtocolSuite.Type] = [:]
         for suite: any ProtocolSuite.Type in [
             // conversions (issue #2)
+            Ed25519ToX25519Suite.self,
+            Ed25519SeedToX25519Suite.self,
+            X25519ToEd25519Suite.self,
             // padding, x3dh, ratchet, sender-key, self-encryption (issue #3)
+            PaddingSuite.self,
+            X3DHSuite.self,
+            RatchetSuite.self,
+            SenderKeySuite.self,
+            SelfEncryptionSuite.self,
             // safety-number, qr-payload (issue #4)
+            SafetyNumberSuite.self,
+            QRPayloadSuite.self,
         ] {
             all[suite.name] = suite
         }

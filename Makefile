@@ -1,0 +1,49 @@
+# The two commands of the README's quick start:
+#   make vectors   installs libsodium-dev if missing, builds signal-vectors in release and
+#                  runs it over TestVectors/ (prints one line per file and a total)
+#   make test      installs libsodium-dev if missing, runs swift test
+
+SWIFT ?= swift
+
+.PHONY: all deps vectors test
+
+all: test vectors
+
+# libsodium through pkg-config (SwiftPM's systemLibrary target CSodium reads it).
+# Installs with apt-get (sudo when not root) or Homebrew; otherwise prints the command to run.
+deps:
+	@if pkg-config --exists libsodium 2>/dev/null; then \
+		echo "libsodium $$(pkg-config --modversion libsodium) found"; \
+		exit 0; \
+	fi; \
+	packages="libsodium-dev"; \
+	command -v pkg-config >/dev/null 2>&1 || packages="pkg-config $$packages"; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo="none"; fi; \
+	if command -v apt-get >/dev/null 2>&1 && [ "$$sudo" != none ]; then \
+		echo "libsodium not found: installing $$packages with apt-get"; \
+		$$sudo apt-get update && $$sudo apt-get install -y $$packages || exit 1; \
+	elif command -v brew >/dev/null 2>&1; then \
+		echo "libsodium not found: installing it with Homebrew"; \
+		brew install libsodium pkg-config || exit 1; \
+	else \
+		echo "libsodium (with pkg-config) is required and cannot be installed automatically here." >&2; \
+		if command -v apt-get >/dev/null 2>&1; then \
+			echo "Run as root:  apt-get update && apt-get install -y $$packages" >&2; \
+		else \
+			echo "Debian/Ubuntu, as root:  apt-get update && apt-get install -y pkg-config libsodium-dev" >&2; \
+			echo "macOS (Homebrew):        brew install libsodium pkg-config" >&2; \
+		fi; \
+		exit 1; \
+	fi; \
+	if ! pkg-config --exists libsodium; then \
+		echo "libsodium was installed but pkg-config still cannot find it (check PKG_CONFIG_PATH)" >&2; \
+		exit 1; \
+	fi; \
+	echo "libsodium $$(pkg-config --modversion libsodium) installed"
+
+vectors: deps
+	$(SWIFT) build -c release --product signal-vectors
+	.build/release/signal-vectors verify TestVectors
+
+test: deps
+	$(SWIFT) test

@@ -1,0 +1,159 @@
+import SignalPrimitives
+
+/// The persisted form of a `SessionState`, in the common envelope of `StateWriter`
+/// (`"SKST" || kind 0x01 (session) || version || body || checksum`), version 1.
+///
+/// Body, version 1 (integers big-endian; `bool` is one byte 0x00 or 0x01):
+///
+///     role                 u8      0x01 initiator, 0x02 responder
+///     maxSkip              u32     MAX_SKIP
+///     maxStored            u32     MAX_STORED (maxSkip ≤ maxStored)
+///     localIdentityKey     32      our Ed25519 public key
+///     remoteIdentityKey    32      the peer's Ed25519 public key
+///     prefix.IK_A          32      equals local (initiator) or remote (responder) identity key
+///     prefix.EK_A          32      canonical X25519 key
+///     prefix.spk_id        u32
+///     prefix.flag          u8      0x00, or 0x01 followed by u32 opk_id
+///     sendsPreKeyMessages  bool    always 0x00 for a responder
+///     RK                   32
+///     DHs private key      32      (the public key is recomputed)
+///     hasCKs               bool    [CKs 32]
+///     Ns                   u64     ≤ 2^32
+///     PN                   u64     ≤ 2^32
+///     hasDHr               bool    [DHr 32, canonical]
+///     hasCKr               bool    [CKr 32 || Nr u64 ≤ 2^32]; requires DHr
+///     skippedCount         u32     ≤ maxStored
+///     skippedCount × (ratchet key 32 (canonical) || n u32 || mk 32), oldest first, no
+///                                  (ratchet key, n) twice
+///
+/// AD is not stored: it is IK_A || IK_B from the identity keys and the role. Loading is
+/// strict: any violation above, a truncated or trailing field or a bad checksum is
+/// `SessionError.invalidPayload`, an unknown version `SessionError.unsupportedVersion`.
+/// The blob holds secrets: protect it at rest and wipe copies (`SecureMemory.zero`).
+extension SessionState {
+    /// The persisted-state version this library writes.
+    public static let persistenceVersion: UInt8 = 1
+
+    /// The session as a blob (see the layout above).
+    public func serialized() -> [UInt8] {
+        var writer = StateWriter(kind: .session, version: Self.persistenceVersion)
+        encode(into: &writer)
+        return writer.finish()
+    }
+
+    /// Loads a session from `serialized()`'s blob.
+    /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent blob,
+    ///   `SessionError.unsupportedVersion` for an unknown version.
+    public init(serialized blob: [UInt8]) throws(SessionError) {
+        var reader = try StateReader(blob, kind: .session, supportedVersions: 1 ... Self.persistenceVersion)
+        try self.init(decodingFrom: &reader)
+        try reader.finish()
+    }
+
+    /// Writes the version-1 body (for records that embed sessions in their own blob).
+    public func encode(into writer: inout StateWriter) {
+        writer.write(role.rawValue)
+        writer.write(UInt32(truncatingIfNeeded: configuration.maxSkip))
+        writer.write(UInt32(truncatingIfNeeded: configuration.maxStored))
+        writer.writeFixed(localIdentityKey.rawRepresentation)
+        writer.writeFixed(remoteIdentityKey.rawRepresentation)
+        writer.writeFixed(preKeyPrefix.identityKey.rawRepresentation)
+        writer.writeFixed(preKeyPrefix.baseKey.rawRepresentation)
+        writer.write(preKeyPrefix.signedPreKeyID)
+        if let id = preKeyPrefix.oneTimePreKeyID {
+            writer.write(UInt8(0x01))
+            writer.write(id)
+        } else {
+            writer.write(UInt8(0x00))
+        }
+        writer.write(sendsPreKeyMessages)
+        writer.writeFixed(ratchet.rootKey.storage)
+        ratchet.sendingRatchetKey.withUnsafeBytes { writer.writeFixed(SecureBytes(copying: $0)) }
+        writer.write(ratchet.sendingChain != nil)
+        if let chain = ratchet.sendingChain { writer.writeFixed(chain.storage) }
+        writer.write(ratchet.sendCounter)
+        writer.write(ratchet.previousSendCounter)
+        writer.write(ratchet.remoteRatchetKey != nil)
+        if let key = ratchet.remoteRatchetKey { writer.writeFixed(key.rawRepresentation) }
+        writer.write(ratchet.receivingChain != nil)
+        if let chain = ratchet.receivingChain {
+            writer.writeFixed(chain.chainKey.storage)
+            writer.write(chain.counter)
+        }
+        let skipped = ratchet.skippedKeys.inAgeOrder
+        writer.write(UInt32(truncatingIfNeeded: skipped.count))
+        for (slot, key) in skipped {
+            writer.writeFixed(slot.ratchetKey.rawRepresentation)
+            writer.write(slot.counter)
+            writer.writeFixed(key.storage)
+        }
+    }
+
+    /// Reads a version-1 body written by `encode(into:)`, strictly.
+    /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent body,
+    ///   `SessionError.unsupportedVersion` when the reader's version is not 1.
+    public init(decodingFrom reader: inout StateReader) throws(SessionError) {
+        guard reader.version == 1 else { throw .unsupportedVersion }
+        let counterLimit = UInt64(UInt32.max) + 1
+        guard let role = Role(rawValue: try reader.readByte()) else { throw .invalidPayload }
+        let maxSkip = Int(try reader.readUInt32())
+        let maxStored = Int(try reader.readUInt32())
+        let configuration: SessionConfiguration
+        do { configuration = try SessionConfiguration(maxSkip: maxSkip, maxStored: maxStored) } catch { throw .invalidPayload }
+        let localIdentityKey = try Self.readEd25519Key(&reader)
+        let remoteIdentityKey = try Self.readEd25519Key(&reader)
+        let prefixIdentityKey = try Self.readEd25519Key(&reader)
+        guard prefixIdentityKey == (role == .initiator ? localIdentityKey : remoteIdentityKey) else { throw .invalidPayload }
+        let baseKey = try Self.readX25519Key(&reader)
+        let signedPreKeyID = try reader.readUInt32()
+        let oneTimePreKeyID: UInt32? = try reader.readBool() ? try reader.readUInt32() : nil
+        let prefix = PreKeyMessage.Prefix(
+            identityKey: prefixIdentityKey, baseKey: baseKey, signedPreKeyID: signedPreKeyID, oneTimePreKeyID: oneTimePreKeyID)
+        let sendsPreKeyMessages = try reader.readBool()
+        guard role == .initiator || !sendsPreKeyMessages else { throw .invalidPayload }
+        let rootKey = RootKey(storage: try reader.readSecret(RootKey.byteCount))
+        let sendingRatchetKey: X25519.PrivateKey
+        do { sendingRatchetKey = try X25519.PrivateKey(bytes: try reader.readSecret(X25519.keyByteCount)) } catch { throw .invalidPayload }
+        let sendingChain: ChainKey? = try reader.readBool() ? ChainKey(storage: try reader.readSecret(ChainKey.byteCount)) : nil
+        let sendCounter = try reader.readUInt64()
+        let previousSendCounter = try reader.readUInt64()
+        guard sendCounter <= counterLimit, previousSendCounter <= counterLimit else { throw .invalidPayload }
+        let remoteRatchetKey: X25519.PublicKey? = try reader.readBool() ? try Self.readX25519Key(&reader) : nil
+        var receivingChain: ReceiverChain?
+        if try reader.readBool() {
+            guard remoteRatchetKey != nil else { throw .invalidPayload }
+            let chainKey = ChainKey(storage: try reader.readSecret(ChainKey.byteCount))
+            let counter = try reader.readUInt64()
+            guard counter <= counterLimit else { throw .invalidPayload }
+            receivingChain = ReceiverChain(chainKey: chainKey, counter: counter)
+        }
+        let skippedCount = Int(try reader.readUInt32())
+        guard skippedCount <= maxStored else { throw .invalidPayload }
+        var skipped: [(slot: SkippedMessageKeys.Slot, messageKey: MessageKey)] = []
+        skipped.reserveCapacity(skippedCount)
+        var seen = Set<SkippedMessageKeys.Slot>()
+        for _ in 0 ..< skippedCount {
+            let ratchetKey = try Self.readX25519Key(&reader)
+            let slot = SkippedMessageKeys.Slot(ratchetKey: ratchetKey, counter: try reader.readUInt32())
+            guard seen.insert(slot).inserted else { throw .invalidPayload }
+            skipped.append((slot, MessageKey(storage: try reader.readSecret(MessageKey.byteCount))))
+        }
+        var skippedKeys = SkippedMessageKeys()
+        skippedKeys.append(skipped, maxStored: maxStored)
+        self.init(
+            role: role, configuration: configuration, localIdentityKey: localIdentityKey,
+            remoteIdentityKey: remoteIdentityKey, preKeyPrefix: prefix, sendsPreKeyMessages: sendsPreKeyMessages,
+            ratchet: DoubleRatchet(
+                rootKey: rootKey, sendingRatchetKey: sendingRatchetKey, sendingChain: sendingChain,
+                sendCounter: sendCounter, previousSendCounter: previousSendCounter, remoteRatchetKey: remoteRatchetKey,
+                receivingChain: receivingChain, skippedKeys: skippedKeys))
+    }
+
+    private static func readEd25519Key(_ reader: inout StateReader) throws(SessionError) -> Ed25519.PublicKey {
+        do { return try Ed25519.PublicKey(rawRepresentation: try reader.readFixed(Ed25519.keyByteCount)) } catch { throw .invalidPayload }
+    }
+
+    private static func readX25519Key(_ reader: inout StateReader) throws(SessionError) -> X25519.PublicKey {
+        do { return try X25519.PublicKey(canonicalRepresentation: try reader.readFixed(X25519.keyByteCount)) } catch { throw .invalidPayload }
+    }
+}

@@ -1,0 +1,88 @@
+import SignalPrimitives
+
+/// A message key mk as produced by KDF_CK (SPEC §4); kept in zeroing storage when it has to
+/// be stored as a skipped key.
+struct MessageKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Length of mk.
+    static let byteCount = 32
+    /// The 32 secret bytes.
+    let storage: SecureBytes
+
+    /// A redacted description.
+    var description: String { "MessageKey(redacted)" }
+    /// A redacted description.
+    var debugDescription: String { description }
+}
+
+/// MSGKEYS(mk) = HKDF(ZERO32, mk, "SessionKit MessageKeys v1", 44) → AES-256-GCM key [0,32)
+/// and nonce [32,44) (SPEC §4), and the AEAD operations under them. The derived keys live
+/// only in a wiped scratch buffer for the duration of one seal or open.
+enum MessageKeys {
+    /// Bytes of MSGKEYS output: 32 key bytes and a 12-byte nonce.
+    static let byteCount = AES256GCM.keyByteCount + AES256GCM.nonceByteCount
+
+    /// Calls `body` with the key and nonce derived from `messageKey`.
+    @inlinable
+    static func withKeys<R, E: Error>(
+        messageKey: UnsafeRawBufferPointer,
+        _ body: (_ key: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer) throws(E) -> R
+    ) throws(E) -> R {
+        try withSecretScratch(byteCount) { (okm: UnsafeMutableRawBufferPointer) throws(E) -> R in
+            ProtocolInfo.messageKeys.withUnsafeBytes { info in
+                // 44 bytes is far below HKDF's limit: the call cannot fail.
+                try? ZeroSaltHKDF.extractor.deriveKey(inputKeyMaterial: messageKey, info: info, into: okm)
+            }
+            let keys = UnsafeRawBufferPointer(okm)
+            return try body(keys.slice(0 ..< AES256GCM.keyByteCount), keys.slice(AES256GCM.keyByteCount ..< byteCount))
+        }
+    }
+
+    /// Seals `plaintext` under MSGKEYS(mk) into `output` (ciphertext || tag).
+    /// - Throws: `SessionError.primitive` when AES-GCM is unavailable or the message too long.
+    static func seal(
+        _ plaintext: UnsafeRawBufferPointer, messageKey: UnsafeRawBufferPointer,
+        authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(SessionError) {
+        try withKeys(messageKey: messageKey) { (key, nonce) throws(SessionError) in
+            do throws(CryptoError) {
+                _ = try AES256GCM.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output)
+            } catch {
+                throw SessionError.primitive(error)
+            }
+        }
+    }
+
+    /// Opens `ciphertext` (ciphertext || tag) under MSGKEYS(mk) and removes the padding.
+    /// - Throws: `SessionError.invalidMessage` when the tag does not verify,
+    ///   `SessionError.invalidPadding` when the authentic plaintext does not unpad,
+    ///   `SessionError.primitive` when AES-GCM is unavailable.
+    static func open(
+        _ ciphertext: UnsafeRawBufferPointer, messageKey: UnsafeRawBufferPointer,
+        authenticating aad: UnsafeRawBufferPointer
+    ) throws(SessionError) -> [UInt8] {
+        let paddedCount = ciphertext.count - AES256GCM.tagByteCount
+        guard paddedCount >= 0 else { throw .invalidMessage }
+        var failure: SessionError?
+        var padded = [UInt8](unsafeUninitializedCapacity: paddedCount) { buffer, initialized in
+            initialized = 0
+            do throws(CryptoError) {
+                try withKeys(messageKey: messageKey) { (key, nonce) throws(CryptoError) in
+                    initialized = try AES256GCM.open(
+                        ciphertext, key: key, nonce: nonce, authenticating: aad,
+                        into: UnsafeMutableRawBufferPointer(buffer))
+                }
+            } catch .authenticationFailure {
+                failure = .invalidMessage
+            } catch {
+                failure = SessionError(error)
+            }
+        }
+        if let failure { throw failure }
+        let range = try padded.withBytes { (buffer: UnsafeRawBufferPointer) throws(SessionError) in
+            try MessagePadding.plaintextRange(in: buffer)
+        }
+        padded.removeSubrange(range.upperBound...)
+        padded.removeFirst(range.lowerBound)
+        return padded
+    }
+}

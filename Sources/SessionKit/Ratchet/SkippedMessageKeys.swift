@@ -1,0 +1,88 @@
+import SignalPrimitives
+
+/// The message keys of skipped messages (SPEC §4), stored under (ratchet key, counter) in
+/// insertion order, which is age order: when more than `maxStored` keys are held, the oldest
+/// inserted is evicted first.
+///
+/// Lookup and removal are O(1); eviction is amortised O(1). Removed keys leave a stale entry
+/// in the age queue, skipped over during eviction and dropped by periodic compaction.
+struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Where a skipped key belongs: the sender's ratchet key (DHr then) and the message number.
+    struct Slot: Hashable, Sendable {
+        /// The ratchet public key of the chain.
+        let ratchetKey: X25519.PublicKey
+        /// The message number in that chain.
+        let counter: UInt32
+    }
+
+    private struct Entry: Sendable {
+        let messageKey: MessageKey
+        let sequence: UInt64
+    }
+
+    private var entries: [Slot: Entry] = [:]
+    /// Insertion order from `head` on; an item is live when its sequence matches `entries`.
+    private var ageQueue: [(slot: Slot, sequence: UInt64)] = []
+    private var head = 0
+    private var nextSequence: UInt64 = 0
+
+    /// An empty store.
+    init() {}
+
+    /// The number of keys held.
+    var count: Int { entries.count }
+
+    /// Whether no key is held.
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// The key stored for `slot`, if any.
+    func messageKey(for slot: Slot) -> MessageKey? { entries[slot]?.messageKey }
+
+    /// Removes the key stored for `slot` (after it decrypted its message).
+    mutating func remove(_ slot: Slot) {
+        guard entries.removeValue(forKey: slot) != nil else { return }
+        if entries.isEmpty {
+            ageQueue.removeAll(keepingCapacity: true)
+            head = 0
+        } else if ageQueue.count - head > 2 * entries.count + 64 {
+            compact()
+        }
+    }
+
+    /// Appends keys as the newest, in the given order, then evicts the oldest while more than
+    /// `maxStored` are held. A key for a slot already held replaces it (as the newest).
+    mutating func append(_ keys: [(slot: Slot, messageKey: MessageKey)], maxStored: Int) {
+        guard !keys.isEmpty else { return }
+        for (slot, key) in keys {
+            entries[slot] = Entry(messageKey: key, sequence: nextSequence)
+            ageQueue.append((slot, nextSequence))
+            nextSequence &+= 1
+        }
+        while entries.count > max(maxStored, 0), head < ageQueue.count {
+            let (slot, sequence) = ageQueue[head]
+            head += 1
+            if entries[slot]?.sequence == sequence { entries.removeValue(forKey: slot) }
+        }
+        if head > 64, head * 2 > ageQueue.count { compact() }
+    }
+
+    /// The keys held, oldest first.
+    var inAgeOrder: [(slot: Slot, messageKey: MessageKey)] {
+        var out: [(slot: Slot, messageKey: MessageKey)] = []
+        out.reserveCapacity(entries.count)
+        for (slot, sequence) in ageQueue[head...] {
+            if let entry = entries[slot], entry.sequence == sequence { out.append((slot, entry.messageKey)) }
+        }
+        return out
+    }
+
+    private mutating func compact() {
+        ageQueue = ageQueue[head...].filter { entries[$0.slot]?.sequence == $0.sequence }
+        head = 0
+    }
+
+    /// A redacted description: the number of keys only.
+    var description: String { "SkippedMessageKeys(\(count) keys, redacted)" }
+    /// A redacted description: the number of keys only.
+    var debugDescription: String { description }
+}

@@ -1,0 +1,137 @@
+import SignalPrimitives
+
+/// Everything a receiver holds for one sender in one group: up to
+/// `ProtocolLimits.maxSenderKeyChainsPerSender` (5) chains, the oldest dropped first.
+///
+/// A value type, transactional by construction: `decrypt` works on a copy of the chain and
+/// writes it back only when the message has verified, opened and unpadded, so a failed,
+/// forged or replayed message leaves the state (and its serialization) exactly as it was.
+public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The version of the persisted layout written by `serialized()`.
+    public static let stateVersion: UInt8 = 1
+
+    /// The chains, oldest first.
+    private(set) var chains: [SenderKeyReceivingChain]
+
+    /// An empty state: no chain yet.
+    public init() { chains = [] }
+
+    /// The ids of the chains held, oldest first.
+    public var chainIDs: [SenderChainID] { chains.map(\.chainID) }
+
+    /// Whether a chain with `chainID` is held.
+    public func holdsChain(_ chainID: SenderChainID) -> Bool { chains.contains { $0.chainID == chainID } }
+
+    /// The next iteration expected on `chainID` (2^32 once the last one was read), or `nil`
+    /// when the chain is not held.
+    public func iteration(of chainID: SenderChainID) -> UInt64? {
+        chains.first { $0.chainID == chainID }?.chainKey.iteration
+    }
+
+    /// The number of skipped message keys stored for `chainID`, or `nil` when it is not held.
+    public func skippedKeyCount(of chainID: SenderChainID) -> Int? {
+        chains.first { $0.chainID == chainID }?.skipped.count
+    }
+
+    /// Adds the chain of a (parsed, hence checked) distribution message. A chain already
+    /// held is left as it is (SPEC §5); beyond five chains the oldest is dropped.
+    public mutating func process(_ distribution: SenderKeyDistributionMessage) {
+        guard !holdsChain(distribution.chainID) else { return }
+        chains.append(SenderKeyReceivingChain(distribution: distribution))
+        let excess = chains.count - ProtocolLimits.maxSenderKeyChainsPerSender
+        if excess > 0 { chains.removeFirst(excess) }
+    }
+
+    /// Parses a distribution message and adds its chain (see `process(_:)`).
+    /// - Throws: the errors of `SenderKeyDistributionMessage.init(serialized:)`:
+    ///   `unsupportedVersion`, `invalidMessage`, `invalidKey`. On error nothing changes.
+    public mutating func processDistribution(_ bytes: [UInt8]) throws(SessionError) {
+        process(try SenderKeyDistributionMessage(serialized: bytes))
+    }
+
+    /// Verifies and decrypts a sender-key message, with SPEC §5's checks in order.
+    /// On error the state is unchanged.
+    /// - Throws: `SessionError.unsupportedVersion` (type byte), `.invalidMessage` (too short,
+    ///   or the tag does not verify), `.unknownChain`, `.invalidSignature`, `.duplicateMessage`,
+    ///   `.tooManySkippedMessages`, `.invalidPadding`.
+    public mutating func decrypt(_ bytes: [UInt8]) throws(SessionError) -> [UInt8] {
+        let message = try SenderKeyMessage(serialized: bytes)
+        let id = message.chainID
+        guard let index = chains.firstIndex(where: { $0.chainID == id }) else { throw .unknownChain }
+        var chain = chains[index]
+        let plaintext = try chain.decrypt(message)
+        chains[index] = chain
+        return plaintext
+    }
+
+    // MARK: Persistence
+
+    /// The state as a persisted blob (kind `senderKeyReceiver`, version 1). Body layout:
+    ///
+    ///     u32(chain count, ≤ 5), then per chain, oldest first:
+    ///       chain_id (32) || u64(iteration, 0 … 2^32) || chain_key (32) || signing_pk (32)
+    ///       || u32(skipped count, ≤ 2000) || per skipped key, ascending: u32(iteration) || mk (32)
+    ///
+    /// The blob holds secrets: store it protected and wipe copies (`SecureMemory.zero`).
+    public func serialized() -> [UInt8] {
+        var writer = StateWriter(kind: .senderKeyReceiver, version: Self.stateVersion)
+        writer.write(UInt32(chains.count))
+        for chain in chains {
+            writer.writeFixed(chain.chainID.rawRepresentation)
+            writer.write(chain.chainKey.iteration)
+            writer.writeFixed(chain.chainKey.key)
+            writer.writeFixed(chain.signingKey.rawRepresentation)
+            writer.write(UInt32(chain.skipped.count))
+            for key in chain.skipped {
+                writer.write(key.iteration)
+                writer.writeFixed(key.messageKey)
+            }
+        }
+        return writer.finish()
+    }
+
+    /// Loads a state written by `serialized()`, strictly: nothing half-loaded.
+    /// - Throws: `SessionError.invalidPayload` for a bad envelope, truncation or trailing bytes,
+    ///   more than 5 chains, a repeated chain id, an iteration above 2^32, a signing key that is
+    ///   not a valid point, more than 2000 skipped keys, or skipped iterations that are not
+    ///   ascending and below the chain's iteration; `SessionError.unsupportedVersion` for an
+    ///   unknown version.
+    public init(serialized blob: [UInt8]) throws(SessionError) {
+        var reader = try StateReader(blob, kind: .senderKeyReceiver, supportedVersions: Self.stateVersion ... Self.stateVersion)
+        let count = try reader.readUInt32()
+        guard count <= UInt32(ProtocolLimits.maxSenderKeyChainsPerSender) else { throw .invalidPayload }
+        var loaded = [SenderKeyReceivingChain]()
+        for _ in 0 ..< count {
+            let id = SenderChainID(unchecked: try reader.readFixed(SenderChainID.byteCount))
+            guard !loaded.contains(where: { $0.chainID == id }) else { throw .invalidPayload }
+            let iteration = try reader.readUInt64()
+            guard iteration <= SenderChainKey.endOfChain else { throw .invalidPayload }
+            let key = try reader.readSecret(SenderChainKey.byteCount)
+            let signingBytes = try reader.readFixed(Ed25519.keyByteCount)
+            let signing: Ed25519.PublicKey
+            do { signing = try Ed25519.PublicKey(rawRepresentation: signingBytes) } catch { throw .invalidPayload }
+            guard signing.isValidPoint else { throw .invalidPayload }
+            let skippedCount = try reader.readUInt32()
+            guard skippedCount <= UInt32(ProtocolLimits.defaultMaxStored) else { throw .invalidPayload }
+            var skipped = [SenderKeyReceivingChain.SkippedKey]()
+            skipped.reserveCapacity(Int(skippedCount))
+            for _ in 0 ..< skippedCount {
+                let skippedIteration = try reader.readUInt32()
+                guard UInt64(skippedIteration) < iteration,
+                      skipped.last.map({ $0.iteration < skippedIteration }) ?? true else { throw .invalidPayload }
+                skipped.append(.init(iteration: skippedIteration, messageKey: try reader.readSecret(SenderChainKey.byteCount)))
+            }
+            loaded.append(SenderKeyReceivingChain(chainID: id, signingKey: signing,
+                                                  chainKey: SenderChainKey(iteration: iteration, key: key), skipped: skipped))
+        }
+        try reader.finish()
+        chains = loaded
+    }
+
+    /// A redacted description: the chains' ids and iterations, never their keys.
+    public var description: String {
+        "SenderKeyReceiverState(\(chains.map(\.description).joined(separator: ", ")))"
+    }
+    /// A redacted description.
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,139 @@
+import SignalPrimitives
+
+/// Our own sender-key chain for one group (SPEC §5): chain id, iteration, chain key and the
+/// Ed25519 key that signs every message.
+///
+/// A value type: `encrypt` computes the message and commits the advanced chain only when
+/// it succeeds. Hand `distributionMessage()` to every member (inside pairwise sessions)
+/// before sending; start a new chain (a new value) when membership changes.
+public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The version of the persisted layout written by `serialized()`.
+    public static let stateVersion: UInt8 = 1
+
+    /// The chain's id: SHA-256 of its chain key at iteration 0.
+    public let chainID: SenderChainID
+    private var chainKey: SenderChainKey
+    private let signingKey: Ed25519.PrivateKey
+
+    /// The iteration the next message will use, 0 … 2^32; 2^32 once the chain is exhausted.
+    public var iteration: UInt64 { chainKey.iteration }
+
+    /// Whether every iteration has been used: `encrypt` and `distributionMessage` throw `chainExhausted`.
+    public var isExhausted: Bool { chainKey.iteration >= SenderChainKey.endOfChain }
+
+    /// The public half of the chain's signing key.
+    public var signingPublicKey: Ed25519.PublicKey { signingKey.publicKey }
+
+    /// Creates a new chain: a random chain key, then a random signing seed, both drawn from
+    /// `random` (the system CSPRNG by default; pass another source only for tests).
+    /// - Throws: `SessionError.primitive` when libsodium cannot be initialised.
+    public init(using random: any RandomSource = SystemRandomSource()) throws(SessionError) {
+        let initialKey = SecureBytes(count: SenderChainKey.byteCount) { random.fill($0) }
+        let seed = SecureBytes(count: Ed25519.keyByteCount) { random.fill($0) }
+        let signing: Ed25519.PrivateKey
+        do { signing = try Ed25519.PrivateKey(seedStorage: seed) } catch { throw .primitive(error) }
+        self.init(initialChainKey: initialKey, signingKey: signing, iteration: 0)
+    }
+
+    /// Recreates a chain from its chain key at iteration 0 and its signing key, moved forward
+    /// to `iteration` (the iterations before it are never used). For deterministic tests and
+    /// test vectors; a real chain comes from `init(using:)`. Moving forward costs one HMAC per
+    /// iteration, so a large `iteration` takes time proportional to it.
+    /// - Throws: `SessionError.invalidKey` unless `initialChainKey` is 32 bytes.
+    public init(initialChainKey: [UInt8], signingKey: Ed25519.PrivateKey, iteration: UInt32 = 0) throws(SessionError) {
+        guard initialChainKey.count == SenderChainKey.byteCount else { throw .invalidKey }
+        self.init(initialChainKey: SecureBytes(copying: initialChainKey), signingKey: signingKey, iteration: iteration)
+    }
+
+    private init(initialChainKey: SecureBytes, signingKey: Ed25519.PrivateKey, iteration: UInt32) {
+        chainID = SenderChainID(initialChainKey: initialChainKey)
+        chainKey = SenderChainKey(iteration: 0, key: initialChainKey).advanced(to: UInt64(iteration))
+        self.signingKey = signingKey
+    }
+
+    /// The distribution message for the chain at its current iteration: a receiver can read
+    /// this and every later message, none before.
+    /// - Throws: `SessionError.chainExhausted` once every iteration has been used.
+    public func distributionMessage() throws(SessionError) -> SenderKeyDistributionMessage {
+        guard !isExhausted else { throw .chainExhausted }
+        return SenderKeyDistributionMessage(chainID: chainID, iteration: UInt32(chainKey.iteration),
+                                            chainKey: chainKey.key, signingPublicKey: signingKey.publicKey)
+    }
+
+    /// Encrypts and signs `plaintext` at the current iteration, then advances the chain.
+    /// Returns the wire message (SPEC §5). On error the chain is unchanged.
+    /// - Throws: `SessionError.chainExhausted` after iteration 2^32 − 1 has been used,
+    ///   `SessionError.invalidMessage` for a plaintext too long to pad, and
+    ///   `SessionError.primitive` when AES-GCM is unavailable.
+    public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
+        guard !isExhausted else { throw .chainExhausted }
+        var padded = try MessagePadding.pad(plaintext)
+        defer { SecureMemory.zero(&padded) }
+        let (messageKey, next) = chainKey.step()
+        let keys = SenderMessageKeys(messageKey: messageKey)
+
+        let header = SenderKeyMessage.headerByteCount
+        let signatureStart = header + padded.count + AES256GCM.tagByteCount
+        var message = [UInt8]()
+        message.reserveCapacity(signatureStart + Ed25519.signatureByteCount)
+        message.append(WireType.senderKeyMessage)
+        message.append(contentsOf: chainID.rawRepresentation)
+        message.appendBigEndian(UInt32(chainKey.iteration))
+        message.append(contentsOf: repeatElement(0, count: signatureStart + Ed25519.signatureByteCount - header))
+
+        let signing = signingKey
+        try padded.withBytes { (input: UnsafeRawBufferPointer) throws(SessionError) in
+            try message.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(SessionError) in
+                try keys.seal(input, aad: UnsafeRawBufferPointer(rebasing: out[0 ..< header]),
+                              into: UnsafeMutableRawBufferPointer(rebasing: out[header ..< signatureStart]))
+                do throws(CryptoError) {
+                    try signing.signature(for: UnsafeRawBufferPointer(rebasing: out[0 ..< signatureStart]),
+                                          into: UnsafeMutableRawBufferPointer(rebasing: out[signatureStart...]))
+                } catch {
+                    throw .primitive(error)
+                }
+            }
+        }
+        chainKey = next
+        return message
+    }
+
+    // MARK: Persistence
+
+    /// The chain as a persisted state (kind `senderKeySender`, version 1). Body layout:
+    ///
+    ///     chain_id (32) || u64(iteration, 0 … 2^32) || chain_key (32) || signing_seed (32)
+    ///
+    /// The blob holds secrets: store it protected and wipe copies (`SecureMemory.zero`).
+    public func serialized() -> [UInt8] {
+        var writer = StateWriter(kind: .senderKeySender, version: Self.stateVersion)
+        writer.writeFixed(chainID.rawRepresentation)
+        writer.write(chainKey.iteration)
+        writer.writeFixed(chainKey.key)
+        signingKey.withUnsafeSeedBytes { seed in writer.writeFixed(SecureBytes(copying: seed)) }
+        return writer.finish()
+    }
+
+    /// Loads a chain written by `serialized()`, strictly.
+    /// - Throws: `SessionError.invalidPayload` for a bad envelope, a truncated or extra field
+    ///   or an iteration above 2^32; `SessionError.unsupportedVersion` for an unknown version.
+    public init(serialized blob: [UInt8]) throws(SessionError) {
+        var reader = try StateReader(blob, kind: .senderKeySender, supportedVersions: Self.stateVersion ... Self.stateVersion)
+        let id = try reader.readFixed(SenderChainID.byteCount)
+        let iteration = try reader.readUInt64()
+        guard iteration <= SenderChainKey.endOfChain else { throw .invalidPayload }
+        let key = try reader.readSecret(SenderChainKey.byteCount)
+        let seed = try reader.readSecret(Ed25519.keyByteCount)
+        try reader.finish()
+        do { signingKey = try Ed25519.PrivateKey(seedStorage: seed) } catch { throw .invalidPayload }
+        chainID = SenderChainID(unchecked: id)
+        chainKey = SenderChainKey(iteration: iteration, key: key)
+    }
+
+    /// A redacted description: chain id and iteration only.
+    public var description: String {
+        "SenderKeySendingChain(chain: \(Hex.encode(chainID.rawRepresentation)), iteration: \(iteration), secrets redacted)"
+    }
+    /// A redacted description.
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,126 @@
+import SignalPrimitives
+
+/// A Double Ratchet session with one peer device (SPEC §3–§4): the ratchet, the session's
+/// associated data, and the X3DH prefix it was created with.
+///
+/// A value type. `encrypt` and `decrypt` are transactional: when they throw, the session is
+/// exactly what it was before the call (decryption works on candidate values and assigns
+/// them only after the message authenticated and unpadded), and a failed decryption draws
+/// nothing from the random source. Persist the state with `serialized()` after each success.
+///
+/// Create one as the initiator from a bundle (`init(initiatingWith:identity:…)`), or as the
+/// responder from a first prekey message (`SessionState.accept(_:identity:preKeys:…)`);
+/// `SessionCipher.decrypt` routes any received message to the right path.
+public struct SessionState: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Which side of X3DH this party was.
+    public enum Role: UInt8, Sendable, Hashable {
+        /// Alice: started the session from the peer's bundle.
+        case initiator = 1
+        /// Bob: the session was created by the peer's prekey message.
+        case responder = 2
+    }
+
+    /// This party's side of X3DH.
+    public let role: Role
+    /// The limits this session applies.
+    public let configuration: SessionConfiguration
+    /// Our Ed25519 identity key.
+    public let localIdentityKey: Ed25519.PublicKey
+    /// The peer's Ed25519 identity key.
+    public let remoteIdentityKey: Ed25519.PublicKey
+    /// The X3DH prefix of the session: for an initiator, the one it puts on prekey messages;
+    /// for a responder, the one of the prekey message that created the session.
+    public let preKeyPrefix: PreKeyMessage.Prefix
+    /// Whether `encrypt` produces prekey messages: true for an initiator until it has
+    /// decrypted a message from the responder, always false for a responder.
+    public private(set) var sendsPreKeyMessages: Bool
+    /// AD = IK_A || IK_B.
+    let associatedData: [UInt8]
+    /// The ratchet.
+    var ratchet: DoubleRatchet
+
+    /// Assembles a session from its parts (construction and persistence).
+    init(
+        role: Role, configuration: SessionConfiguration, localIdentityKey: Ed25519.PublicKey,
+        remoteIdentityKey: Ed25519.PublicKey, preKeyPrefix: PreKeyMessage.Prefix, sendsPreKeyMessages: Bool,
+        ratchet: DoubleRatchet
+    ) {
+        self.role = role
+        self.configuration = configuration
+        self.localIdentityKey = localIdentityKey
+        self.remoteIdentityKey = remoteIdentityKey
+        self.preKeyPrefix = preKeyPrefix
+        self.sendsPreKeyMessages = sendsPreKeyMessages
+        self.ratchet = ratchet
+        associatedData = role == .initiator
+            ? localIdentityKey.rawRepresentation + remoteIdentityKey.rawRepresentation
+            : remoteIdentityKey.rawRepresentation + localIdentityKey.rawRepresentation
+    }
+
+    /// AD = IK_A || IK_B, the associated data every message of the session authenticates.
+    public var associatedDataBytes: [UInt8] { associatedData }
+
+    /// The number of skipped message keys held.
+    public var skippedMessageKeyCount: Int { ratchet.skippedKeys.count }
+
+    // MARK: Encrypt
+
+    /// Encrypts `plaintext` (SPEC §4), padded as SPEC §2 says. While `sendsPreKeyMessages`
+    /// holds, the result is a prekey message (`preKeyPrefix || message`).
+    /// - Throws: `SessionError.chainExhausted` when the sending counter or the previous
+    ///   chain's length no longer fits in 32 bits, `SessionError.invalidMessage` for a
+    ///   plaintext too long to pad, `SessionError.primitive` when AES-GCM is unavailable.
+    ///   The session is unchanged when it throws.
+    public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
+        try ratchet.encrypt(plaintext, associatedData: associatedData, prefix: sendsPreKeyMessages ? preKeyPrefix.serialized : [])
+    }
+
+    // MARK: Decrypt
+
+    /// Whether a prekey message with this prefix belongs to this session: this party is the
+    /// responder and the session was created from the same EK_A. (Its other fields must then
+    /// equal the creating ones, which `decrypt` checks.)
+    public func isCreated(byPreKeyMessageWith prefix: PreKeyMessage.Prefix) -> Bool {
+        role == .responder && prefix.baseKey == preKeyPrefix.baseKey
+    }
+
+    /// Decodes and decrypts a message for this session; see `decrypt(_: IncomingMessage, …)`.
+    /// - Throws: the errors of `IncomingMessage(serialized:)` and of `decrypt(_:random:)`.
+    public mutating func decrypt(_ bytes: [UInt8], random: any RandomSource = SystemRandomSource()) throws(SessionError) -> [UInt8] {
+        try decrypt(IncomingMessage(serialized: bytes), random: random)
+    }
+
+    /// Decrypts a message for this session (SPEC §4), transactionally.
+    ///
+    /// A prekey message is accepted only by the responder session created from the same
+    /// EK_A, and only when IK_A, spk_id and the one-time-prekey part equal the creating ones.
+    /// After the first successful decryption an initiator stops sending prekey messages.
+    /// - Throws: `SessionError.invalidMessage` (bad tag, a prekey message that does not
+    ///   match, header.dh = DHr without a receiving chain), `.duplicateMessage`,
+    ///   `.tooManySkippedMessages`, `.invalidKey` (a small-order ratchet key),
+    ///   `.invalidPadding`, or `.primitive`. The session is unchanged when it throws, and no
+    ///   key is drawn from `random`.
+    public mutating func decrypt(_ message: IncomingMessage, random: any RandomSource = SystemRandomSource()) throws(SessionError) -> [UInt8] {
+        switch message {
+        case let .ratchet(ratchetMessage):
+            let plaintext = try ratchet.decrypt(
+                ratchetMessage, associatedData: associatedData, configuration: configuration, random: random)
+            sendsPreKeyMessages = false
+            return plaintext
+        case let .preKey(preKeyMessage):
+            guard isCreated(byPreKeyMessageWith: preKeyMessage.prefix), preKeyMessage.prefix == preKeyPrefix else {
+                throw .invalidMessage
+            }
+            return try ratchet.decrypt(
+                preKeyMessage.message, associatedData: associatedData, configuration: configuration, random: random)
+        }
+    }
+
+    /// A redacted description: role, identities and ratchet counters only.
+    public var description: String {
+        "SessionState(\(role), local: \(localIdentityKey.hexString), remote: \(remoteIdentityKey.hexString), "
+            + "prekeyMessages: \(sendsPreKeyMessages), \(ratchet))"
+    }
+    /// A redacted description.
+    public var debugDescription: String { description }
+}

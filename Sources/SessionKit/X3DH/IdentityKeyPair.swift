@@ -1,0 +1,37 @@
+import SignalPrimitives
+
+/// A long-term identity key pair (SPEC §3): an Ed25519 key whose 32-byte seed is the private
+/// key. X3DH uses its X25519 form (SPEC §1 ed→x conversions); the public key signs prekeys and
+/// is what safety numbers are computed over.
+public struct IdentityKeyPair: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The Ed25519 private key (seed).
+    public let privateKey: Ed25519.PrivateKey
+
+    /// The Ed25519 public key (IK).
+    public var publicKey: Ed25519.PublicKey { privateKey.publicKey }
+
+    /// Generates a new identity from `random` (the system CSPRNG by default).
+    /// - Throws: `SessionError.primitive` when libsodium is unusable.
+    public init(using random: any RandomSource = SystemRandomSource()) throws(SessionError) {
+        do { privateKey = try Ed25519.PrivateKey(using: random) } catch { throw SessionError.primitive(error) }
+    }
+
+    /// Loads an identity from its 32-byte Ed25519 seed.
+    /// - Throws: `SessionError.invalidKey` unless exactly 32 bytes are given.
+    public init(seed: [UInt8]) throws(SessionError) {
+        do { privateKey = try Ed25519.PrivateKey(seed: seed) } catch { throw SessionError.invalidKey }
+    }
+
+    /// Wraps an existing Ed25519 private key.
+    public init(privateKey: Ed25519.PrivateKey) { self.privateKey = privateKey }
+
+    /// `Ed25519.sign(IK, Encode(key))`: the signature a signed prekey carries (SPEC §3).
+    public func signature(forSignedPreKey key: X25519.PublicKey) -> [UInt8] {
+        privateKey.signature(for: key.signalEncoding)
+    }
+
+    /// A redacted description: the public key only.
+    public var description: String { "IdentityKeyPair(public: \(publicKey.hexString), secret redacted)" }
+    /// A redacted description: the public key only.
+    public var debugDescription: String { description }
+}

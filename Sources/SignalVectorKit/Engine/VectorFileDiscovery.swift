@@ -1,0 +1,66 @@
+import Foundation
+
+/// Finds the vector files named on the command line.
+///
+/// A path to a file is taken as it is (whatever its extension). A path to a folder is searched
+/// recursively for `*.json` files; other files (`*.py`, `*.md`, `LICENSE`, …) and hidden files
+/// and folders are skipped. Files are returned in lexicographic path order, so runs are
+/// reproducible. A path that does not exist, or a folder without any `*.json` file, is reported
+/// as a problem rather than silently ignored: a run over nothing must not pass.
+public enum VectorFileDiscovery {
+    /// One discovered path: either a file to read or a problem with a path.
+    public struct Entry: Sendable, Equatable {
+        /// The file path (the given path joined with the path found below it).
+        public let path: String
+        /// Why nothing can be read at `path`, or `nil` for a file to read.
+        public let problem: String?
+
+        /// Creates an entry.
+        public init(path: String, problem: String?) {
+            self.path = path
+            self.problem = problem
+        }
+    }
+
+    /// The vector files under `paths`, in order, with an entry carrying a `problem` for each
+    /// path that is missing or holds no `*.json` file.
+    public static func entries(for paths: [String], fileManager: FileManager = .default) -> [Entry] {
+        paths.flatMap { entries(for: $0, fileManager: fileManager) }
+    }
+
+    private static func entries(for path: String, fileManager: FileManager) -> [Entry] {
+        var isDirectory: ObjCBool = false
+        guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return [Entry(path: path, problem: "no such file or folder")]
+        }
+        guard isDirectory.boolValue else { return [Entry(path: path, problem: nil)] }
+
+        let root = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
+        var found: [String] = []
+        var pending = [root]
+        while let folder = pending.popLast() {
+            guard let names = try? fileManager.contentsOfDirectory(atPath: folder) else {
+                found.append(folder)   // reported as unreadable below
+                continue
+            }
+            for name in names where !name.hasPrefix(".") {
+                let child = folder + "/" + name
+                var childIsDirectory: ObjCBool = false
+                guard fileManager.fileExists(atPath: child, isDirectory: &childIsDirectory) else { continue }
+                if childIsDirectory.boolValue {
+                    pending.append(child)
+                } else if name.lowercased().hasSuffix(".json") {
+                    found.append(child)
+                }
+            }
+        }
+        guard !found.isEmpty else { return [Entry(path: path, problem: "folder holds no .json vector files")] }
+        return found.sorted().map { child in
+            var childIsDirectory: ObjCBool = false
+            if fileManager.fileExists(atPath: child, isDirectory: &childIsDirectory), childIsDirectory.boolValue {
+                return Entry(path: child, problem: "folder cannot be listed")
+            }
+            return Entry(path: child, problem: nil)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import SignalPrimitives
+
+/// Wycheproof `AES-GCM` (`AeadTest` groups): `key`, `iv`, `aad`, `msg`, `ct`, `tag`.
+///
+/// Only groups with `keySize` 256, `ivSize` 96 and `tagSize` 128 run: the library offers
+/// AES-256-GCM with a 12-byte nonce and a 16-byte tag only. Other groups, and every group on a
+/// CPU without AES-NI and PCLMUL, count as skipped (never as passed). A valid test must seal
+/// `msg` to exactly `ct || tag` and open `ct || tag` to `msg`; an invalid test must fail to
+/// open; an acceptable test may fail to open but must not open to anything but `msg`.
+public enum AESGCMAlgorithm: WycheproofAlgorithm {
+    /// `"AES-GCM"`.
+    public static let name = "AES-GCM"
+
+    /// Runs the 256/96/128 groups; skips the others.
+    /// - Throws: `VectorFailure` when `keySize`, `ivSize` or `tagSize` is missing.
+    public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition {
+        let keySize = try group.int("keySize")
+        let ivSize = try group.int("ivSize")
+        let tagSize = try group.int("tagSize")
+        guard keySize == 8 * AES256GCM.keyByteCount else {
+            return .skip("AES-GCM keySize \(keySize) is not offered (only 256)")
+        }
+        guard ivSize == 8 * AES256GCM.nonceByteCount else {
+            return .skip("AES-GCM ivSize \(ivSize) is not offered (only 96)")
+        }
+        guard tagSize == 8 * AES256GCM.tagByteCount else {
+            return .skip("AES-GCM tagSize \(tagSize) is not offered (only 128)")
+        }
+        guard AES256GCM.isAvailable else {
+            return .skip("AES-256-GCM is unavailable on this CPU (libsodium needs AES-NI and PCLMUL)")
+        }
+        return .run
+    }
+
+    /// Checks one test.
+    public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
+        let key = SymmetricKey(data: try test.hex("key"))
+        let nonce = try test.hex("iv")
+        let aad = try test.hex("aad")
+        let message = try test.hex("msg")
+        let sealed = try test.hex("ct") + test.hex("tag")
+
+        let opened: [UInt8]?
+        do {
+            opened = try AES256GCM.open(sealed, using: key, nonce: nonce, authenticating: aad)
+        } catch {
+            if expectation == .valid { throw VectorFailure("open failed (\(error))") }
+            opened = nil
+        }
+        switch expectation {
+        case .invalid:
+            if let opened { throw VectorFailure("an invalid ciphertext opened (to \(Hex.encode(opened)))") }
+        case .acceptable:
+            if let opened { try ExpectedError.equal(opened, message, "opened plaintext") }
+        case .valid:
+            try ExpectedError.equal(opened ?? [], message, "opened plaintext")
+            let resealed: [UInt8]
+            do {
+                resealed = try AES256GCM.seal(message, using: key, nonce: nonce, authenticating: aad)
+            } catch {
+                throw VectorFailure("seal failed (\(error))")
+            }
+            try ExpectedError.equal(resealed, sealed, "ct || tag")
+        }
+        return .passed
+    }
+}

@@ -1,0 +1,45 @@
+import SignalPrimitives
+
+/// Wycheproof `EDDSA` (Ed25519 verification, `EddsaVerify` groups): the group's public key
+/// (`publicKey.pk`, or `key.pk` in older files), and per test `msg` and `sig`.
+///
+/// A valid test must verify and an invalid one must not, under libsodium's strict
+/// verification; an acceptable test may do either.
+public enum EdDSAAlgorithm: WycheproofAlgorithm {
+    /// `"EDDSA"`.
+    public static let name = "EDDSA"
+
+    /// Runs groups on edwards25519 only; groups on other curves (Ed448) are skipped.
+    public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition {
+        let key = try publicKeyObject(of: group)
+        _ = try key.hex("pk")
+        if let curve = key.fields["curve"] as? String, curve != "edwards25519" {
+            return .skip("EdDSA curve \(curve) is not offered")
+        }
+        return .run
+    }
+
+    /// Checks one test.
+    public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
+        let keyBytes = try publicKeyObject(of: group).hex("pk")
+        let message = try test.hex("msg")
+        let signature = try test.hex("sig")
+        let verified: Bool
+        do {
+            verified = try Ed25519.PublicKey(rawRepresentation: keyBytes).isValidSignature(signature, for: message)
+        } catch {
+            verified = false
+        }
+        switch (expectation, verified) {
+        case (.valid, false): throw VectorFailure("a valid signature did not verify")
+        case (.invalid, true): throw VectorFailure("an invalid signature verified")
+        default: return .passed
+        }
+    }
+
+    private static func publicKeyObject(of group: VectorTest) throws -> VectorTest {
+        if group.has("publicKey") { return try group.object("publicKey") }
+        if group.has("key") { return try group.object("key") }
+        throw VectorFailure("test group without 'publicKey'")
+    }
+}

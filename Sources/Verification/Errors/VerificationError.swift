@@ -1,0 +1,53 @@
+import SessionKit
+
+/// The errors of the `Verification` module that have no SPEC §8 name: fingerprint parameters,
+/// malformed scannable fingerprints and trust-store misuse.
+///
+/// The QR payload codec and the persisted trust records report the SPEC §8 errors through
+/// `SessionError` (`unsupportedVersion`, `invalidPayload`, `invalidKey`) instead.
+public enum VerificationError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// A fingerprint iteration count outside `2...1_000_000` (SPEC §7: 1 < iterations ≤ 1,000,000).
+    case invalidIterations(Int)
+    /// A fingerprint content (`LogicalFingerprint.content`) that is not exactly 32 bytes.
+    case invalidFingerprintLength(Int)
+    /// A scannable fingerprint ends inside a field (a length-delimited field longer than the
+    /// bytes that remain).
+    case truncatedFingerprint
+    /// A malformed varint in a scannable fingerprint: truncated, longer than 10 bytes, not
+    /// minimally encoded, or too large for its field (the version is a `uint32`).
+    case invalidVarint
+    /// A field a scannable fingerprint may not carry (unknown number, or a known number with
+    /// the wrong wire type). `tag` is the raw protobuf key, `field << 3 | wireType`.
+    case unknownField(tag: UInt64)
+    /// A field that appears twice in one message of a scannable fingerprint.
+    case duplicateField(Int)
+    /// A required field (version, local, remote, or a fingerprint's content) is absent.
+    case missingField(Int)
+    /// An identity key given to the trust store is empty or longer than
+    /// `TrustRecord.maximumIdentityKeyByteCount` bytes.
+    case invalidIdentityKey
+    /// The trust store holds no record for the address.
+    case unknownContact(ProtocolAddress)
+    /// The identity key passed to `markVerified` or `acceptIdentityChange` is not the key the
+    /// trust store holds for the address (the key changed again, or the app verified another key).
+    case identityKeyMismatch(ProtocolAddress)
+    /// A trust-store backend failed (for use by app-provided stores).
+    case storage(String)
+
+    /// A short description without key material.
+    public var description: String {
+        switch self {
+        case let .invalidIterations(n): return "invalid fingerprint iterations \(n): must satisfy 1 < n ≤ 1000000"
+        case let .invalidFingerprintLength(n): return "fingerprint content of \(n) bytes (32 required)"
+        case .truncatedFingerprint: return "scannable fingerprint truncated"
+        case .invalidVarint: return "scannable fingerprint holds a malformed varint"
+        case let .unknownField(tag): return "scannable fingerprint holds an unexpected field (key \(tag))"
+        case let .duplicateField(n): return "scannable fingerprint repeats field \(n)"
+        case let .missingField(n): return "scannable fingerprint lacks field \(n)"
+        case .invalidIdentityKey: return "identity key empty or too long"
+        case let .unknownContact(address): return "no trust record for \(address)"
+        case let .identityKeyMismatch(address): return "identity key differs from the one on record for \(address)"
+        case let .storage(why): return "trust storage failed: \(why)"
+        }
+    }
+}

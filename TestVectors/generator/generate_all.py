@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Regenerate every generated file under TestVectors/ (deterministic from --seed;
+the committed files use seed 1):
+
+    python3 TestVectors/generator/generate_all.py --seed 1
+
+1. convert_rfc:       rfc_sources/*.json.in -> TestVectors/rfc/*.json (Wycheproof shape)
+2. generate_basic:    TestVectors/protocol/ (conversions, padding, x3dh, self-encryption,
+                      safety-number, qr-payload)
+3. generate_sessions: TestVectors/protocol/ (ratchet, sender-key), when that module exists
+
+With --wycheproof-src DIR it also re-copies the Wycheproof files unchanged into
+TestVectors/wycheproof/ (they are committed; a normal run leaves them alone).
+Requires python3 and `pip install cryptography`.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import convert_rfc  # noqa: E402
+import generate_basic  # noqa: E402
+
+ROOT = os.path.normpath(os.path.join(HERE, ".."))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--root", default=ROOT, help="the TestVectors folder to write into")
+    ap.add_argument("--wycheproof-src", default=None,
+                    help="re-copy the Wycheproof files from this folder into <root>/wycheproof/")
+    args = ap.parse_args(argv)
+    rfc_out = os.path.join(args.root, "rfc")
+    protocol_out = os.path.join(args.root, "protocol")
+
+    for name, n in convert_rfc.convert(convert_rfc.DEFAULT_SRC, rfc_out).items():
+        print(f"rfc/{name:32} {n:5} tests")
+    if args.wycheproof_src:
+        convert_rfc.copy_wycheproof(args.wycheproof_src, os.path.join(args.root, "wycheproof"))
+        print("wycheproof/ re-copied from", args.wycheproof_src)
+
+    for name, (n, errors, size) in generate_basic.generate(args.seed, protocol_out).items():
+        print(f"protocol/{name:27} {n:5} tests ({errors} error) {size:9} bytes")
+
+    if importlib.util.find_spec("generate_sessions") is not None:
+        generate_sessions = importlib.import_module("generate_sessions")
+        generate_sessions.main(args.seed, protocol_out)
+        print("generate_sessions: ratchet and sender-key vectors written to protocol/")
+    else:
+        print("generate_sessions.py not present: ratchet and sender-key vectors not generated")
+
+    for folder in ("rfc", "protocol"):
+        d = os.path.join(args.root, folder)
+        for name in sorted(os.listdir(d)):
+            size = os.path.getsize(os.path.join(d, name))
+            if size >= 1_000_000:
+                print(f"warning: {folder}/{name} is {size} bytes (>= 1 MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

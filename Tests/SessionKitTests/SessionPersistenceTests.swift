@@ -1,0 +1,132 @@
+import SignalPrimitives
+import XCTest
+@testable import SessionKit
+
+/// Persistence of `SessionState` (strict, versioned; layout documented in SessionStatePersistence.swift).
+final class SessionPersistenceTests: XCTestCase {
+    /// A conversation in the middle: both sides have sent and received, Bob holds skipped
+    /// keys of two of Alice's chains, and messages are in flight both ways.
+    private func midConversation() throws -> (Conversation, aliceInFlight: [[UInt8]], bobInFlight: [[UInt8]]) {
+        var conversation = try Conversation(seed: 31)
+        let early = try (0 ..< 3).map { try conversation.aliceSends(plaintext($0)) }
+        XCTAssertEqual(try conversation.bobReceives(early[2]), plaintext(2))
+        let reply = try (0 ..< 2).map { try conversation.bobSends(plaintext(10 + $0)) }
+        XCTAssertEqual(try conversation.aliceReceives(reply[0]), plaintext(10))
+        let later = try (0 ..< 3).map { try conversation.aliceSends(plaintext(20 + $0)) }
+        XCTAssertEqual(try conversation.bobReceives(later[1]), plaintext(21))
+        XCTAssertEqual(conversation.bob?.skippedMessageKeyCount, 3)
+        return (conversation, [early[0], early[1], later[0], later[2]], [reply[1]])
+    }
+
+    /// Recomputes the envelope checksum over `body` (everything before the checksum).
+    private func sealed(_ body: [UInt8]) -> [UInt8] { body + SHA256.hash(body).prefix(16) }
+
+    private func body(of blob: [UInt8]) -> [UInt8] { Array(blob.dropLast(16)) }
+
+    private func assertLoadFails(_ blob: [UInt8], _ expected: SessionError, _ message: String = "", file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertThrowsError(try SessionState(serialized: blob), message, file: file, line: line) {
+            XCTAssertEqual($0 as? SessionError, expected, message, file: file, line: line)
+        }
+    }
+
+    func testSaveAndRestoreMidConversationContinuesCorrectly() throws {
+        var (conversation, aliceInFlight, bobInFlight) = try midConversation()
+        let aliceBlob = try XCTUnwrap(conversation.alice).serialized()
+        let bobBlob = try XCTUnwrap(conversation.bob).serialized()
+        conversation.alice = try SessionState(serialized: aliceBlob)
+        conversation.bob = try SessionState(serialized: bobBlob)
+        XCTAssertEqual(conversation.alice?.serialized(), aliceBlob, "a loaded session serializes to the same bytes")
+        XCTAssertEqual(conversation.bob?.serialized(), bobBlob)
+        XCTAssertEqual(conversation.bob?.skippedMessageKeyCount, 3)
+
+        for (message, expected) in zip(aliceInFlight, [0, 1, 20, 22]) {
+            XCTAssertEqual(try conversation.bobReceives(message), plaintext(expected))
+        }
+        XCTAssertEqual(try conversation.aliceReceives(bobInFlight[0]), plaintext(11))
+        for round in 0 ..< 3 {
+            XCTAssertEqual(try conversation.bobReceives(conversation.aliceSends(plaintext(40 + round))), plaintext(40 + round))
+            XCTAssertEqual(try conversation.aliceReceives(conversation.bobSends(plaintext(50 + round))), plaintext(50 + round))
+        }
+    }
+
+    func testRestoredInitiatorStillSendsPreKeyMessagesUntilAReply() throws {
+        var conversation = try Conversation(seed: 32)
+        let first = try conversation.aliceSends(plaintext(0))
+        conversation.alice = try SessionState(serialized: XCTUnwrap(conversation.alice).serialized())
+        let second = try conversation.aliceSends(plaintext(1))
+        XCTAssertEqual(second.first, WireType.preKeyMessage)
+        XCTAssertEqual(try conversation.bobReceives(second), plaintext(1))
+        conversation.bob = try SessionState(serialized: XCTUnwrap(conversation.bob).serialized())
+        XCTAssertEqual(try conversation.bobReceives(first), plaintext(0), "the restored responder still matches the prefix")
+    }
+
+    func testEveryTruncationIsInvalidPayload() throws {
+        let (conversation, _, _) = try midConversation()
+        let blob = try XCTUnwrap(conversation.bob).serialized()
+        for length in 0 ..< blob.count {
+            assertLoadFails(Array(blob.prefix(length)), .invalidPayload, "length \(length)")
+        }
+    }
+
+    func testEveryAlteredByteIsInvalidPayload() throws {
+        let (conversation, _, _) = try midConversation()
+        let blob = try XCTUnwrap(conversation.alice).serialized()
+        for index in blob.indices {
+            assertLoadFails(flipped(blob, at: index, bit: index % 8), .invalidPayload, "byte \(index)")
+        }
+    }
+
+    func testTrailingBytesAreInvalidPayload() throws {
+        let (conversation, _, _) = try midConversation()
+        let blob = try XCTUnwrap(conversation.bob).serialized()
+        assertLoadFails(blob + [0], .invalidPayload, "after the checksum")
+        assertLoadFails(sealed(body(of: blob) + [0]), .invalidPayload, "inside the checksummed body")
+    }
+
+    func testUnknownVersionIsUnsupportedVersion() throws {
+        let (conversation, _, _) = try midConversation()
+        let blob = body(of: try XCTUnwrap(conversation.bob).serialized())
+        for version: UInt8 in [0, 2, 0xFF] {
+            assertLoadFails(sealed(replacing(blob, at: 5, with: [version])), .unsupportedVersion, "version \(version)")
+        }
+    }
+
+    func testAnotherKindOfStateIsInvalidPayload() throws {
+        let (conversation, _, _) = try midConversation()
+        let blob = body(of: try XCTUnwrap(conversation.bob).serialized())
+        assertLoadFails(sealed(replacing(blob, at: 4, with: [StateKind.preKeys.rawValue])), .invalidPayload)
+        assertLoadFails(sealed(replacing(blob, at: 0, with: Array("SKSU".utf8))), .invalidPayload)
+    }
+
+    /// Checksummed bodies whose fields break the documented rules are rejected.
+    func testInconsistentFieldsAreInvalidPayload() throws {
+        let (conversation, _, _) = try midConversation()
+        let alice = body(of: try XCTUnwrap(conversation.alice).serialized())
+        let bob = body(of: try XCTUnwrap(conversation.bob).serialized())
+        let roleOffset = 6, maxSkipOffset = 7, localKeyOffset = 15, ekOffset = 15 + 96
+        assertLoadFails(sealed(replacing(bob, at: roleOffset, with: [3])), .invalidPayload, "unknown role")
+        assertLoadFails(sealed(replacing(bob, at: roleOffset, with: [1])), .invalidPayload, "role does not match the prefix identity")
+        assertLoadFails(sealed(replacing(bob, at: maxSkipOffset, with: [0, 0, 0x07, 0xD1])), .invalidPayload, "maxSkip 2001 > maxStored")
+        assertLoadFails(sealed(flipped(alice, at: localKeyOffset)), .invalidPayload, "IK_A differs from the local key")
+        assertLoadFails(sealed(flipped(bob, at: ekOffset + 31, bit: 7)), .invalidPayload, "non-canonical EK_A")
+        let flagOffset = ekOffset + 32 + 4
+        assertLoadFails(sealed(replacing(bob, at: flagOffset, with: [2])), .invalidPayload, "flag byte 2")
+        // Bob has a one-time prekey id: the sendsPreKeyMessages flag follows it, and must be 0 for a responder.
+        assertLoadFails(sealed(replacing(bob, at: flagOffset + 5, with: [1])), .invalidPayload, "a responder sending prekey messages")
+        // The skipped-key count is the 4 bytes before the 3 stored keys (68 bytes each).
+        let countOffset = bob.count - 3 * 68 - 4
+        XCTAssertEqual(Array(bob[countOffset ..< countOffset + 4]), [0, 0, 0, 3])
+        assertLoadFails(sealed(replacing(bob, at: countOffset, with: [0, 0, 0x07, 0xD1])), .invalidPayload, "more than maxStored")
+        var duplicated = bob
+        duplicated.replaceSubrange(countOffset + 4 + 68 ..< countOffset + 4 + 68 + 36, with: bob[countOffset + 4 ..< countOffset + 4 + 36])
+        assertLoadFails(sealed(duplicated), .invalidPayload, "the same skipped slot twice")
+    }
+
+    func testSerializationIsDeterministicAndUnchangedByFailures() throws {
+        var (conversation, aliceInFlight, _) = try midConversation()
+        let before = try XCTUnwrap(conversation.bob).serialized()
+        XCTAssertEqual(conversation.bob?.serialized(), before)
+        XCTAssertThrowsError(try conversation.bobReceives(flipped(aliceInFlight[0], at: aliceInFlight[0].count - 1)))
+        XCTAssertEqual(conversation.bob?.serialized(), before)
+    }
+}

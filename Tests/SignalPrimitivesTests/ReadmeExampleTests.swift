@@ -1,0 +1,38 @@
+import SignalPrimitives
+import XCTest
+
+/// The SignalPrimitives example of README.md, verbatim between the markers, so the README
+/// cannot show code that does not compile or work.
+final class ReadmeExampleTests: XCTestCase {
+    func testReadmeExampleRuns() throws {
+        try XCTSkipUnless(AES256GCM.isAvailable, "the example seals with AES-256-GCM, which needs AES-NI and PCLMUL")
+        // README example begins
+        // X25519 key agreement: both sides derive the same secret.
+        let alice = try X25519.PrivateKey()
+        let bob = try X25519.PrivateKey()
+        let secret = try alice.sharedSecret(with: bob.publicKey)
+
+        // HKDF-SHA256 turns the secret into a 32-byte AES-256-GCM key.
+        let key = try secret.withUnsafeBytes { ikm in
+            SymmetricKey(data: try HKDF.deriveKey(inputKeyMaterial: Array(ikm), salt: [],
+                                                  info: Array("example v1".utf8), outputByteCount: 32))
+        }
+
+        // AES-256-GCM: 12-byte nonce, 16-byte tag appended to the ciphertext.
+        let nonce = SecureRandom.bytes(AES256GCM.nonceByteCount)
+        let sealed = try AES256GCM.seal(Array("hello".utf8), using: key, nonce: nonce)
+        let opened = try AES256GCM.open(sealed, using: key, nonce: nonce)
+
+        // Ed25519 signatures, verified strictly (libsodium).
+        let identity = try Ed25519.PrivateKey()
+        let signature = identity.signature(for: sealed)
+        let valid = identity.publicKey.isValidSignature(signature, for: sealed)
+        // README example ends
+
+        XCTAssertEqual(secret, try bob.sharedSecret(with: alice.publicKey))
+        XCTAssertEqual(key.byteCount, 32)
+        XCTAssertEqual(sealed.count, 5 + AES256GCM.tagByteCount)
+        XCTAssertEqual(opened, Array("hello".utf8))
+        XCTAssertTrue(valid)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import SignalVectorKit
+import XCTest
+
+/// Runs the `ratchet` suite on TestVectors/protocol/ratchet.json and checks that corrupted
+/// copies of its tests fail.
+final class RatchetSuiteTests: XCTestCase {
+    func testEveryRatchetVectorPasses() throws {
+        let passed = try SessionVectorFiles.runAll(RatchetSuite.self)
+        print("ratchet: \(passed) vectors passed")
+    }
+
+    func testTheSuiteIsRegistered() {
+        XCTAssertTrue(SuiteRegistry.suites[RatchetSuite.name] == RatchetSuite.self)
+    }
+
+    /// For each test: a changed expected message, a changed expected plaintext, a changed
+    /// error name and one fewer ratchet key must each make the test fail.
+    func testCorruptedRatchetVectorsFail() throws {
+        for (_, fields) in try SessionVectorFiles.tests(ofSuite: RatchetSuite.name) {
+            let id = fields["id"] ?? "?"
+            guard let events = fields["events"] as? [[String: Any]] else {
+                XCTFail("test \(id) has no events")
+                continue
+            }
+            if let send = events.firstIndex(where: { $0["op"] as? String == "send" && $0["message"] != nil }) {
+                var changed = events
+                changed[send]["message"] = SessionVectorFiles.flipLastDigit(events[send]["message"] as? String ?? "")
+                var corrupted = fields
+                corrupted["events"] = changed
+                XCTAssertThrowsError(try RatchetSuite.run(VectorTest(corrupted)), "test \(id): changed message")
+            }
+            if let recv = events.lastIndex(where: { $0["op"] as? String == "recv" && $0["plaintext"] != nil }) {
+                var changed = events
+                changed[recv]["plaintext"] = (events[recv]["plaintext"] as? String ?? "") + "00"
+                var corrupted = fields
+                corrupted["events"] = changed
+                XCTAssertThrowsError(try RatchetSuite.run(VectorTest(corrupted)), "test \(id): changed plaintext")
+            }
+            if let failing = events.firstIndex(where: { ($0["error"] as? String).map { $0 != "any" } ?? false }) {
+                var changed = events
+                changed[failing]["error"] = events[failing]["error"] as? String == "invalidMessage" ? "invalidKey" : "invalidMessage"
+                var corrupted = fields
+                corrupted["events"] = changed
+                XCTAssertThrowsError(try RatchetSuite.run(VectorTest(corrupted)), "test \(id): changed error name")
+            }
+        }
+    }
+
+    /// A scenario whose parties draw keys needs every listed key: dropping Bob's last one
+    /// must make the runner fail (it never invents keys).
+    func testMissingRatchetKeysFail() throws {
+        for (_, fields) in try SessionVectorFiles.tests(ofSuite: RatchetSuite.name).prefix(10) {
+            guard var bob = fields["bob"] as? [String: Any], let keys = bob["ratchet_keys"] as? [String], !keys.isEmpty else { continue }
+            bob["ratchet_keys"] = Array(keys.dropLast())
+            var corrupted = fields
+            corrupted["bob"] = bob
+            XCTAssertThrowsError(try RatchetSuite.run(VectorTest(corrupted)), "test \(fields["id"] ?? "?")")
+        }
+    }
+}

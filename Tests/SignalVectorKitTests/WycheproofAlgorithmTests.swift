@@ -1,0 +1,163 @@
+import Foundation
+import SignalPrimitives
+import SignalVectorKit
+import XCTest
+
+/// The SPEC §8 reading of each Wycheproof algorithm, shown on single tests taken from the
+/// repository's Wycheproof files and changed where a test needs it.
+final class WycheproofAlgorithmTests: XCTestCase {
+    private struct Picked {
+        var group: [String: Any]
+        var test: [String: Any]
+        let algorithm: String
+    }
+
+    /// The first test of `file` whose group and test match.
+    private func pick(_ file: String, group isGroup: ([String: Any]) -> Bool = { _ in true },
+                      test isTest: ([String: Any]) -> Bool) throws -> Picked {
+        let data = try Data(contentsOf: URL(fileURLWithPath: try PackageLocations.vectorPath(file)))
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let groups = try XCTUnwrap(document["testGroups"] as? [[String: Any]])
+        for group in groups where isGroup(group) {
+            let tests = try XCTUnwrap(group["tests"] as? [[String: Any]])
+            if let test = tests.first(where: isTest) {
+                return Picked(group: group, test: test, algorithm: try XCTUnwrap(document["algorithm"] as? String))
+            }
+        }
+        throw MissingVectors(path: "\(file): no test matching the test's needs")
+    }
+
+    /// Runs a one-test Wycheproof file made of `picked`.
+    private func run(_ picked: Picked) throws -> VectorFileResult {
+        var group = picked.group
+        group["tests"] = [picked.test]
+        let document: [String: Any] = ["algorithm": picked.algorithm, "numberOfTests": 1, "testGroups": [group]]
+        let data = try JSONSerialization.data(withJSONObject: document)
+        return ConformanceRunner().verify(data: data, path: "picked.json")
+    }
+
+    private func result(_ value: String) -> ([String: Any]) -> Bool { { $0["result"] as? String == value } }
+
+    private func assertOutcome(_ picked: Picked, passed: Int, failed: Int, skipped: Int = 0,
+                               file: StaticString = #filePath, line: UInt = #line) throws {
+        let outcome = try run(picked)
+        XCTAssertEqual([outcome.passed, outcome.failed, outcome.skipped], [passed, failed, skipped],
+                       "\(outcome.failures)", file: file, line: line)
+    }
+
+    // MARK: - XDH
+
+    func testXDHAllZeroSharedSecretMustBeRejectedEvenWhenTheFileCallsItValid() throws {
+        var picked = try pick("wycheproof/x25519_test.json") {
+            ($0["flags"] as? [String])?.contains("ZeroSharedSecret") == true
+        }
+        try assertOutcome(picked, passed: 1, failed: 0)
+        picked.test["result"] = "valid"
+        try assertOutcome(picked, passed: 1, failed: 0)
+    }
+
+    func testXDHAcceptableTestMustNotComputeAnotherValue() throws {
+        var picked = try pick("wycheproof/x25519_test.json") {
+            $0["result"] as? String == "acceptable" && ($0["shared"] as? String)?.allSatisfy({ $0 == "0" }) == false
+        }
+        try assertOutcome(picked, passed: 1, failed: 0)
+        picked.test["shared"] = String(repeating: "11", count: 32)
+        try assertOutcome(picked, passed: 0, failed: 1)
+    }
+
+    func testXDHValidTestMarkedInvalidFails() throws {
+        var picked = try pick("wycheproof/x25519_test.json", test: result("valid"))
+        picked.test["result"] = "invalid"
+        try assertOutcome(picked, passed: 0, failed: 1)
+    }
+
+    // MARK: - EDDSA
+
+    func testEdDSAValidMustVerifyAndInvalidMustNot() throws {
+        var valid = try pick("wycheproof/ed25519_test.json", test: result("valid"))
+        var invalid = try pick("wycheproof/ed25519_test.json", test: result("invalid"))
+        try assertOutcome(valid, passed: 1, failed: 0)
+        try assertOutcome(invalid, passed: 1, failed: 0)
+        valid.test["result"] = "invalid"
+        invalid.test["result"] = "valid"
+        try assertOutcome(valid, passed: 0, failed: 1)
+        try assertOutcome(invalid, passed: 0, failed: 1)
+    }
+
+    func testEdDSANonCanonicalSignatureIsRejected() throws {
+        // SignatureMalleability: S + ℓ, which libsodium's strict verification rejects.
+        let picked = try pick("wycheproof/ed25519_test.json") {
+            ($0["flags"] as? [String])?.contains("SignatureMalleability") == true
+        }
+        XCTAssertEqual(picked.test["result"] as? String, "invalid")
+        try assertOutcome(picked, passed: 1, failed: 0)
+    }
+
+    // MARK: - AES-GCM
+
+    private let runnableAESGroup: ([String: Any]) -> Bool = {
+        $0["keySize"] as? Int == 256 && $0["ivSize"] as? Int == 96 && $0["tagSize"] as? Int == 128
+    }
+
+    func testAESGCMGroupsOtherThan256BitKey96BitIVAreSkippedNeverPassed() throws {
+        for (keySize, ivSize) in [(128, 96), (192, 96), (256, 128), (256, 64)] {
+            var picked = try pick("wycheproof/aes_gcm_test.json",
+                                  group: { $0["keySize"] as? Int == keySize && $0["ivSize"] as? Int == ivSize },
+                                  test: result("valid"))
+            try assertOutcome(picked, passed: 0, failed: 0, skipped: 1)
+            picked.test["tag"] = String(repeating: "00", count: 16)   // not even looked at
+            try assertOutcome(picked, passed: 0, failed: 0, skipped: 1)
+        }
+    }
+
+    func testAESGCMInvalidCiphertextMustNotOpenAndValidMustSealExactly() throws {
+        try XCTSkipUnless(AES256GCM.isAvailable, "AES-256-GCM needs AES-NI and PCLMUL")
+        var invalid = try pick("wycheproof/aes_gcm_test.json", group: runnableAESGroup, test: result("invalid"))
+        try assertOutcome(invalid, passed: 1, failed: 0)
+        invalid.test["result"] = "valid"
+        try assertOutcome(invalid, passed: 0, failed: 1)
+
+        var valid = try pick("wycheproof/aes_gcm_test.json", group: runnableAESGroup) {
+            $0["result"] as? String == "valid" && ($0["msg"] as? String)?.isEmpty == false
+        }
+        try assertOutcome(valid, passed: 1, failed: 0)
+        valid.test["result"] = "invalid"
+        try assertOutcome(valid, passed: 0, failed: 1)
+    }
+
+    // MARK: - HKDF-SHA-256
+
+    func testHKDFTooLargeOutputMustThrowAndValidMustDeriveOKM() throws {
+        var invalid = try pick("wycheproof/hkdf_sha256_test.json", test: result("invalid"))
+        XCTAssertGreaterThan(try XCTUnwrap(invalid.test["size"] as? Int), 255 * 32)
+        try assertOutcome(invalid, passed: 1, failed: 0)
+        invalid.test["result"] = "valid"
+        try assertOutcome(invalid, passed: 0, failed: 1)
+
+        var valid = try pick("wycheproof/hkdf_sha256_test.json", test: result("valid"))
+        valid.test["result"] = "invalid"
+        try assertOutcome(valid, passed: 0, failed: 1)
+    }
+
+    // MARK: - HMACSHA256
+
+    func testHMACShorterTagSizeComparesTheTruncatedTag() throws {
+        var picked = try pick("wycheproof/hmac_sha256_test.json",
+                              group: { $0["tagSize"] as? Int == 256 }, test: result("valid"))
+        let fullTag = try XCTUnwrap(picked.test["tag"] as? String)
+        picked.group["tagSize"] = 128
+        try assertOutcome(picked, passed: 0, failed: 1)          // a 32-byte tag in a 128-bit group
+        picked.test["tag"] = String(fullTag.prefix(32))
+        try assertOutcome(picked, passed: 1, failed: 0)          // the first 16 bytes
+        picked.test["result"] = "invalid"
+        try assertOutcome(picked, passed: 0, failed: 1)
+    }
+
+    func testHMACInvalidTagMustNotVerify() throws {
+        var picked = try pick("wycheproof/hmac_sha256_test.json",
+                              group: { $0["tagSize"] as? Int == 128 }, test: result("invalid"))
+        try assertOutcome(picked, passed: 1, failed: 0)
+        picked.test["result"] = "valid"
+        try assertOutcome(picked, passed: 0, failed: 1)
+    }
+}

@@ -1,0 +1,193 @@
+import SessionKit
+import Verification
+import XCTest
+
+/// Trust on first use (SPEC §7): unverified → trusted (first use) → verified; a changed key
+/// drops the contact back and blocks sending until the app accepts the new key.
+final class TrustStoreTests: XCTestCase {
+    private let bob = ProtocolAddress(userID: "bob", deviceID: 1)
+    private let original = [UInt8](repeating: 0xb0, count: 32)
+    private let replacement = [UInt8](repeating: 0xb1, count: 32)
+
+    func testAnUnknownContactIsUnverifiedWithoutARecord() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        let status = try await store.status(for: bob)
+        let record = try await store.record(for: bob)
+        XCTAssertEqual(status, .unverified)
+        XCTAssertNil(record)
+    }
+
+    func testTheFirstKeySeenIsTrustedAndTheSameKeyIsUnchanged() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        let first = try await store.observeIdentity(original, for: bob)
+        XCTAssertEqual(first, .firstUse)
+        let status = try await store.status(for: bob)
+        XCTAssertEqual(status, .trusted)
+        let again = try await store.observeIdentity(original, for: bob)
+        XCTAssertEqual(again, .unchanged)
+        let record = try await store.record(for: bob)
+        XCTAssertEqual(record, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil))
+        let allowed = try await store.checkIdentity(original, for: bob)
+        XCTAssertTrue(allowed)
+    }
+
+    func testVerifyingMovesATrustedContactToVerified() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        _ = try await store.observeIdentity(original, for: bob)
+        try await store.markVerified(original, for: bob)
+        let status = try await store.status(for: bob)
+        XCTAssertEqual(status, .verified)
+        let allowed = try await store.checkIdentity(original, for: bob)
+        XCTAssertTrue(allowed)
+        try await store.clearVerification(for: bob)
+        let cleared = try await store.status(for: bob)
+        XCTAssertEqual(cleared, .trusted)
+    }
+
+    func testAChangedKeyDropsAVerifiedContactAndBlocksSendingUntilAccepted() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        let evaluator: any IdentityTrustEvaluator = store
+        let firstCheck = try await evaluator.checkIdentity(original, for: bob)
+        XCTAssertTrue(firstCheck)
+        try await store.markVerified(original, for: bob)
+
+        let event = try await store.observeIdentity(replacement, for: bob)
+        XCTAssertEqual(event, .changed(previous: original))
+        let dropped = try await store.record(for: bob)
+        XCTAssertEqual(dropped?.status, .unverified)
+        XCTAssertEqual(dropped?.identityKey, replacement)
+        XCTAssertEqual(dropped?.previousIdentityKey, original)
+        XCTAssertEqual(dropped?.isAwaitingAcceptance, true)
+
+        // SessionKit's hook refuses the new key, however often it asks.
+        for _ in 0 ..< 3 {
+            let allowed = try await evaluator.checkIdentity(replacement, for: bob)
+            XCTAssertFalse(allowed)
+        }
+        let stillBlocked = try await store.status(for: bob)
+        XCTAssertEqual(stillBlocked, .unverified)
+
+        try await store.acceptIdentityChange(replacement, for: bob)
+        let accepted = try await store.record(for: bob)
+        XCTAssertEqual(accepted, TrustRecord(identityKey: replacement, status: .trusted, previousIdentityKey: nil))
+        let allowedAfterAccepting = try await evaluator.checkIdentity(replacement, for: bob)
+        XCTAssertTrue(allowedAfterAccepting)
+    }
+
+    func testSessionKitsHookReportsAChangeItselfAndRefusesTheNewKey() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        let evaluator: any IdentityTrustEvaluator = store
+        _ = try await evaluator.checkIdentity(original, for: bob)
+        let allowed = try await evaluator.checkIdentity(replacement, for: bob)
+        XCTAssertFalse(allowed)
+        let record = try await store.record(for: bob)
+        XCTAssertEqual(record?.previousIdentityKey, original)
+        XCTAssertEqual(record?.status, .unverified)
+    }
+
+    func testGoingBackToTheOldKeyIsAnotherChangeThatNeedsAcceptance() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        _ = try await store.observeIdentity(original, for: bob)
+        _ = try await store.observeIdentity(replacement, for: bob)
+        let back = try await store.observeIdentity(original, for: bob)
+        XCTAssertEqual(back, .changed(previous: replacement))
+        let allowed = try await store.checkIdentity(original, for: bob)
+        XCTAssertFalse(allowed)
+    }
+
+    func testAcceptingAKeyOtherThanTheOneOnRecordFails() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        _ = try await store.observeIdentity(original, for: bob)
+        _ = try await store.observeIdentity(replacement, for: bob)
+        do {
+            try await store.acceptIdentityChange(original, for: bob)
+            XCTFail("accepting a stale key must fail")
+        } catch {
+            XCTAssertEqual(error, .identityKeyMismatch(bob))
+        }
+        let status = try await store.status(for: bob)
+        XCTAssertEqual(status, .unverified)
+    }
+
+    func testVerifyingTheNewKeyAcceptsTheChange() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        _ = try await store.observeIdentity(original, for: bob)
+        _ = try await store.observeIdentity(replacement, for: bob)
+        try await store.markVerified(replacement, for: bob)
+        let record = try await store.record(for: bob)
+        XCTAssertEqual(record, TrustRecord(identityKey: replacement, status: .verified, previousIdentityKey: nil))
+        let allowed = try await store.checkIdentity(replacement, for: bob)
+        XCTAssertTrue(allowed)
+    }
+
+    func testVerifyingAnotherKeyThanTheOneOnRecordFails() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        _ = try await store.observeIdentity(original, for: bob)
+        do {
+            try await store.markVerified(replacement, for: bob)
+            XCTFail("verifying a key that is not on record must fail")
+        } catch {
+            XCTAssertEqual(error, .identityKeyMismatch(bob))
+        }
+        let status = try await store.status(for: bob)
+        XCTAssertEqual(status, .trusted)
+    }
+
+    func testVerifyingAnUnknownContactRecordsTheKeyAsVerified() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        try await store.markVerified(original, for: bob)
+        let record = try await store.record(for: bob)
+        XCTAssertEqual(record, TrustRecord(identityKey: original, status: .verified, previousIdentityKey: nil))
+    }
+
+    func testUnknownContactsCannotBeAcceptedOrCleared() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        do {
+            try await store.acceptIdentityChange(original, for: bob)
+            XCTFail("no record to accept")
+        } catch {
+            XCTAssertEqual(error, .unknownContact(bob))
+        }
+        do {
+            try await store.clearVerification(for: bob)
+            XCTFail("no record to clear")
+        } catch {
+            XCTAssertEqual(error, .unknownContact(bob))
+        }
+    }
+
+    func testEmptyOrOversizedKeysAreRejected() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        for key in [[], [UInt8](repeating: 1, count: TrustRecord.maximumIdentityKeyByteCount + 1)] {
+            do {
+                _ = try await store.observeIdentity(key, for: bob)
+                XCTFail("key of \(key.count) bytes must be rejected")
+            } catch {
+                XCTAssertEqual(error, .invalidIdentityKey)
+            }
+        }
+        let record = try await store.record(for: bob)
+        XCTAssertNil(record)
+    }
+
+    func testDevicesAndUidBytesAreSeparateContacts() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        let secondDevice = ProtocolAddress(userID: "bob", deviceID: 2)
+        let precomposed = ProtocolAddress(userID: "\u{e9}", deviceID: 1)
+        let decomposed = ProtocolAddress(userID: "e\u{301}", deviceID: 1)
+        _ = try await store.observeIdentity(original, for: bob)
+        let otherDevice = try await store.observeIdentity(replacement, for: secondDevice)
+        XCTAssertEqual(otherDevice, .firstUse)
+        _ = try await store.observeIdentity(original, for: precomposed)
+        let decomposedEvent = try await store.observeIdentity(replacement, for: decomposed)
+        XCTAssertEqual(decomposedEvent, .firstUse)
+    }
+
+    func testRemovingARecordMakesTheNextKeyAFirstUse() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        _ = try await store.observeIdentity(original, for: bob)
+        try await store.removeRecord(for: bob)
+        let event = try await store.observeIdentity(replacement, for: bob)
+        XCTAssertEqual(event, .firstUse)
+    }
+}
