@@ -4,6 +4,11 @@
 // table, and writes DIR/latest.json, DIR/latest.md and DIR/memory.json (DIR defaults to
 // Benchmarks/results). BENCH_QUICK=1 selects the short smoke run; BENCH_ROUNDS=n overrides
 // the number of rounds; BENCH_FILTER=a,b adds filters.
+//
+// `bench --count N --contender NAME [--prepare-only] CASE` runs N operations of one
+// contender of the named case (exact name) and nothing else, for instruction counting under
+// callgrind (see instructions.sh): the difference between a run and a `--prepare-only` run
+// is exactly the instructions of N timed operations.
 import BenchmarkCases
 import BenchmarkHarness
 import Foundation
@@ -13,8 +18,11 @@ var environment = ProcessInfo.processInfo.environment
 var outputDirectory = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("results")
-var filters: [String] = (environment["BENCH_FILTER"] ?? "").split(separator: ",").map(String.init)
+var filters: [String] = (environment["BENCH_FILTER"] ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
 var listOnly = false
+var countOperations: Int?
+var countContender: Contender?
+var prepareOnly = false
 while !arguments.isEmpty {
     let argument = arguments.removeFirst()
     switch argument {
@@ -26,10 +34,15 @@ while !arguments.isEmpty {
             exit(2)
         }
         outputDirectory = URL(fileURLWithPath: arguments.removeFirst())
+    case "--count":
+        countOperations = arguments.isEmpty ? nil : Int(arguments.removeFirst())
+    case "--contender":
+        countContender = arguments.isEmpty ? nil : Contender(rawValue: arguments.removeFirst())
+    case "--prepare-only": prepareOnly = true
     case "--help", "-h":
         print("usage: bench [--quick] [--list] [--output DIR] [FILTER …]")
         exit(0)
-    default: filters.append(argument)
+    default: if !argument.isEmpty { filters.append(argument) }
     }
 }
 
@@ -40,6 +53,23 @@ if listOnly {
         print("\(benchmark.name)  [\(contenders)]  \(benchmark.summary)")
     }
     exit(0)
+}
+
+if let countOperations {
+    guard let countContender else {
+        FileHandle.standardError.write(Data("--count needs --contender library|floor|swift-crypto\n".utf8))
+        exit(2)
+    }
+    // Exact names here, so that `x25519.dh` does not also count `x25519.dh.buffer`.
+    let named = BenchmarkCatalog.all.filter { filters.contains($0.name) }
+    var measured = false
+    for benchmark in named {
+        guard let workload = try benchmark.makeWorkload(for: countContender) else { continue }
+        measured = true
+        try workload.prepare?(countOperations)
+        if !prepareOnly { try workload.run(countOperations) }
+    }
+    exit(measured ? 0 : 3)
 }
 
 let configuration = RunConfiguration.fromEnvironment(environment)
