@@ -112,6 +112,12 @@ enum SodiumBackend: ReferenceBackend {
     static func secretBytes(of key: [UInt8]) -> [UInt8] { key }
 
     static func x25519(
+        secret: UnsafeRawBufferPointer, publicKey: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(ReferenceError) {
+        guard crypto_scalarmult(output.u8, secret.u8, publicKey.u8) == 0 else { throw .invalidKey }
+    }
+
+    static func x25519(
         _ key: [UInt8], publicKey: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(ReferenceError) {
         guard crypto_scalarmult(output.u8, key, publicKey.u8) == 0 else { throw .invalidKey }

@@ -8,6 +8,12 @@ extension Array where Element == UInt8 {
         append(UInt8(truncatingIfNeeded: value))
     }
 
+    /// Appends `value` as 8 big-endian bytes.
+    mutating func appendU64(_ value: UInt64) {
+        appendU32(UInt32(truncatingIfNeeded: value >> 32))
+        appendU32(UInt32(truncatingIfNeeded: value))
+    }
+
     /// The big-endian u32 at `offset` (the caller checked the length).
     func u32(at offset: Int) -> UInt32 {
         UInt32(self[offset]) << 24 | UInt32(self[offset + 1]) << 16 | UInt32(self[offset + 2]) << 8

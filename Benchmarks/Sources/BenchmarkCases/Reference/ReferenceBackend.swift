@@ -53,6 +53,12 @@ protocol ReferenceBackend {
     /// The 32 secret bytes of a key (for serialization).
     static func secretBytes(of key: AgreementKey) -> [UInt8]
 
+    /// X25519(secret, publicKey) from 32 raw secret bytes (used once, so not kept in the
+    /// backend's key form); an all-zero result is `invalidKey`.
+    static func x25519(
+        secret: UnsafeRawBufferPointer, publicKey: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(ReferenceError)
+
     /// X25519(key, publicKey) into 32 bytes of `output`; an all-zero result is `invalidKey`.
     static func x25519(
         _ key: AgreementKey, publicKey: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer

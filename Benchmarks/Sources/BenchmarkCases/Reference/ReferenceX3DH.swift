@@ -1,16 +1,25 @@
-/// A long-lived identity in a backend's form: the Ed25519 signing key, its public key and its
-/// X25519 private key (SPEC §1 ed→x private), prepared once.
+/// A long-lived identity in a backend's form: the Ed25519 seed, signing key and public key.
+/// Its X25519 private key (SPEC §1 ed→x private) is derived again for every X3DH, as the
+/// specification is written.
 struct ReferenceIdentity<B: ReferenceBackend> {
+    let seed: [UInt8]
     let signingKey: B.SigningKey
     let publicKey: [UInt8]
-    let agreementKey: B.AgreementKey
 
     init(seed: [UInt8]) throws {
+        self.seed = seed
         signingKey = try B.signingKey(seed: seed)
         publicKey = B.publicKey(of: signingKey)
-        var secret = [UInt8](repeating: 0, count: 32)
-        seed.withUnsafeBytes { s in secret.withUnsafeMutableBytes { B.ed25519SeedToX25519Secret(s, into: $0) } }
-        agreementKey = try B.agreementKey(secret: secret).key
+    }
+
+    /// DH(x(IK).sk, publicKey) into `output`, converting the seed on the way.
+    func agreement(with publicKey: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws {
+        var secret = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        defer { secret = (0, 0, 0, 0) }
+        try withUnsafeMutableBytes(of: &secret) { x in
+            seed.withUnsafeBytes { B.ed25519SeedToX25519Secret($0, into: x) }
+            try B.x25519(secret: UnsafeRawBufferPointer(x), publicKey: publicKey, into: output)
+        }
     }
 }
 
@@ -50,7 +59,7 @@ enum ReferenceX3DH<B: ReferenceBackend> {
         var ikm = [UInt8](repeating: 0xff, count: bundle.oneTimePreKey == nil ? 128 : 160)
         try ikm.withUnsafeMutableBytes { k in
             try bundle.signedPreKey.withUnsafeBytes { spk in
-                try B.x25519(identity.agreementKey, publicKey: spk, into: slice(k, 32))
+                try identity.agreement(with: spk, into: slice(k, 32))
                 try peer.withUnsafeBytes { try B.x25519(ephemeral, publicKey: $0, into: slice(k, 64)) }
                 try B.x25519(ephemeral, publicKey: spk, into: slice(k, 96))
             }
@@ -76,7 +85,7 @@ enum ReferenceX3DH<B: ReferenceBackend> {
         try ikm.withUnsafeMutableBytes { k in
             try initiatorEphemeral.withUnsafeBytes { ek in
                 try peer.withUnsafeBytes { try B.x25519(signedPreKey, publicKey: $0, into: slice(k, 32)) }
-                try B.x25519(identity.agreementKey, publicKey: ek, into: slice(k, 64))
+                try identity.agreement(with: ek, into: slice(k, 64))
                 try B.x25519(signedPreKey, publicKey: ek, into: slice(k, 96))
                 if let oneTimePreKey { try B.x25519(oneTimePreKey, publicKey: ek, into: slice(k, 128)) }
             }

@@ -91,6 +91,17 @@ enum SwiftCryptoBackend: ReferenceBackend {
     static func secretBytes(of key: AgreementKey) -> [UInt8] { Array(key.rawRepresentation) }
 
     static func x25519(
+        secret: UnsafeRawBufferPointer, publicKey: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(ReferenceError) {
+        // swift-crypto takes a secret only as a key object, which computes its public key too.
+        do {
+            try x25519(Curve25519.KeyAgreement.PrivateKey(rawRepresentation: secret), publicKey: publicKey, into: output)
+        } catch {
+            throw .invalidKey
+        }
+    }
+
+    static func x25519(
         _ key: AgreementKey, publicKey: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(ReferenceError) {
         do {
