@@ -2,10 +2,13 @@
 #   make vectors   installs libsodium-dev if missing, builds signal-vectors in release and
 #                  runs it over TestVectors/ (prints one line per file and a total)
 #   make test      installs libsodium-dev if missing, runs swift test
+#   make bench     builds Benchmarks/ in release and measures the library against raw
+#                  libsodium and swift-crypto; writes Benchmarks/results/latest.json
+#                  (BENCH_QUICK=1 make bench: a short smoke run for CI)
 
 SWIFT ?= swift
 
-.PHONY: all deps vectors test
+.PHONY: all deps vectors test bench
 
 all: test vectors
 
@@ -47,3 +50,6 @@ vectors: deps
 
 test: deps
 	$(SWIFT) test
+
+bench: deps
+	Benchmarks/run.sh

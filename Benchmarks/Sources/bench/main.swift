@@ -99,11 +99,13 @@ for benchmark in cases {
     results.append(result)
 }
 
-let memory = MemoryCatalog.measure(quick: quick)
-let table = ResultTable.markdown(results)
-print(table)
+let (memory, memoryFailures) = filters.isEmpty || filters.contains("memory")
+    ? MemoryCatalog.measure() : ([], [])
+for failure in memoryFailures { FileHandle.standardError.write(Data("  \(failure)\n".utf8)) }
+let table = results.isEmpty ? "" : ResultTable.markdown(results)
+if !results.isEmpty { print(table) }
 if !memory.isEmpty {
-    print("")
+    print(results.isEmpty ? "" : "\n", terminator: "")
     print(MemoryMeasurement.markdown(memory))
 }
 
@@ -125,4 +127,4 @@ do {
     FileHandle.standardError.write(Data("bench: cannot write results: \(error)\n".utf8))
     exit(1)
 }
-exit(results.contains { $0.failure != nil } ? 1 : 0)
+exit(results.contains { $0.failure != nil } || !memoryFailures.isEmpty ? 1 : 0)

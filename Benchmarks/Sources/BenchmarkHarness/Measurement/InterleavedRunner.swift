@@ -65,7 +65,7 @@ public struct InterleavedRunner {
     }
 
     /// The batch size whose run takes about `batchNanoseconds` (at least 1).
-    func calibrate(_ workload: Workload) throws -> Int {
+    public func calibrate(_ workload: Workload) throws -> Int {
         let target = configuration.batchNanoseconds
         var size = 1
         while true {

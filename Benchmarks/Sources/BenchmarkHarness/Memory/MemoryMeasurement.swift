@@ -29,7 +29,7 @@ public struct MemoryMeasurement: Sendable, Equatable {
         for measurement in measurements {
             rows.append([measurement.name, String(measurement.bytes), measurement.summary])
         }
-        return ResultTable.render(rows)
+        return ResultTable.render(rows, leftAligned: [2])
     }
 }
 

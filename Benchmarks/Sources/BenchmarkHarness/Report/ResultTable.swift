@@ -48,8 +48,9 @@ public enum ResultTable {
         return parts.joined(separator: ", ") + verdict
     }
 
-    /// Pads columns to equal width (left-aligned names, right-aligned numbers).
-    static func render(_ rows: [[String]]) -> String {
+    /// Pads columns to equal width: the first column and those in `leftAligned` to the left,
+    /// the others (numbers) to the right.
+    static func render(_ rows: [[String]], leftAligned: Set<Int> = []) -> String {
         guard let header = rows.first else { return "" }
         var widths = header.map(\.count)
         for row in rows {
@@ -60,12 +61,12 @@ public enum ResultTable {
         func line(_ row: [String]) -> String {
             let cells = row.enumerated().map { index, cell -> String in
                 let padding = String(repeating: " ", count: max(0, widths[index] - cell.count))
-                return index == 0 ? cell + padding : padding + cell
+                return index == 0 || leftAligned.contains(index) ? cell + padding : padding + cell
             }
             return "| " + cells.joined(separator: " | ") + " |"
         }
         let separator = "|" + widths.enumerated().map { index, width in
-            index == 0 ? String(repeating: "-", count: width + 2)
+            index == 0 || leftAligned.contains(index) ? String(repeating: "-", count: width + 2)
                 : String(repeating: "-", count: width + 1) + ":"
         }.joined(separator: "|") + "|"
         var lines = [line(header), separator]
