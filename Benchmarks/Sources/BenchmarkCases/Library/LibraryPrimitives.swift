@@ -71,6 +71,12 @@ enum LibraryPrimitives {
         Probe(workload: .repeating { blackHole(SHA512.hash(message)) }, output: { SHA512.hash(message) })
     }
 
+    static func sha512IntoBuffer(message: [UInt8]) -> Probe {
+        let output = RawBytes(count: SHA512.byteCount)
+        func hash() throws { try message.withUnsafeBytes { try SHA512.hash(bytes: $0, into: output.mutable) } }
+        return Probe(workload: .repeating(hash), output: { try hash(); return output.array })
+    }
+
     static func aesGCMSeal(key: [UInt8], nonce: [UInt8], plaintext: [UInt8]) -> Probe {
         let symmetricKey = SymmetricKey(data: key)
         return Probe(

@@ -1,3 +1,4 @@
+import Foundation
 import BenchmarkCases
 import BenchmarkHarness
 import XCTest
@@ -50,5 +51,24 @@ final class CatalogTests: XCTestCase {
         // Each skipped key is stored as ratchet key (32) || n (4) || mk (32).
         if let fresh, let skipped { XCTAssertGreaterThanOrEqual(skipped - fresh, 2000 * 68) }
         XCTAssertNotNil(byName["session.heap-growth.10000-messages"])
+    }
+}
+
+/// Every case of the catalog has its XCTest `measure` methods.
+final class PerformanceSuiteCoverageTests: XCTestCase {
+    func testEveryCaseAndContenderHasAMeasureMethod() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Performance")
+        var source = ""
+        for file in ["PrimitivePerformanceTests.swift", "ProtocolPerformanceTests.swift"] {
+            source += try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+        }
+        let names: [Contender: String] = [.library: ".library", .floor: ".floor", .swiftCrypto: ".swiftCrypto"]
+        for benchmark in BenchmarkCatalog.all {
+            for contender in benchmark.contenders {
+                let call = "measureCase(\"\(benchmark.name)\", \(names[contender] ?? ""))"
+                XCTAssertTrue(source.contains(call), "no measure method for \(benchmark.name) [\(contender.rawValue)]")
+            }
+        }
     }
 }

@@ -39,9 +39,17 @@ final class PrimitivePerformanceTests: XCTestCase {
     func testSha51264BFloor() throws { try measureCase("sha512.64B", .floor) }
     func testSha51264BSwiftCrypto() throws { try measureCase("sha512.64B", .swiftCrypto) }
 
+    func testSha51264BBufferLibrary() throws { try measureCase("sha512.64B.buffer", .library) }
+    func testSha51264BBufferFloor() throws { try measureCase("sha512.64B.buffer", .floor) }
+    func testSha51264BBufferSwiftCrypto() throws { try measureCase("sha512.64B.buffer", .swiftCrypto) }
+
     func testSha5121KiBLibrary() throws { try measureCase("sha512.1KiB", .library) }
     func testSha5121KiBFloor() throws { try measureCase("sha512.1KiB", .floor) }
     func testSha5121KiBSwiftCrypto() throws { try measureCase("sha512.1KiB", .swiftCrypto) }
+
+    func testSha5121KiBBufferLibrary() throws { try measureCase("sha512.1KiB.buffer", .library) }
+    func testSha5121KiBBufferFloor() throws { try measureCase("sha512.1KiB.buffer", .floor) }
+    func testSha5121KiBBufferSwiftCrypto() throws { try measureCase("sha512.1KiB.buffer", .swiftCrypto) }
 
     func testAes256gcmSeal64BLibrary() throws { try measureCase("aes256gcm.seal.64B", .library) }
     func testAes256gcmSeal64BFloor() throws { try measureCase("aes256gcm.seal.64B", .floor) }
