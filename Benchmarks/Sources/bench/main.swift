@@ -75,10 +75,11 @@ if let countOperations {
 let configuration = RunConfiguration.fromEnvironment(environment)
 let runner = InterleavedRunner(configuration: configuration)
 let machine = MachineDescription.summary
-let quick = configuration == .quick
+let quick = configuration.batchNanoseconds == RunConfiguration.quick.batchNanoseconds
+let clockName = configuration.clock == .threadCPU ? "thread CPU-time" : "wall"
 FileHandle.standardError.write(Data("""
     bench: \(cases.count) cases, \(configuration.rounds) interleaved rounds of \
-    \(configuration.batchNanoseconds / 1000) µs batches\(quick ? " (quick smoke run)" : "")
+    \(configuration.batchNanoseconds / 1000) µs batches timed on the \(clockName) clock\(quick ? " (quick smoke run)" : "")
     machine: \(machine)
 
     """.utf8))
@@ -111,14 +112,14 @@ if !memory.isEmpty {
 
 let markdown = """
     Machine: \(machine)
-    Command: `make bench` (\(configuration.rounds) interleaved rounds per case, median ns/op)
+    Command: `make bench` (\(configuration.rounds) interleaved rounds per case, median ns/op on the \(clockName) clock)
 
     \(table)
     \(memory.isEmpty ? "" : "\n" + MemoryMeasurement.markdown(memory) + "\n")
     """
 do {
     try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
-    try Data(JSONReport.encode(results, rounds: configuration.rounds).utf8)
+    try Data(JSONReport.encode(results, rounds: configuration.rounds, clock: configuration.clock).utf8)
         .write(to: outputDirectory.appendingPathComponent("latest.json"))
     try Data(markdown.utf8).write(to: outputDirectory.appendingPathComponent("latest.md"))
     try Data(MemoryMeasurement.json(memory).utf8).write(to: outputDirectory.appendingPathComponent("memory.json"))

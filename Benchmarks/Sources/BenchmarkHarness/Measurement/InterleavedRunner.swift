@@ -83,9 +83,10 @@ public struct InterleavedRunner {
     /// Runs the untimed preparation, then times one batch of `size` operations.
     func time(_ workload: Workload, _ size: Int) throws -> UInt64 {
         try workload.prepare?(size)
-        let start = MonotonicClock.now()
+        let clock = configuration.clock
+        let start = clock.now()
         try workload.run(size)
-        let end = MonotonicClock.now()
+        let end = clock.now()
         return end &- start
     }
 }

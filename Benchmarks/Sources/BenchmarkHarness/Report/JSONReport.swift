@@ -5,18 +5,19 @@
 ///     {"name": …, "library_ns": …, "floor_ns": …, "swiftcrypto_ns": … or null,
 ///      "ratio_floor": …, "ratio_swiftcrypto": … or null, …}
 ///
-/// followed by descriptive fields (`group`, `summary`, the targets, the quartiles, `rounds`).
+/// followed by descriptive fields (`group`, `summary`, the targets, the quartiles, `rounds`,
+/// `clock`).
 /// Times are medians in nanoseconds per operation. Cases that failed, or that have no library
 /// measurement, are left out of the array (the table shows them).
 public enum JSONReport {
-    /// The JSON text for `results`, measured with `rounds` rounds per case.
-    public static func encode(_ results: [CaseResult], rounds: Int) -> String {
-        let rows = results.compactMap { row($0, rounds: rounds) }
+    /// The JSON text for `results`, measured with `rounds` rounds per case on `clock`.
+    public static func encode(_ results: [CaseResult], rounds: Int, clock: BenchClock = .threadCPU) -> String {
+        let rows = results.compactMap { row($0, rounds: rounds, clock: clock) }
         guard !rows.isEmpty else { return "[]\n" }
         return "[\n" + rows.joined(separator: ",\n") + "\n]\n"
     }
 
-    static func row(_ result: CaseResult, rounds: Int) -> String? {
+    static func row(_ result: CaseResult, rounds: Int, clock: BenchClock) -> String? {
         guard result.failure == nil, let library = result.median(.library), let floor = result.median(.floor) else {
             return nil
         }
@@ -39,6 +40,7 @@ public enum JSONReport {
             fields.append(("\(key)_ns_q3", number(summary.upperQuartile, 1)))
         }
         fields.append(("rounds", String(rounds)))
+        fields.append(("clock", string(clock == .threadCPU ? "thread-cpu" : "wall")))
         return "  {" + fields.map { "\(string($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
     }
 

@@ -101,6 +101,7 @@ final class HarnessTests: XCTestCase {
         XCTAssertTrue(rows[1]["ratio_swiftcrypto"] is NSNull)
         XCTAssertEqual((rows[1]["ratio_floor"] as? NSNumber)?.doubleValue ?? 0, 0.5, accuracy: 1e-9)
         XCTAssertEqual((rows[1]["rounds"] as? NSNumber)?.intValue, 7)
+        XCTAssertEqual(rows[1]["clock"] as? String, "thread-cpu")
     }
 
     func testTableShowsEveryCaseAndItsFailure() throws {
@@ -121,6 +122,8 @@ final class HarnessTests: XCTestCase {
         XCTAssertEqual(RunConfiguration.fromEnvironment(["BENCH_QUICK": "0"]), .full)
         XCTAssertEqual(RunConfiguration.fromEnvironment([:]), .full)
         XCTAssertEqual(RunConfiguration.fromEnvironment(["BENCH_QUICK": "1", "BENCH_ROUNDS": "3"]).rounds, 3)
+        XCTAssertEqual(RunConfiguration.fromEnvironment([:]).clock, .threadCPU)
+        XCTAssertEqual(RunConfiguration.fromEnvironment(["BENCH_CLOCK": "wall"]).clock, .wall)
     }
 
     func testHeapProbeSeesAnAllocationThatIsKept() {
