@@ -72,6 +72,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case let .invalidConfiguration(why): return "invalidConfiguration(\(why))"
         case let .primitive(error): return "primitive(\(error))"
         case let .storage(why): return "storage(\(why))"
+        case .untrustedIdentity: return "untrustedIdentity"
         default: return specName ?? "unknown"
         }
     }

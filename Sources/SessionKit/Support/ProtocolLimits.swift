@@ -12,6 +12,13 @@ public enum ProtocolLimits {
     public static let oneTimePreKeyLowWaterMark = 20
     /// Default signed-prekey rotation interval, in seconds (7 days).
     public static let signedPreKeyRotationInterval: Double = 7 * 24 * 3600
+    /// Default time a replaced signed prekey is kept after its replacement, in seconds
+    /// (30 days, as Signal's clients do), so that prekey messages built from a bundle fetched
+    /// before the rotation still decrypt. Removed once the period has passed.
+    public static let signedPreKeyGracePeriod: Double = 30 * 24 * 3600
+    /// Sessions kept per peer device besides the current one (`SessionRecord`), the oldest
+    /// dropped first: 40, as libsignal (`ARCHIVED_STATES_MAX_LENGTH`).
+    public static let maxPreviousSessions = 40
 }
 
 /// The fixed HKDF info strings of SPEC §3–§6 (ASCII, no terminator).

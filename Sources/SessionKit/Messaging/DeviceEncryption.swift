@@ -1,0 +1,32 @@
+/// The outcome of encrypting to one device when encrypting to all of a user's devices
+/// (`SessionManager.encrypt(_:toUser:)`).
+public struct DeviceEncryption: Sendable, CustomStringConvertible {
+    /// The device.
+    public let address: ProtocolAddress
+    /// The message to deliver to that device, or why none was produced (its session then
+    /// unchanged).
+    public let result: Result<[UInt8], SessionError>
+
+    /// Creates an outcome.
+    public init(address: ProtocolAddress, result: Result<[UInt8], SessionError>) {
+        self.address = address
+        self.result = result
+    }
+
+    /// The message, or `nil` when encrypting to this device failed.
+    public var ciphertext: [UInt8]? { try? result.get() }
+
+    /// The error, or `nil` when encrypting to this device succeeded.
+    public var error: SessionError? {
+        guard case let .failure(error) = result else { return nil }
+        return error
+    }
+
+    /// The address and the size or error, never the message.
+    public var description: String {
+        switch result {
+        case let .success(bytes): return "DeviceEncryption(\(address): \(bytes.count) bytes)"
+        case let .failure(error): return "DeviceEncryption(\(address): \(error))"
+        }
+    }
+}

@@ -1,0 +1,339 @@
+import SignalPrimitives
+
+/// The entry point for an app: encrypts to and decrypts from peer devices, starts sessions
+/// from bundles, runs the group (sender-key) helpers and the prekey upkeep, over a
+/// `ProtocolStore` and an `IdentityTrustEvaluator`.
+///
+/// Concurrency. Work on one peer device (one `ProtocolAddress`) is serialised: each call
+/// loads the device's record, runs, and stores it while holding a per-address lock, in
+/// arrival order. Calls for different devices run concurrently (the actor is reentrant across
+/// its `await`s). Group calls are serialised per group (our chain) and per (group, sender).
+/// Use one manager per store: two managers on the same store do not serialise each other.
+///
+/// Transactions and crash consistency. Every call fetches the state, computes the new state
+/// on a copy, stores it, and only then returns:
+/// - `decrypt`: decrypt → persist → acknowledge. The plaintext is returned only after the
+///   advanced session (and, for a prekey message, the deletion of the one-time prekey it
+///   used, in the same store call) was persisted. Acknowledge the message to the server only
+///   after `decrypt` returned. A process that dies before the write has changed nothing and
+///   gets the message again (the server redelivers it), which then decrypts as the first
+///   time; one that dies after the write has lost nothing. When any step fails — a bad
+///   message, the trust evaluator, the store — nothing is stored and the same bytes can be
+///   retried.
+/// - `encrypt`: encrypt → persist → send. The ciphertext is returned only after the advanced
+///   sending chain was persisted, so a message key is never used twice, even across a crash.
+///   A process that dies after the write but before sending loses one message number, which
+///   the receiver skips.
+///
+/// Trust. Before encrypting to a device, and when starting a session from a bundle, the
+/// peer's identity key is checked with the trust evaluator; `untrustedIdentity` until the
+/// app accepts a changed key. A message from a changed identity still decrypts (it is
+/// authentic): the new key is reported to the evaluator whenever a decryption establishes or
+/// switches the device's current session, and encrypting to the device is then refused until
+/// the app accepts the key.
+///
+/// Cost. The in-memory store keeps records as values, so a message costs no serialization;
+/// a store that writes `SessionRecord.serialized()` after each message writes all of the
+/// device's sessions (see `SessionRecordPersistence.swift`).
+public actor SessionManager {
+    private enum LockKey: Hashable, Sendable {
+        case peer(ProtocolAddress)
+        case groupSending(GroupID)
+        case groupReceiving(GroupID, ProtocolAddress)
+    }
+
+    /// The store holding identity, prekeys, sessions and sender keys.
+    public nonisolated let store: any ProtocolStore
+    /// The trust policy for peers' identity keys.
+    public nonisolated let trust: any IdentityTrustEvaluator
+    /// The limits of sessions created by this manager.
+    public nonisolated let configuration: SessionConfiguration
+    /// When prekeys are replenished, rotated and expired.
+    public nonisolated let preKeyPolicy: PreKeyPolicy
+    private let clock: any WallClock
+    private let random: any RandomSource
+    private let locks = KeyedAsyncLock<LockKey>()
+    private var identityCache: IdentityKeyPair?
+
+    /// Creates a manager.
+    /// - Parameters:
+    ///   - store: where every state lives.
+    ///   - trust: decides whether a peer's identity key may be used (the `Verification`
+    ///     module's trust store, or the app's policy).
+    ///   - configuration: the limits of sessions created here (SPEC §4 defaults).
+    ///   - preKeyPolicy: prekey batch size, low-water mark, rotation and grace period.
+    ///   - clock: the time for prekey upkeep (the system clock by default).
+    ///   - random: the randomness for keys (the system CSPRNG by default; pass another source
+    ///     only in tests).
+    public init(
+        store: any ProtocolStore, trust: any IdentityTrustEvaluator, configuration: SessionConfiguration = .default,
+        preKeyPolicy: PreKeyPolicy = .default, clock: any WallClock = SystemWallClock(),
+        random: any RandomSource = SystemRandomSource()
+    ) {
+        self.store = store
+        self.trust = trust
+        self.configuration = configuration
+        self.preKeyPolicy = preKeyPolicy
+        self.clock = clock
+        self.random = random
+    }
+
+    // MARK: Prekeys
+
+    /// Generates this device's first prekeys when the store holds none, otherwise runs the
+    /// upkeep of `LocalPreKeys.maintain` at the clock's current time (rotate the signed prekey
+    /// when due, remove expired ones, replenish one-time prekeys below the low-water mark).
+    /// Returns what to upload to the server: everything the first time, afterwards only what
+    /// changed (`isEmpty` when nothing did). Run it at start-up and then regularly.
+    /// - Throws: `SessionError.storage` when the store fails, `.primitive` when libsodium is
+    ///   unusable; nothing changed then.
+    public func maintainPreKeys() async throws(SessionError) -> PreKeyUpload {
+        let identity = try await localIdentity()
+        let now = clock.now()
+        let policy = preKeyPolicy
+        let random = random
+        return try await store.updatePreKeys { (keys: inout LocalPreKeys?) throws(SessionError) -> PreKeyUpload in
+            guard var current = keys else {
+                let fresh = try LocalPreKeys(identity: identity, now: now, policy: policy, random: random)
+                keys = fresh
+                return fresh.fullUpload(identityKey: identity.publicKey)
+            }
+            let upload = try current.maintain(identity: identity, now: now, policy: policy, random: random)
+            keys = current
+            return upload
+        }
+    }
+
+    // MARK: Sessions
+
+    /// Starts a session with `address` from its bundle, as the initiator (SPEC §3). The new
+    /// session becomes the device's current one; an existing one is kept as a previous
+    /// session (its messages in flight still decrypt). Messages sent next are prekey messages
+    /// until the peer replies.
+    ///
+    /// Order: the bundle's signature and keys are checked first (so that a forged bundle never
+    /// reaches the trust evaluator), then the identity key with the trust evaluator, then the
+    /// record is stored.
+    /// - Throws: `SessionError.invalidSignature` or `.invalidKey` for a bad bundle,
+    ///   `.untrustedIdentity` when the trust evaluator refuses the bundle's identity key,
+    ///   `.storage` when the store or the trust evaluator fails; nothing changed then.
+    public func processBundle(_ bundle: PreKeyBundle, for address: ProtocolAddress) async throws(SessionError) {
+        let identity = try await localIdentity()
+        try await locks.withLock(.peer(address)) { () async throws(SessionError) in
+            let session = try SessionState(
+                initiatingWith: bundle, identity: identity, configuration: configuration, random: random)
+            guard try await isTrusted(bundle.identityKey, for: address) else { throw .untrustedIdentity }
+            var record = try await store.loadSession(for: address) ?? SessionRecord()
+            record.promote(session)
+            try await store.storeSession(record, for: address)
+        }
+    }
+
+    /// Encrypts `plaintext` for the device `address` with its current session, and stores
+    /// the advanced session before returning the message (encrypt → persist → send).
+    /// - Throws: `SessionError.noSession` when the device has no current session (process a
+    ///   bundle first), `.untrustedIdentity` when the trust evaluator refuses the session's
+    ///   identity key (a changed key the app has not accepted), the errors of
+    ///   `SessionState.encrypt`, `.storage` when the store or the trust evaluator fails.
+    ///   Nothing changed when it throws.
+    public func encrypt(_ plaintext: [UInt8], to address: ProtocolAddress) async throws(SessionError) -> [UInt8] {
+        try await locks.withLock(.peer(address)) { () async throws(SessionError) -> [UInt8] in
+            guard var record = try await store.loadSession(for: address), let remote = record.remoteIdentityKey else {
+                throw .noSession
+            }
+            guard try await isTrusted(remote, for: address) else { throw .untrustedIdentity }
+            let message = try record.encrypt(plaintext)
+            try await store.storeSession(record, for: address)
+            return message
+        }
+    }
+
+    /// Encrypts `plaintext` for every device of `userID` that has a stored session, each as
+    /// `encrypt(_:to:)` does, concurrently. Returns one outcome per device, by ascending
+    /// device id.
+    ///
+    /// Devices are independent: one device failing (`untrustedIdentity`, `noSession` for a
+    /// device whose session was archived, a store error) leaves that device's session
+    /// unchanged and does not stop the others, whose sessions advance and whose messages
+    /// should be sent. The app decides what to do about the failed ones (for example ask the
+    /// user to accept a changed key, then encrypt again to that device only).
+    /// - Throws: `SessionError.storage` only when the devices cannot be listed.
+    public func encrypt(_ plaintext: [UInt8], toUser userID: String) async throws(SessionError) -> [DeviceEncryption] {
+        let devices = try await store.deviceIDs(ofUser: userID)
+        let outcomes = await withTaskGroup(of: DeviceEncryption.self) { group in
+            for device in devices {
+                let address = ProtocolAddress(userID: userID, deviceID: device)
+                group.addTask {
+                    do throws(SessionError) {
+                        return DeviceEncryption(address: address, result: .success(try await self.encrypt(plaintext, to: address)))
+                    } catch {
+                        return DeviceEncryption(address: address, result: .failure(error))
+                    }
+                }
+            }
+            var outcomes: [DeviceEncryption] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        return outcomes.sorted { $0.address.deviceID < $1.address.deviceID }
+    }
+
+    /// Decrypts a message from the device `address` (SPEC §4) and persists the result before
+    /// returning the plaintext (decrypt → persist → acknowledge; see the type's documentation).
+    ///
+    /// A prekey message goes to the session created from the same EK_A, or runs X3DH with the
+    /// prekeys it names; the one-time prekey X3DH used is deleted in the same store call that
+    /// stores the new session (`commitEstablishment`), so it creates one session at most, even
+    /// when two prekey messages naming it are decrypted concurrently. When the message
+    /// establishes or switches the current session, the session's identity key is reported to
+    /// the trust evaluator (a changed key still decrypts; encrypting is refused until the app
+    /// accepts it).
+    /// - Throws: the errors of `SessionRecord.decrypt` (SPEC §8 names, in SPEC §4's order),
+    ///   `SessionError.unknownPreKey` also when the one-time prekey was consumed concurrently,
+    ///   `.storage` when the store or the trust evaluator fails. Nothing changed when it throws:
+    ///   the same bytes can be retried.
+    public func decrypt(_ bytes: [UInt8], from address: ProtocolAddress) async throws(SessionError) -> [UInt8] {
+        let message = try IncomingMessage(serialized: bytes)
+        let identity = try await localIdentity()
+        return try await locks.withLock(.peer(address)) { () async throws(SessionError) -> [UInt8] in
+            var record = try await store.loadSession(for: address) ?? SessionRecord()
+            var preKeys = PreKeySet()
+            if case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) {
+                let prefix = preKeyMessage.prefix
+                preKeys = try await store.preKeys(signedPreKeyID: prefix.signedPreKeyID, oneTimePreKeyID: prefix.oneTimePreKeyID)
+            }
+            let result = try record.decrypt(message, identity: identity, preKeys: preKeys, configuration: configuration, random: random)
+            if result.changedCurrentSession {
+                _ = try await isTrusted(result.remoteIdentityKey, for: address)
+            }
+            if result.establishedSession {
+                try await store.commitEstablishment(record, for: address, consumingOneTimePreKey: result.consumedOneTimePreKeyID)
+            } else {
+                try await store.storeSession(record, for: address)
+            }
+            return result.plaintext
+        }
+    }
+
+    // MARK: Groups (sender keys)
+
+    /// Our sender-key distribution message for `group`, creating our sending chain (and
+    /// storing it) when there is none. Send it to each member device over its pairwise
+    /// session (`distributeSenderKey(for:to:)` does both).
+    /// - Throws: `SessionError.chainExhausted` when our chain is used up (rotate it),
+    ///   `.storage` when the store fails, `.primitive` when libsodium is unusable.
+    public func senderKeyDistributionMessage(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
+        try await locks.withLock(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
+            if let chain = try await store.loadSendingChain(for: group) { return try chain.distributionMessage() }
+            let chain = try SenderKeySendingChain(using: random)
+            let distribution = try chain.distributionMessage()
+            try await store.storeSendingChain(chain, for: group)
+            return distribution
+        }
+    }
+
+    /// Replaces our sending chain for `group` with a new one and returns its distribution
+    /// message (after a member left: send it to the remaining members only).
+    /// - Throws: `SessionError.storage` when the store fails (the old chain stays),
+    ///   `.primitive` when libsodium is unusable.
+    public func rotateSenderKey(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
+        try await locks.withLock(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
+            let chain = try SenderKeySendingChain(using: random)
+            let distribution = try chain.distributionMessage()
+            try await store.storeSendingChain(chain, for: group)
+            return distribution
+        }
+    }
+
+    /// Sends our distribution message for `group` to each of `members` through its pairwise
+    /// session: the returned outcome per device (as `encrypt(_:toUser:)`) carries the pairwise
+    /// message whose plaintext is the distribution message's bytes. The receiver passes it to
+    /// `processSenderKeyDistribution(encrypted:for:from:)`; how the app marks such messages
+    /// apart from others is the app's envelope.
+    /// - Throws: the errors of `senderKeyDistributionMessage(for:)`; per-device failures are
+    ///   in the outcomes.
+    public func distributeSenderKey(for group: GroupID, to members: [ProtocolAddress]) async throws(SessionError) -> [DeviceEncryption] {
+        let distribution = try await senderKeyDistributionMessage(for: group).serialized
+        var outcomes: [DeviceEncryption] = []
+        for member in members {
+            do throws(SessionError) {
+                outcomes.append(DeviceEncryption(address: member, result: .success(try await encrypt(distribution, to: member))))
+            } catch {
+                outcomes.append(DeviceEncryption(address: member, result: .failure(error)))
+            }
+        }
+        return outcomes
+    }
+
+    /// Stores the chain of a distribution message received from `sender` for `group` (a
+    /// chain already held is ignored; beyond five chains per sender the oldest is dropped).
+    /// - Throws: the parse errors of `SenderKeyDistributionMessage` (`unsupportedVersion`,
+    ///   `invalidMessage`, `invalidKey`), `.storage` when the store fails; nothing changed then.
+    public func processSenderKeyDistribution(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) {
+        let distribution = try SenderKeyDistributionMessage(serialized: bytes)
+        try await locks.withLock(.groupReceiving(group, sender)) { () async throws(SessionError) in
+            var state = try await store.loadReceiverState(for: group, sender: sender) ?? SenderKeyReceiverState()
+            state.process(distribution)
+            try await store.storeReceiverState(state, for: group, sender: sender)
+        }
+    }
+
+    /// Decrypts a pairwise message from `sender` whose plaintext is a distribution message
+    /// (as `distributeSenderKey` sends), then stores its chain: `decrypt(_:from:)` followed by
+    /// `processSenderKeyDistribution(_:for:from:)`.
+    /// - Throws: the errors of both; when the second fails, the pairwise message has been
+    ///   decrypted and persisted already (it is not decryptable again).
+    public func processSenderKeyDistribution(encrypted bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) {
+        try await processSenderKeyDistribution(decrypt(bytes, from: sender), for: group, from: sender)
+    }
+
+    /// Encrypts `plaintext` once for every member of `group` with our sending chain and
+    /// stores the advanced chain before returning the message.
+    /// - Throws: `SessionError.noSession` when we have no chain for `group` (create it with
+    ///   `senderKeyDistributionMessage(for:)` and distribute it first), the errors of
+    ///   `SenderKeySendingChain.encrypt`, `.storage`; nothing changed then.
+    public func groupEncrypt(_ plaintext: [UInt8], for group: GroupID) async throws(SessionError) -> [UInt8] {
+        try await locks.withLock(.groupSending(group)) { () async throws(SessionError) -> [UInt8] in
+            guard var chain = try await store.loadSendingChain(for: group) else { throw .noSession }
+            let message = try chain.encrypt(plaintext)
+            try await store.storeSendingChain(chain, for: group)
+            return message
+        }
+    }
+
+    /// Decrypts a group message from `sender` in `group` and stores the advanced chain before
+    /// returning the plaintext (decrypt → persist → acknowledge).
+    /// - Throws: `SessionError.unknownChain` when nothing was received from `sender` (after
+    ///   the type and length checks of SPEC §5), the errors of
+    ///   `SenderKeyReceiverState.decrypt`, `.storage`; nothing changed then.
+    public func groupDecrypt(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) -> [UInt8] {
+        try await locks.withLock(.groupReceiving(group, sender)) { () async throws(SessionError) -> [UInt8] in
+            guard var state = try await store.loadReceiverState(for: group, sender: sender) else {
+                _ = try SenderKeyMessage(serialized: bytes)
+                throw .unknownChain
+            }
+            let plaintext = try state.decrypt(bytes)
+            try await store.storeReceiverState(state, for: group, sender: sender)
+            return plaintext
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The local identity, read from the store once.
+    private func localIdentity() async throws(SessionError) -> IdentityKeyPair {
+        if let identityCache { return identityCache }
+        let identity = try await store.localIdentity()
+        identityCache = identity
+        return identity
+    }
+
+    /// Asks the trust evaluator about `identityKey` (which also records it).
+    private func isTrusted(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(SessionError) -> Bool {
+        do {
+            return try await trust.checkIdentity(identityKey.rawRepresentation, for: address)
+        } catch {
+            throw .storage("trust evaluator: \(error)")
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import SignalPrimitives
+
+/// The persisted form of a `SessionRecord`, in the common envelope of `StateWriter`
+/// (`"SKST" || kind 0x07 (sessionRecord) || version || body || checksum`), version 1.
+///
+/// Body, version 1:
+///
+///     hasCurrent      bool    0x00 or 0x01, then the current session's body
+///     previousCount   u32     ≤ ProtocolLimits.maxPreviousSessions
+///     previousCount × a session body, most recent first
+///
+/// Each session body is `SessionState`'s version-1 body (see `SessionStatePersistence.swift`),
+/// without an envelope of its own: a record of version 1 holds session bodies of version 1.
+/// No two sessions of a record share the same role and EK_A (the prefix's base key). Loading
+/// is strict: any violation, in the record or in one of its sessions, a truncated or trailing
+/// field or a bad checksum is `SessionError.invalidPayload`, an unknown version
+/// `SessionError.unsupportedVersion`. The blob holds secrets: protect it at rest and wipe
+/// copies (`SecureMemory.zero`).
+///
+/// Cost: the blob holds every session of the record, so a store that writes it after each
+/// message writes all of them; a store that wants to write less can keep the current session
+/// (`SessionState.serialized()`) apart from the previous ones, which change only when a
+/// session is promoted, established or archived.
+extension SessionRecord {
+    /// The persisted-state version this library writes.
+    public static let persistenceVersion: UInt8 = 1
+
+    /// The record as a blob (see the layout above).
+    public func serialized() -> [UInt8] {
+        var writer = StateWriter(kind: .sessionRecord, version: Self.persistenceVersion)
+        writer.write(currentSession != nil)
+        currentSession?.encode(into: &writer)
+        writer.write(UInt32(truncatingIfNeeded: previousSessions.count))
+        for session in previousSessions { session.encode(into: &writer) }
+        return writer.finish()
+    }
+
+    /// Loads a record from `serialized()`'s blob.
+    /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent blob,
+    ///   `SessionError.unsupportedVersion` for an unknown version.
+    public init(serialized blob: [UInt8]) throws(SessionError) {
+        var reader = try StateReader(blob, kind: .sessionRecord, supportedVersions: 1 ... Self.persistenceVersion)
+        var seen = Set<SessionIdentity>()
+        var current: SessionState?
+        if try reader.readBool() {
+            let session = try SessionState(decodingFrom: &reader)
+            seen.insert(SessionIdentity(session))
+            current = session
+        }
+        let previousCount = try reader.readUInt32()
+        guard previousCount <= UInt32(ProtocolLimits.maxPreviousSessions) else { throw .invalidPayload }
+        var previous: [SessionState] = []
+        for _ in 0 ..< previousCount {
+            let session = try SessionState(decodingFrom: &reader)
+            guard seen.insert(SessionIdentity(session)).inserted else { throw .invalidPayload }
+            previous.append(session)
+        }
+        try reader.finish()
+        self.init(currentSession: current, previousSessions: previous)
+    }
+
+    /// What makes a session unique within a record: its role and EK_A.
+    private struct SessionIdentity: Hashable {
+        let role: SessionState.Role
+        let baseKey: X25519.PublicKey
+
+        init(_ session: SessionState) {
+            role = session.role
+            baseKey = session.preKeyPrefix.baseKey
+        }
+    }
+}

@@ -1,0 +1,243 @@
+import SignalPrimitives
+
+/// Everything held for one peer device: the current session and up to
+/// `ProtocolLimits.maxPreviousSessions` (40, as libsignal) previous ones, most recent first.
+///
+/// Previous sessions exist because both sides may start a session at about the same time, or
+/// a peer may start a new one (after a reinstall, or from a newer bundle) while messages of
+/// the old one are still in flight: those still decrypt. Sending always uses the current
+/// session. Beyond 40 previous sessions the oldest is dropped.
+///
+/// Decryption (`decrypt`) routes a message:
+/// - a prekey message goes to the session, current or previous, created from the same EK_A
+///   (whose IK_A, spk_id and one-time-prekey part must then match, else `invalidMessage`);
+///   a previous one that decrypts becomes current again. With no such session, X3DH runs
+///   (`SessionState.accept`) and the new session becomes current, the old current one
+///   becoming the most recent previous one;
+/// - a ratchet message is tried on the current session, then on the previous ones, most recent
+///   first; a previous session that decrypts becomes current (as in libsignal: the peer is
+///   using that session, so replies go to it and both sides converge on one session).
+///
+/// A value type, transactional: when `decrypt` or `encrypt` throws, the record (and its
+/// serialization) is exactly what it was, no one-time prekey is reported consumed and nothing
+/// was drawn from the random source. Persist it (`serialized()`, kind `.sessionRecord`) after
+/// each success.
+public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// What `decrypt` produced.
+    public struct Decryption: Sendable, CustomStringConvertible {
+        /// The plaintext.
+        public let plaintext: [UInt8]
+        /// The one-time prekey X3DH consumed: delete it in the same transaction that stores
+        /// the record (`ProtocolStore.commitEstablishment`).
+        public let consumedOneTimePreKeyID: UInt32?
+        /// Whether X3DH ran and created the (now current) session.
+        public let establishedSession: Bool
+        /// Whether a previous session decrypted the message and became current again.
+        public let promotedPreviousSession: Bool
+        /// The peer's identity key in the session that decrypted the message (now current).
+        public let remoteIdentityKey: Ed25519.PublicKey
+
+        /// Whether the current session changed: established or promoted.
+        public var changedCurrentSession: Bool { establishedSession || promotedPreviousSession }
+
+        /// A short description without the plaintext.
+        public var description: String {
+            "SessionRecord.Decryption(\(plaintext.count) bytes, consumedOneTimePreKeyID: "
+                + "\(consumedOneTimePreKeyID.map(String.init) ?? "none"), established: \(establishedSession), "
+                + "promoted: \(promotedPreviousSession))"
+        }
+    }
+
+    /// The session used to send, if any.
+    public private(set) var currentSession: SessionState?
+    /// Earlier sessions that can still decrypt, most recent first (at most
+    /// `ProtocolLimits.maxPreviousSessions`).
+    public private(set) var previousSessions: [SessionState]
+
+    /// An empty record: no session.
+    public init() {
+        currentSession = nil
+        previousSessions = []
+    }
+
+    /// A record whose current session is `session`.
+    public init(currentSession session: SessionState) {
+        currentSession = session
+        previousSessions = []
+    }
+
+    /// Assembles a record from its parts (persistence); `previous` is already bounded.
+    init(currentSession: SessionState?, previousSessions: [SessionState]) {
+        self.currentSession = currentSession
+        self.previousSessions = previousSessions
+    }
+
+    /// Whether the record holds no session at all.
+    public var isEmpty: Bool { currentSession == nil && previousSessions.isEmpty }
+
+    /// The peer's identity key in the current session.
+    public var remoteIdentityKey: Ed25519.PublicKey? { currentSession?.remoteIdentityKey }
+
+    /// Makes `session` current (for example one just started from a bundle); the current
+    /// session becomes the most recent previous one and the oldest beyond the limit is dropped.
+    public mutating func promote(_ session: SessionState) {
+        archiveCurrentSession()
+        currentSession = session
+    }
+
+    /// Moves the current session to the previous ones, so that the next message sent needs a
+    /// new session (`noSession` until then). Messages of the archived session still decrypt.
+    public mutating func archiveCurrentSession() {
+        guard let current = currentSession else { return }
+        currentSession = nil
+        previousSessions.insert(current, at: 0)
+        if previousSessions.count > ProtocolLimits.maxPreviousSessions {
+            previousSessions.removeLast(previousSessions.count - ProtocolLimits.maxPreviousSessions)
+        }
+    }
+
+    /// Whether a session of this record (current or previous) was created by a prekey
+    /// message with `prefix`'s EK_A: such a message is decrypted by that session, without X3DH
+    /// and without prekeys.
+    public func holdsSession(createdBy prefix: PreKeyMessage.Prefix) -> Bool {
+        if currentSession?.isCreated(byPreKeyMessageWith: prefix) == true { return true }
+        return previousSessions.contains { $0.isCreated(byPreKeyMessageWith: prefix) }
+    }
+
+    // MARK: Encrypt
+
+    /// Encrypts `plaintext` with the current session (SPEC §4; a prekey message while the
+    /// current session is an initiator that has had no reply).
+    /// - Throws: `SessionError.noSession` without a current session, else the errors of
+    ///   `SessionState.encrypt(_:)`. The record is unchanged when it throws.
+    public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
+        guard var session = currentSession else { throw .noSession }
+        // Drop the record's reference so the session's storage is mutated in place; a failed
+        // encrypt leaves `session` unchanged, and either way it is put back.
+        currentSession = nil
+        defer { currentSession = session }
+        return try session.encrypt(plaintext)
+    }
+
+    // MARK: Decrypt
+
+    /// Decrypts `bytes` from this record's peer device, routing it as the type documentation
+    /// says. `identity` and `preKeys` are ours, used when a prekey message needs X3DH;
+    /// `configuration` applies to a session created here.
+    ///
+    /// When every session fails on a ratchet message, the error reported is that of the first
+    /// session that recognises the message's ratchet key (its current receiving key, or a
+    /// skipped key stored under it), else that of the current session.
+    /// - Throws: `SessionError` with the SPEC §8 names, in SPEC §4's order: `unsupportedVersion`,
+    ///   `invalidMessage`, `invalidKey` (decoding); `noSession` (a ratchet message and no
+    ///   session); `unknownPreKey`; then `invalidMessage`, `duplicateMessage`,
+    ///   `tooManySkippedMessages`, `invalidKey`, `invalidPadding`; or `primitive`. The record
+    ///   is unchanged when it throws.
+    public mutating func decrypt(
+        _ bytes: [UInt8], identity: IdentityKeyPair, preKeys: some PreKeyLookup,
+        configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()
+    ) throws(SessionError) -> Decryption {
+        try decrypt(
+            IncomingMessage(serialized: bytes), identity: identity, preKeys: preKeys, configuration: configuration,
+            random: random)
+    }
+
+    /// Decrypts an already decoded message; see `decrypt(_: [UInt8], …)`.
+    /// - Throws: as `decrypt(_: [UInt8], …)`, except the decoding errors. The record is
+    ///   unchanged when it throws.
+    public mutating func decrypt(
+        _ message: IncomingMessage, identity: IdentityKeyPair, preKeys: some PreKeyLookup,
+        configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()
+    ) throws(SessionError) -> Decryption {
+        switch message {
+        case let .ratchet(ratchetMessage):
+            return try decryptRatchetMessage(message, ratchetMessage, random: random)
+        case let .preKey(preKeyMessage):
+            return try decryptPreKeyMessage(
+                message, preKeyMessage, identity: identity, preKeys: preKeys, configuration: configuration, random: random)
+        }
+    }
+
+    private mutating func decryptRatchetMessage(
+        _ message: IncomingMessage, _ ratchetMessage: RatchetMessage, random: any RandomSource
+    ) throws(SessionError) -> Decryption {
+        var firstError: SessionError?
+        if var session = currentSession {
+            currentSession = nil
+            do throws(SessionError) {
+                let plaintext = try session.decrypt(message, random: random)
+                currentSession = session
+                return Decryption(
+                    plaintext: plaintext, consumedOneTimePreKeyID: nil, establishedSession: false,
+                    promotedPreviousSession: false, remoteIdentityKey: session.remoteIdentityKey)
+            } catch {
+                currentSession = session
+                if session.recognizesRatchetKey(of: ratchetMessage) { throw error }
+                firstError = error
+            }
+        }
+        for index in previousSessions.indices {
+            var session = previousSessions[index]
+            do throws(SessionError) {
+                let plaintext = try session.decrypt(message, random: random)
+                previousSessions.remove(at: index)
+                promote(session)
+                return Decryption(
+                    plaintext: plaintext, consumedOneTimePreKeyID: nil, establishedSession: false,
+                    promotedPreviousSession: true, remoteIdentityKey: session.remoteIdentityKey)
+            } catch {
+                if session.recognizesRatchetKey(of: ratchetMessage) { throw error }
+                if firstError == nil { firstError = error }
+            }
+        }
+        throw firstError ?? .noSession
+    }
+
+    private mutating func decryptPreKeyMessage(
+        _ message: IncomingMessage, _ preKeyMessage: PreKeyMessage, identity: IdentityKeyPair, preKeys: some PreKeyLookup,
+        configuration: SessionConfiguration, random: any RandomSource
+    ) throws(SessionError) -> Decryption {
+        let prefix = preKeyMessage.prefix
+        if var session = currentSession, session.isCreated(byPreKeyMessageWith: prefix) {
+            currentSession = nil
+            defer { currentSession = session }
+            let plaintext = try session.decrypt(message, random: random)
+            return Decryption(
+                plaintext: plaintext, consumedOneTimePreKeyID: nil, establishedSession: false,
+                promotedPreviousSession: false, remoteIdentityKey: session.remoteIdentityKey)
+        }
+        if let index = previousSessions.firstIndex(where: { $0.isCreated(byPreKeyMessageWith: prefix) }) {
+            var session = previousSessions[index]
+            let plaintext = try session.decrypt(message, random: random)
+            previousSessions.remove(at: index)
+            promote(session)
+            return Decryption(
+                plaintext: plaintext, consumedOneTimePreKeyID: nil, establishedSession: false,
+                promotedPreviousSession: true, remoteIdentityKey: session.remoteIdentityKey)
+        }
+        let established = try SessionState.accept(
+            preKeyMessage, identity: identity, preKeys: preKeys, configuration: configuration, random: random)
+        promote(established.session)
+        return Decryption(
+            plaintext: established.plaintext, consumedOneTimePreKeyID: established.consumedOneTimePreKeyID,
+            establishedSession: true, promotedPreviousSession: false,
+            remoteIdentityKey: established.session.remoteIdentityKey)
+    }
+
+    /// The number of sessions and the current one, never a secret.
+    public var description: String {
+        "SessionRecord(current: \(currentSession.map(\.description) ?? "none"), previous: \(previousSessions.count))"
+    }
+    /// A redacted description.
+    public var debugDescription: String { description }
+}
+
+extension SessionState {
+    /// Whether `message` belongs to one of this session's receiving chains: its ratchet key is
+    /// the current remote ratchet key, or a skipped key is stored under (ratchet key, n).
+    func recognizesRatchetKey(of message: RatchetMessage) -> Bool {
+        if ratchet.remoteRatchetKey == message.ratchetKey { return true }
+        let slot = SkippedMessageKeys.Slot(ratchetKey: message.ratchetKey, counter: message.counter)
+        return ratchet.skippedKeys.messageKey(for: slot) != nil
+    }
+}

@@ -1,0 +1,198 @@
+import SignalPrimitives
+import XCTest
+@testable import SessionKit
+
+/// Per-address serialisation: the keyed lock itself, and many tasks encrypting and decrypting
+/// across several peers through their managers.
+final class ConcurrencyTests: XCTestCase {
+    /// Records events from concurrent tasks.
+    private actor Log {
+        private(set) var events: [String] = []
+        private(set) var inside = 0
+        private(set) var maximumInside = 0
+        func enter(_ label: String) {
+            events.append("enter \(label)")
+            inside += 1
+            maximumInside = max(maximumInside, inside)
+        }
+        func exit(_ label: String) {
+            events.append("exit \(label)")
+            inside -= 1
+        }
+        func append(_ event: String) { events.append(event) }
+    }
+
+    // MARK: KeyedAsyncLock
+
+    func testHoldersOfOneKeyNeverOverlap() async throws {
+        let lock = KeyedAsyncLock<Int>()
+        let log = Log()
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0 ..< 40 {
+                group.addTask {
+                    _ = try? await lock.withLock(0) { () async throws(SessionError) in
+                        await log.enter("\(index)")
+                        for _ in 0 ..< 3 { await Task.yield() }
+                        await log.exit("\(index)")
+                    }
+                }
+            }
+        }
+        let maximumInside = await log.maximumInside
+        XCTAssertEqual(maximumInside, 1)
+        let events = await log.events
+        XCTAssertEqual(events.count, 80)
+        for pair in stride(from: 0, to: events.count, by: 2) {
+            XCTAssertEqual(events[pair].dropFirst(6), events[pair + 1].dropFirst(5), "each holder exits before the next enters")
+        }
+        let held = await lock.isHeld(0)
+        XCTAssertFalse(held)
+    }
+
+    func testWaitersAreServedInArrivalOrder() async throws {
+        let lock = KeyedAsyncLock<String>()
+        let log = Log()
+        await lock.acquire("peer")
+        var tasks: [Task<Void, Never>] = []
+        for index in 0 ..< 5 {
+            tasks.append(Task {
+                _ = try? await lock.withLock("peer") { () async throws(SessionError) in await log.append("\(index)") }
+            })
+            while await lock.waiterCount("peer") < index + 1 { await Task.yield() }
+        }
+        await lock.release("peer")
+        for task in tasks { await task.value }
+        let events = await log.events
+        XCTAssertEqual(events, ["0", "1", "2", "3", "4"])
+    }
+
+    func testADifferentKeyDoesNotWaitAndAThrowingHolderReleasesItsKey() async throws {
+        let lock = KeyedAsyncLock<Int>()
+        await lock.acquire(1)
+        let value = try await lock.withLock(2) { () async throws(SessionError) in 42 }
+        XCTAssertEqual(value, 42, "key 2 was taken while key 1 is held")
+        await lock.release(1)
+
+        let result = await capture { () async throws(SessionError) -> Int in
+            try await lock.withLock(3) { () async throws(SessionError) -> Int in throw .invalidMessage }
+        }
+        XCTAssertEqual(result.error, .invalidMessage)
+        let held = await lock.isHeld(3)
+        XCTAssertFalse(held)
+    }
+
+    // MARK: Managers
+
+    /// Alice and Bob with an established session in both directions.
+    private func connectedPair(seed: UInt64) async throws -> (TestDevice, TestDevice) {
+        let server = FakeServer()
+        let alice = try await TestDevice("alice", 1, seed: seed, server: server)
+        let bob = try await TestDevice("bob", 1, seed: seed + 1, server: server)
+        try await alice.startSession(with: bob.address, server: server)
+        _ = try await bob.manager.decrypt(try await alice.manager.encrypt(utf8("hi"), to: bob.address), from: alice.address)
+        _ = try await alice.manager.decrypt(try await bob.manager.encrypt(utf8("hello"), to: alice.address), from: bob.address)
+        return (alice, bob)
+    }
+
+    func testConcurrentEncryptsToOnePeerUseEachMessageNumberOnce() async throws {
+        let (alice, bob) = try await connectedPair(seed: 90)
+        await alice.store.setYields(true)
+        let count = 30
+        let messages = await withTaskGroup(of: (Int, [UInt8]?).self) { group in
+            for index in 0 ..< count {
+                group.addTask { (index, try? await alice.manager.encrypt(plaintext(index), to: bob.address)) }
+            }
+            var messages: [(Int, [UInt8]?)] = []
+            for await message in group { messages.append(message) }
+            return messages
+        }
+        let ciphertexts = messages.compactMap(\.1)
+        XCTAssertEqual(ciphertexts.count, count, "every encrypt succeeded")
+        let headers = try ciphertexts.map { try RatchetMessage(serialized: $0) }
+        XCTAssertEqual(Set(headers.map(\.ratchetKey)).count, 1, "one sending chain")
+        XCTAssertEqual(headers.map(\.counter).sorted(), Array(0 ..< UInt32(count)), "a new chain after Bob's reply: numbers 0…29, none twice")
+
+        var received: [[UInt8]] = []
+        var generator = SeededGenerator(seed: 91)
+        for ciphertext in ciphertexts.shuffled(using: &generator) {
+            received.append(try await bob.manager.decrypt(ciphertext, from: alice.address))
+        }
+        XCTAssertEqual(Set(received), Set((0 ..< count).map { plaintext($0) }))
+        XCTAssertEqual(received.count, count)
+    }
+
+    func testManyPeersTalkingToOneDeviceConcurrentlyLoseDuplicateAndReorderNothing() async throws {
+        let server = FakeServer()
+        let hub = try await TestDevice("hub", 1, seed: 100, server: server)
+        var peers: [TestDevice] = []
+        for user in 0 ..< 3 {
+            for device: UInt32 in 1 ... 2 {
+                peers.append(try await TestDevice("user\(user)", device, seed: 110 + UInt64(user * 10) + UInt64(device), server: server))
+            }
+        }
+        await hub.store.setYields(true)
+        for peer in peers {
+            await peer.store.setYields(true)
+            try await peer.startSession(with: hub.address, server: server)
+        }
+        let rounds = 25
+        let hubAddress = hub.address
+        // Per peer: one task sends to the hub, which decrypts in order; another has the hub
+        // send to the peer, which decrypts in order. All tasks run at once.
+        let results = try await withThrowingTaskGroup(of: (String, [[UInt8]], [[UInt8]]).self) { group in
+            for (peerIndex, peer) in peers.enumerated() {
+                group.addTask {
+                    var sent: [[UInt8]] = []
+                    var atHub: [[UInt8]] = []
+                    for round in 0 ..< rounds {
+                        let text = utf8("\(peerIndex) to hub \(round)")
+                        let message = try await peer.manager.encrypt(text, to: hubAddress)
+                        sent.append(message)
+                        atHub.append(try await hub.manager.decrypt(message, from: peer.address))
+                    }
+                    return ("up \(peerIndex)", sent, atHub)
+                }
+                group.addTask {
+                    // Wait for the hub to have a session with this peer.
+                    while await hub.base.loadSession(for: peer.address) == nil { await Task.yield() }
+                    var sent: [[UInt8]] = []
+                    var atPeer: [[UInt8]] = []
+                    for round in 0 ..< rounds {
+                        let message = try await hub.manager.encrypt(utf8("hub to \(peerIndex) \(round)"), to: peer.address)
+                        sent.append(message)
+                        atPeer.append(try await peer.manager.decrypt(message, from: hubAddress))
+                    }
+                    return ("down \(peerIndex)", sent, atPeer)
+                }
+            }
+            var results: [(String, [[UInt8]], [[UInt8]])] = []
+            for try await result in group { results.append(result) }
+            return results
+        }
+        XCTAssertEqual(results.count, 2 * peers.count)
+        for (label, sent, received) in results {
+            let parts = label.split(separator: " ")
+            let expected = (0 ..< rounds).map { round in
+                parts[0] == "up" ? utf8("\(parts[1]) to hub \(round)") : utf8("hub to \(parts[1]) \(round)")
+            }
+            XCTAssertEqual(received, expected, "\(label): every message once, in order")
+            // Within each sending chain the message numbers run consecutively in send order.
+            let headers = try sent.map { try IncomingMessage(serialized: $0).ratchetMessage }
+            var lastCounter: [X25519.PublicKey: UInt32] = [:]
+            for header in headers {
+                if let last = lastCounter[header.ratchetKey] {
+                    XCTAssertEqual(header.counter, last + 1, "\(label): chain numbers in order")
+                }
+                lastCounter[header.ratchetKey] = header.counter
+            }
+        }
+    }
+}
+
+extension Result {
+    /// The failure, or `nil`.
+    var error: Failure? {
+        guard case let .failure(error) = self else { return nil }
+        return error
+    }
+}

@@ -1,0 +1,276 @@
+import Foundation
+import SignalPrimitives
+import XCTest
+@testable import SessionKit
+
+/// A wall clock the test sets and advances explicitly.
+final class FakeClock: WallClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Timestamp
+
+    init(_ start: Timestamp = Timestamp(secondsSince1970: 1_700_000_000)) { current = start }
+
+    func now() -> Timestamp {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+
+    func advance(bySeconds seconds: Int64) {
+        lock.lock()
+        defer { lock.unlock() }
+        current = current.adding(seconds: seconds)
+    }
+
+    func set(_ time: Timestamp) {
+        lock.lock()
+        defer { lock.unlock() }
+        current = time
+    }
+}
+
+enum Days {
+    static func seconds(_ days: Int64) -> Int64 { days * 24 * 3600 }
+}
+
+/// A minimal trust-on-first-use evaluator: the first key seen for an address is trusted; a
+/// different key later is recorded and refused until `accept(_:)`.
+actor TestTrustEvaluator: IdentityTrustEvaluator {
+    struct Unavailable: Error {}
+
+    private var keys: [ProtocolAddress: [UInt8]] = [:]
+    private var awaitingAcceptance: Set<ProtocolAddress> = []
+    private(set) var checks = 0
+    var isFailing = false
+
+    func checkIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws -> Bool {
+        checks += 1
+        if isFailing { throw Unavailable() }
+        guard let known = keys[address] else {
+            keys[address] = identityKey
+            return true
+        }
+        if known != identityKey {
+            keys[address] = identityKey
+            awaitingAcceptance.insert(address)
+            return false
+        }
+        return !awaitingAcceptance.contains(address)
+    }
+
+    func accept(_ address: ProtocolAddress) { awaitingAcceptance.remove(address) }
+    func key(for address: ProtocolAddress) -> [UInt8]? { keys[address] }
+    func setFailing(_ failing: Bool) { isFailing = failing }
+}
+
+/// A pretend server: holds each device's published prekeys and hands out bundles, each
+/// one-time prekey at most once (unless told to misbehave).
+actor FakeServer {
+    private var identities: [ProtocolAddress: Ed25519.PublicKey] = [:]
+    private var signed: [ProtocolAddress: PreKeyUpload.SignedKey] = [:]
+    private var oneTime: [ProtocolAddress: [PreKeyBundle.OneTimeKey]] = [:]
+
+    /// Adds `upload`'s keys; a new identity (a re-registration) replaces everything.
+    func publish(_ upload: PreKeyUpload, for address: ProtocolAddress) {
+        if identities[address] != upload.identityKey { oneTime[address] = [] }
+        identities[address] = upload.identityKey
+        if let key = upload.signedPreKey { signed[address] = key }
+        oneTime[address, default: []].append(contentsOf: upload.oneTimePreKeys)
+    }
+
+    /// A bundle with the next one-time prekey (removed from the server), or none left.
+    func bundle(for address: ProtocolAddress, consumingOneTimePreKey: Bool = true) -> PreKeyBundle? {
+        guard let identity = identities[address], let signedKey = signed[address] else { return nil }
+        var oneTimeKey: PreKeyBundle.OneTimeKey?
+        if var keys = oneTime[address], !keys.isEmpty {
+            oneTimeKey = consumingOneTimePreKey ? keys.removeFirst() : keys.first
+            oneTime[address] = keys
+        }
+        return PreKeyBundle(
+            identityKey: identity, signedPreKeyID: signedKey.id, signedPreKey: signedKey.publicKey,
+            signedPreKeySignature: signedKey.signature, oneTimePreKey: oneTimeKey)
+    }
+
+    func oneTimePreKeyCount(for address: ProtocolAddress) -> Int { oneTime[address]?.count ?? 0 }
+}
+
+/// A store that forwards to an `InMemoryProtocolStore` and can fail writes, yield on every
+/// call (to provoke interleavings), and hold prekey lookups until several have arrived.
+actor InstrumentedStore: ProtocolStore {
+    let base: InMemoryProtocolStore
+    private var failWrites = false
+    private var yields = false
+    private var lookupBarrier = 0
+    private var lookupsArrived = 0
+    private var lookupWaiters: [CheckedContinuation<Void, Never>] = []
+    private(set) var writeAttempts = 0
+
+    init(base: InMemoryProtocolStore) { self.base = base }
+
+    func setFailWrites(_ fail: Bool) { failWrites = fail }
+    func setYields(_ yield: Bool) { yields = yield }
+    /// Holds each prekey lookup until `count` lookups have arrived.
+    func holdPreKeyLookups(until count: Int) { lookupBarrier = count }
+
+    private func pause() async {
+        if yields { for _ in 0 ..< 3 { await Task.yield() } }
+    }
+
+    private func write() throws(SessionError) {
+        writeAttempts += 1
+        if failWrites { throw .storage("injected write failure") }
+    }
+
+    func localIdentity() async throws(SessionError) -> IdentityKeyPair { await base.localIdentity() }
+
+    func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
+        await pause()
+        return await base.loadSession(for: address)
+    }
+
+    func storeSession(_ record: SessionRecord, for address: ProtocolAddress) async throws(SessionError) {
+        await pause()
+        try write()
+        await base.storeSession(record, for: address)
+    }
+
+    func deleteSession(for address: ProtocolAddress) async throws(SessionError) {
+        try write()
+        await base.deleteSession(for: address)
+    }
+
+    func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { await base.deviceIDs(ofUser: userID) }
+
+    func preKeys(signedPreKeyID: UInt32, oneTimePreKeyID: UInt32?) async throws(SessionError) -> PreKeySet {
+        let keys = await base.preKeys(signedPreKeyID: signedPreKeyID, oneTimePreKeyID: oneTimePreKeyID)
+        lookupsArrived += 1
+        if lookupsArrived < lookupBarrier {
+            await withCheckedContinuation { lookupWaiters.append($0) }
+        } else {
+            let waiters = lookupWaiters
+            lookupWaiters = []
+            for waiter in waiters { waiter.resume() }
+        }
+        return keys
+    }
+
+    func loadPreKeys() async throws(SessionError) -> LocalPreKeys? { await base.loadPreKeys() }
+
+    func updatePreKeys<Result: Sendable>(
+        _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
+        try write()
+        return try await base.updatePreKeys(update)
+    }
+
+    func commitEstablishment(
+        _ record: SessionRecord, for address: ProtocolAddress, consumingOneTimePreKey oneTimePreKeyID: UInt32?
+    ) async throws(SessionError) {
+        await pause()
+        try write()
+        try await base.commitEstablishment(record, for: address, consumingOneTimePreKey: oneTimePreKeyID)
+    }
+
+    func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
+        await base.loadSendingChain(for: group)
+    }
+
+    func storeSendingChain(_ chain: SenderKeySendingChain, for group: GroupID) async throws(SessionError) {
+        try write()
+        await base.storeSendingChain(chain, for: group)
+    }
+
+    func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
+        await base.loadReceiverState(for: group, sender: sender)
+    }
+
+    func storeReceiverState(_ state: SenderKeyReceiverState, for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
+        try write()
+        await base.storeReceiverState(state, for: group, sender: sender)
+    }
+
+    func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
+        try write()
+        await base.removeReceiverState(for: group, sender: sender)
+    }
+}
+
+/// One device: identity, store, trust evaluator and manager, with its prekeys published.
+struct TestDevice {
+    let address: ProtocolAddress
+    let identity: IdentityKeyPair
+    let base: InMemoryProtocolStore
+    let store: InstrumentedStore
+    let trust: TestTrustEvaluator
+    let manager: SessionManager
+    let random: SeededRandomSource
+
+    init(
+        _ userID: String, _ deviceID: UInt32, seed: UInt64, server: FakeServer, clock: FakeClock = FakeClock(),
+        policy: PreKeyPolicy = .default, identity: IdentityKeyPair? = nil
+    ) async throws {
+        address = ProtocolAddress(userID: userID, deviceID: deviceID)
+        random = SeededRandomSource(seed: seed)
+        self.identity = try identity ?? IdentityKeyPair(using: random)
+        base = InMemoryProtocolStore(identity: self.identity)
+        store = InstrumentedStore(base: base)
+        trust = TestTrustEvaluator()
+        manager = SessionManager(store: store, trust: trust, preKeyPolicy: policy, clock: clock, random: random)
+        await server.publish(try await manager.maintainPreKeys(), for: address)
+    }
+
+    /// Starts a session to `peer` from a bundle the server hands out.
+    func startSession(with peer: ProtocolAddress, server: FakeServer) async throws {
+        let published = await server.bundle(for: peer)
+        let bundle = try XCTUnwrap(published)
+        try await manager.processBundle(bundle, for: peer)
+    }
+
+    /// Every persisted byte of this device: records, prekeys, sender keys of `groups`.
+    func snapshot(groups: [GroupID] = [], senders: [ProtocolAddress] = []) async -> StoreSnapshot {
+        var records: [String: [UInt8]] = [:]
+        for address in await base.addresses() {
+            records[address.description] = await base.loadSession(for: address)?.serialized()
+        }
+        var senderKeys: [String: [UInt8]] = [:]
+        for group in groups {
+            senderKeys["\(group)"] = await base.loadSendingChain(for: group)?.serialized()
+            for sender in senders {
+                senderKeys["\(group)/\(sender)"] = await base.loadReceiverState(for: group, sender: sender)?.serialized()
+            }
+        }
+        return StoreSnapshot(records: records, preKeys: await base.loadPreKeys()?.serialized(), senderKeys: senderKeys)
+    }
+}
+
+struct StoreSnapshot: Equatable {
+    let records: [String: [UInt8]]
+    let preKeys: [UInt8]?
+    let senderKeys: [String: [UInt8]]
+}
+
+/// Asserts that `body` throws the `SessionError` `expected`.
+func assertThrowsAsync<T>(
+    _ expected: SessionError, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> T
+) async {
+    do {
+        _ = try await body()
+        XCTFail("expected \(expected), but the call succeeded", file: file, line: line)
+    } catch let error as SessionError {
+        XCTAssertEqual(error, expected, file: file, line: line)
+    } catch {
+        XCTFail("unexpected error \(error)", file: file, line: line)
+    }
+}
+
+/// The outcome of `body` as a `Result`.
+func capture<T>(_ body: () async throws(SessionError) -> T) async -> Result<T, SessionError> {
+    do throws(SessionError) {
+        return .success(try await body())
+    } catch {
+        return .failure(error)
+    }
+}
+
+/// `Array("text".utf8)`.
+func utf8(_ text: String) -> [UInt8] { Array(text.utf8) }

@@ -1,0 +1,88 @@
+import SessionKit
+import SignalPrimitives
+import Verification
+import XCTest
+
+/// `SessionManager` with the `Verification` trust store: a changed identity key still
+/// decrypts, but encrypting is refused (`untrustedIdentity`) until the app accepts the key.
+final class SessionManagerTrustTests: XCTestCase {
+    private struct Device {
+        let address: ProtocolAddress
+        let identity: IdentityKeyPair
+        let trust: InMemoryTrustStore
+        let manager: SessionManager
+        let upload: PreKeyUpload
+
+        init(_ user: String) async throws {
+            address = ProtocolAddress(userID: user, deviceID: 1)
+            identity = try IdentityKeyPair()
+            trust = InMemoryTrustStore()
+            manager = SessionManager(store: InMemoryProtocolStore(identity: identity), trust: trust)
+            upload = try await manager.maintainPreKeys()
+        }
+
+        /// A bundle with the `index`th published one-time prekey.
+        func bundle(_ index: Int) throws -> PreKeyBundle {
+            try XCTUnwrap(upload.bundle(oneTimePreKey: upload.oneTimePreKeys[index]))
+        }
+    }
+
+    private func assertUntrusted(_ body: () async throws -> [UInt8], file: StaticString = #filePath, line: UInt = #line) async {
+        do {
+            _ = try await body()
+            XCTFail("expected untrustedIdentity", file: file, line: line)
+        } catch {
+            XCTAssertEqual(error as? SessionError, .untrustedIdentity, file: file, line: line)
+        }
+    }
+
+    func testAChangedKeyDecryptsThenBlocksSendingUntilAccepted() async throws {
+        let alice = try await Device("alice")
+        let bob = try await Device("bob")
+        try await alice.manager.processBundle(try bob.bundle(0), for: bob.address)
+        _ = try await bob.manager.decrypt(try await alice.manager.encrypt(Array("hi".utf8), to: bob.address), from: alice.address)
+        let firstUse = await alice.trust.record(for: bob.address)
+        XCTAssertEqual(firstUse, TrustRecord(identityKey: bob.identity.publicKey.rawRepresentation, status: .trusted, previousIdentityKey: nil))
+
+        // Bob reinstalls: a new identity, and he starts a new session with Alice.
+        let newBob = try await Device("bob")
+        try await newBob.manager.processBundle(try alice.bundle(0), for: alice.address)
+        let message = try await newBob.manager.encrypt(Array("new phone, same bob".utf8), to: alice.address)
+        let received = try await alice.manager.decrypt(message, from: bob.address)
+        XCTAssertEqual(received, Array("new phone, same bob".utf8), "the message is authentic and decrypts")
+        let changed = await alice.trust.record(for: bob.address)
+        XCTAssertEqual(changed, TrustRecord(
+            identityKey: newBob.identity.publicKey.rawRepresentation, status: .unverified,
+            previousIdentityKey: bob.identity.publicKey.rawRepresentation))
+
+        await assertUntrusted { try await alice.manager.encrypt(Array("are you bob?".utf8), to: bob.address) }
+        let outcomes = try await alice.manager.encrypt(Array("to all of bob".utf8), toUser: "bob")
+        XCTAssertEqual(outcomes.map(\.error), [.untrustedIdentity])
+
+        try await alice.trust.acceptIdentityChange(newBob.identity.publicKey.rawRepresentation, for: bob.address)
+        let reply = try await alice.manager.encrypt(Array("welcome back".utf8), to: bob.address)
+        let atNewBob = try await newBob.manager.decrypt(reply, from: alice.address)
+        XCTAssertEqual(atNewBob, Array("welcome back".utf8))
+    }
+
+    func testAVerifiedContactWhoseKeyChangesIsBlockedToo() async throws {
+        let alice = try await Device("alice")
+        let bob = try await Device("bob")
+        try await alice.trust.markVerified(bob.identity.publicKey.rawRepresentation, for: bob.address)
+        try await alice.manager.processBundle(try bob.bundle(0), for: bob.address)
+        _ = try await alice.manager.encrypt(Array("verified".utf8), to: bob.address)
+
+        let newBob = try await Device("bob")
+        await assertUntrusted {
+            try await alice.manager.processBundle(try newBob.bundle(0), for: bob.address)
+            return []
+        }
+        let status = await alice.trust.status(for: bob.address)
+        XCTAssertEqual(status, .unverified)
+        try await alice.trust.acceptIdentityChange(newBob.identity.publicKey.rawRepresentation, for: bob.address)
+        try await alice.manager.processBundle(try newBob.bundle(0), for: bob.address)
+        let message = try await alice.manager.encrypt(Array("hello again".utf8), to: bob.address)
+        let received = try await newBob.manager.decrypt(message, from: alice.address)
+        XCTAssertEqual(received, Array("hello again".utf8))
+    }
+}
