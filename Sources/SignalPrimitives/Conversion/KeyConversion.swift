@@ -42,8 +42,6 @@ extension Ed25519.PrivateKey {
             out.copyBytes(from: h[0..<32])
             SecureMemory.zero(&h)
         }
-        // 32 bytes and an initialised library (this key exists), so loading cannot fail;
-        // the fallback is unreachable but keeps the call total without a force unwrap.
-        do { return try X25519.PrivateKey(bytes: scalar) } catch { preconditionFailure("unreachable: \(error)") }
+        return X25519.PrivateKey(exactly32: scalar)
     }
 }

@@ -18,11 +18,12 @@ struct FieldElement: Sendable, Equatable {
 
     /// Decodes 32 little-endian bytes, ignoring bit 255. Values in [p, 2^255) are accepted
     /// and reduced by the arithmetic (the caller checks canonicity where the protocol wants it).
+    /// Every caller passes exactly 32 bytes; bytes past the 32nd are ignored and missing ones
+    /// read as zero, so no input can trap.
     init(bytes: UnsafeRawBufferPointer) {
-        precondition(bytes.count == 32)
         func word(_ i: Int) -> UInt64 {
             var w: UInt64 = 0
-            for j in 0..<8 { w |= UInt64(bytes[i * 8 + j]) << (8 * UInt64(j)) }
+            for j in 0..<8 where i * 8 + j < bytes.count { w |= UInt64(bytes[i * 8 + j]) << (8 * UInt64(j)) }
             return w
         }
         let w0 = word(0), w1 = word(1), w2 = word(2), w3 = word(3) & 0x7fff_ffff_ffff_ffff
