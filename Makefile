@@ -5,10 +5,11 @@
 #   make bench     builds Benchmarks/ in release and measures the library against raw
 #                  libsodium and swift-crypto; writes Benchmarks/results/latest.json
 #                  (BENCH_QUICK=1 make bench: a short smoke run for CI)
+#   make fuzz      runs every fuzz harness for FUZZ_SECONDS (default 30) seconds each
 
 SWIFT ?= swift
 
-.PHONY: all deps vectors test bench
+.PHONY: all deps vectors test bench fuzz
 
 all: test vectors
 
@@ -53,3 +54,11 @@ test: deps
 
 bench: deps
 	Benchmarks/run.sh
+
+# Fuzzing (see Fuzz/README.md): builds the libFuzzer harnesses (swiftc -sanitize=fuzzer,address)
+# and runs each for FUZZ_SECONDS seconds; fails on any finding (trap, invariant violation,
+# sanitizer report, timeout or out-of-memory), leaving the input in Fuzz/build/findings/.
+FUZZ_SECONDS ?= 30
+
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh

@@ -17,9 +17,14 @@ import SignalPrimitives
 ///   used, in the same store call) was persisted. Acknowledge the message to the server only
 ///   after `decrypt` returned. A process that dies before the write has changed nothing and
 ///   gets the message again (the server redelivers it), which then decrypts as the first
-///   time; one that dies after the write has lost nothing. When any step fails — a bad
-///   message, the trust evaluator, the store — nothing is stored and the same bytes can be
-///   retried.
+///   time. One that dies after the write has lost nothing only if the app already holds the
+///   plaintext: the window between the write and the app storing the returned plaintext
+///   loses the message (a redelivery is `duplicateMessage`). To close it, store the plaintext
+///   in `decrypt(_:from:beforePersisting:)`'s step, which runs after decryption and before
+///   the write (decrypt → process → persist → acknowledge): dying before the write then
+///   redelivers and processes again, dying after it has lost nothing. When any step fails —
+///   a bad message, the trust evaluator, the processing step, the store — nothing is stored
+///   and the same bytes can be retried. Group messages (`groupDecrypt`) work the same way.
 /// - `encrypt`: encrypt → persist → send. The ciphertext is returned only after the advanced
 ///   sending chain was persisted, so a message key is never used twice, even across a crash.
 ///   A process that dies after the write but before sending loses one message number, which
@@ -181,6 +186,11 @@ public actor SessionManager {
     /// Decrypts a message from the device `address` (SPEC §4) and persists the result before
     /// returning the plaintext (decrypt → persist → acknowledge; see the type's documentation).
     ///
+    /// A process that dies after the session was persisted but before the app stored the
+    /// returned plaintext loses that message (its key is gone, so a redelivery is
+    /// `duplicateMessage`). An app that cannot accept this stores the plaintext inside
+    /// `decrypt(_:from:beforePersisting:)` instead.
+    ///
     /// A prekey message goes to the session created from the same EK_A, or runs X3DH with the
     /// prekeys it names; the one-time prekey X3DH used is deleted in the same store call that
     /// stores the new session (`commitEstablishment`), so it creates one session at most, even
@@ -193,6 +203,27 @@ public actor SessionManager {
     ///   `.storage` when the store or the trust evaluator fails. Nothing changed when it throws:
     ///   the same bytes can be retried.
     public func decrypt(_ bytes: [UInt8], from address: ProtocolAddress) async throws(SessionError) -> [UInt8] {
+        try await decrypt(bytes, from: address, beforePersisting: { (_: [UInt8]) async throws(SessionError) in })
+    }
+
+    /// Decrypts a message from the device `address` like `decrypt(_:from:)`, and hands the
+    /// plaintext to `process` after decryption and before the advanced session is persisted:
+    /// decrypt → process → persist → acknowledge.
+    ///
+    /// Store the plaintext (or whatever the app derives from it) durably in `process`, then
+    /// acknowledge the message to the server once this call returns. Crash consistency:
+    /// - a process that dies before `process` finished, or between `process` and the session
+    ///   write, has persisted no session change: the redelivered message decrypts again and
+    ///   `process` runs again (at least once: make it idempotent, for example keyed by the
+    ///   server's message id);
+    /// - one that dies after the session write has lost nothing: `process` has run, and the
+    ///   redelivered message is `duplicateMessage` (acknowledge it).
+    /// - Throws: the errors of `decrypt(_:from:)`, and whatever `process` throws (the session is
+    ///   then not persisted and the same bytes can be retried).
+    public func decrypt(
+        _ bytes: [UInt8], from address: ProtocolAddress,
+        beforePersisting process: @Sendable ([UInt8]) async throws(SessionError) -> Void
+    ) async throws(SessionError) -> [UInt8] {
         let message = try IncomingMessage(serialized: bytes)
         let identity = try await localIdentity()
         return try await locks.withLock(.peer(address)) { () async throws(SessionError) -> [UInt8] in
@@ -206,6 +237,7 @@ public actor SessionManager {
             if result.changedCurrentSession {
                 _ = try await isTrusted(result.remoteIdentityKey, for: address)
             }
+            try await process(result.plaintext)
             if result.establishedSession {
                 try await store.commitEstablishment(record, for: address, consumingOneTimePreKey: result.consumedOneTimePreKeyID)
             } else {
@@ -279,12 +311,15 @@ public actor SessionManager {
     }
 
     /// Decrypts a pairwise message from `sender` whose plaintext is a distribution message
-    /// (as `distributeSenderKey` sends), then stores its chain: `decrypt(_:from:)` followed by
-    /// `processSenderKeyDistribution(_:for:from:)`.
-    /// - Throws: the errors of both; when the second fails, the pairwise message has been
-    ///   decrypted and persisted already (it is not decryptable again).
+    /// (as `distributeSenderKey` sends) and stores its chain before the pairwise session is
+    /// persisted: `decrypt(_:from:beforePersisting:)` with
+    /// `processSenderKeyDistribution(_:for:from:)` as the processing step.
+    /// - Throws: the errors of both; when either fails, the pairwise session is not persisted
+    ///   and the same bytes can be retried (storing a chain already held changes nothing).
     public func processSenderKeyDistribution(encrypted bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) {
-        try await processSenderKeyDistribution(decrypt(bytes, from: sender), for: group, from: sender)
+        _ = try await decrypt(bytes, from: sender, beforePersisting: { (plaintext: [UInt8]) async throws(SessionError) in
+            try await self.processSenderKeyDistribution(plaintext, for: group, from: sender)
+        })
     }
 
     /// Encrypts `plaintext` once for every member of `group` with our sending chain and
@@ -302,17 +337,31 @@ public actor SessionManager {
     }
 
     /// Decrypts a group message from `sender` in `group` and stores the advanced chain before
-    /// returning the plaintext (decrypt → persist → acknowledge).
+    /// returning the plaintext (decrypt → persist → acknowledge; as with `decrypt(_:from:)`,
+    /// use `groupDecrypt(_:for:from:beforePersisting:)` to store the plaintext before the chain).
     /// - Throws: `SessionError.unknownChain` when nothing was received from `sender` (after
     ///   the type and length checks of SPEC §5), the errors of
     ///   `SenderKeyReceiverState.decrypt`, `.storage`; nothing changed then.
     public func groupDecrypt(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) -> [UInt8] {
+        try await groupDecrypt(bytes, for: group, from: sender, beforePersisting: { (_: [UInt8]) async throws(SessionError) in })
+    }
+
+    /// Decrypts a group message like `groupDecrypt(_:for:from:)`, handing the plaintext to
+    /// `process` before the advanced chain is persisted (decrypt → process → persist →
+    /// acknowledge, with the crash consistency of `decrypt(_:from:beforePersisting:)`).
+    /// - Throws: the errors of `groupDecrypt(_:for:from:)`, and whatever `process` throws (the
+    ///   chain is then not persisted and the same bytes can be retried).
+    public func groupDecrypt(
+        _ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress,
+        beforePersisting process: @Sendable ([UInt8]) async throws(SessionError) -> Void
+    ) async throws(SessionError) -> [UInt8] {
         try await locks.withLock(.groupReceiving(group, sender)) { () async throws(SessionError) -> [UInt8] in
             guard var state = try await store.loadReceiverState(for: group, sender: sender) else {
                 _ = try SenderKeyMessage(serialized: bytes)
                 throw .unknownChain
             }
             let plaintext = try state.decrypt(bytes)
+            try await process(plaintext)
             try await store.storeReceiverState(state, for: group, sender: sender)
             return plaintext
         }

@@ -130,7 +130,9 @@ extension SessionState {
         let skippedCount = Int(try reader.readUInt32())
         guard skippedCount <= maxStored else { throw .invalidPayload }
         var skipped: [(slot: SkippedMessageKeys.Slot, messageKey: MessageKey)] = []
-        skipped.reserveCapacity(skippedCount)
+        // The count comes from the blob: reserve no more than the default bound, so that a
+        // corrupt count cannot request gigabytes before the truncated body is noticed.
+        skipped.reserveCapacity(min(skippedCount, ProtocolLimits.defaultMaxStored))
         var seen = Set<SkippedMessageKeys.Slot>()
         for _ in 0 ..< skippedCount {
             let ratchetKey = try Self.readX25519Key(&reader)

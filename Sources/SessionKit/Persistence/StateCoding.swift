@@ -153,3 +153,21 @@ public struct StateReader {
         guard offset == end else { throw .invalidPayload }
     }
 }
+
+extension StateWriter: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// A redacted description: the blob being written holds secrets.
+    public var description: String { "StateWriter(\(kind), contents redacted)" }
+    /// A redacted description.
+    public var debugDescription: String { description }
+    /// A mirror without children, so `dump` and debuggers do not show the contents.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}
+
+extension StateReader: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// A redacted description: the blob being read holds secrets.
+    public var description: String { "StateReader(version: \(version), contents redacted)" }
+    /// A redacted description.
+    public var debugDescription: String { description }
+    /// A mirror without children, so `dump` and debuggers do not show the contents.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}

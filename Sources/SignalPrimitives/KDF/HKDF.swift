@@ -143,3 +143,12 @@ public enum HKDF {
         }
     }
 }
+
+extension HKDF.Extractor: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// A redacted description: the salt can be a secret (the ratchet salts with the root key).
+    public var description: String { "HKDF.Extractor(salt redacted)" }
+    /// A redacted description.
+    public var debugDescription: String { description }
+    /// A mirror without children, so `dump` and debuggers do not show the keyed salt.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}

@@ -79,3 +79,12 @@ public struct HMACSHA256: Sendable {
         return ConstantTime.equals(Array(full.prefix(tag.count)), tag)
     }
 }
+
+extension HMACSHA256: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// A redacted description: a keyed state lets anyone compute tags, like the key itself.
+    public var description: String { "HMACSHA256(keyed state redacted)" }
+    /// A redacted description.
+    public var debugDescription: String { description }
+    /// A mirror without children, so `dump` and debuggers do not show the keyed state.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}

@@ -9,14 +9,24 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
     @usableFromInline let pointer: UnsafeMutableRawPointer
     /// The number of bytes held.
     public let count: Int
+    /// Test hook: called by `deinit` with the whole allocation after it was wiped and before it
+    /// is freed, so tests can check the wipe without reading freed memory. `nil` in the library.
+    let releaseObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?
 
     /// Allocates `count` bytes and lets `initializer` fill them once.
     /// If `initializer` throws, the buffer is zeroed and released and the error is rethrown.
-    public init<E: Error>(count: Int, initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Void) throws(E) {
+    public convenience init<E: Error>(count: Int, initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Void) throws(E) {
+        try self.init(count: count, releaseObserver: nil, initializer: initializer)
+    }
+
+    /// `init(count:initializer:)` with a test hook that sees the wiped allocation on release.
+    init<E: Error>(count: Int, releaseObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?,
+                   initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Void) throws(E) {
         let size = max(count, 0)
         pointer = UnsafeMutableRawPointer.allocate(byteCount: max(size, 1), alignment: 16)
         pointer.initializeMemory(as: UInt8.self, repeating: 0, count: max(size, 1))
         self.count = size
+        self.releaseObserver = releaseObserver
         try initializer(UnsafeMutableRawBufferPointer(start: pointer, count: size))
     }
 
@@ -38,6 +48,7 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
 
     deinit {
         sodium_memzero(pointer, max(count, 1))
+        releaseObserver?(UnsafeRawBufferPointer(start: pointer, count: max(count, 1)))
         pointer.deallocate()
     }
 

@@ -1,3 +1,5 @@
+import SignalPrimitives
+
 /// The numeric safety number of SPEC §7: each party's 30-digit half, shown with the smaller
 /// half (as strings) first so that both parties see the same 60 digits.
 public struct DisplayableFingerprint: Sendable, Hashable, CustomStringConvertible {
@@ -37,9 +39,10 @@ public struct DisplayableFingerprint: Sendable, Hashable, CustomStringConvertibl
     public var description: String { digits }
 
     /// Two safety numbers are equal when they show the same 60 digits (the local party's
-    /// number equals the remote party's number for the same keys and identifiers).
+    /// number equals the remote party's number for the same keys and identifiers), compared in
+    /// constant time like every fingerprint comparison (SPEC §7).
     public static func == (lhs: DisplayableFingerprint, rhs: DisplayableFingerprint) -> Bool {
-        Array(lhs.digits.utf8) == Array(rhs.digits.utf8)
+        ConstantTime.equals(Array(lhs.digits.utf8), Array(rhs.digits.utf8))
     }
 
     /// Hashes the 60 digits.

@@ -1,0 +1,280 @@
+// Harness `ratchet_message`: Double Ratchet decryption (SPEC §4) between two established
+// parties, through `SessionCipher.decrypt`.
+//
+// The first input byte picks a base: a session after a full handshake, or one where Alice
+// has had no reply yet (her messages are prekey messages and she has no receiving chain),
+// each with small limits (MAX_SKIP 6, MAX_STORED 9, so the fuzzer reaches skipping and
+// eviction) or SPEC's defaults (256, 2000). Then a program of operations: either party
+// encrypts one or several messages, a sent message is delivered, replayed, tampered with or
+// truncated, raw bytes are delivered, or a party is persisted and reloaded.
+//
+// A model of each receiver (SPEC §4: DHr, Nr, whether a receiving chain exists, stored
+// skipped keys in insertion order with MAX_STORED eviction, chains already left) predicts
+// the outcome of every authentic delivery. Invariants:
+//   - an authentic message decrypts exactly when the model says, to the plaintext that was
+//     sent; when the model predicts duplicateMessage or tooManySkippedMessages, that error;
+//   - nothing decrypts twice; nothing decrypts that was not sent (tampered, truncated, raw);
+//   - every error is a SPEC §4 receiver error, and after any error the serialized session is
+//     byte-for-byte unchanged and nothing was drawn from the random source;
+//   - a decryption never establishes a new session here, and persisting and reloading a
+//     session gives the same bytes.
+import SessionKit
+import SignalPrimitives
+
+/// The expected state of one receiver (SPEC §4).
+struct ReceiverModel {
+    struct Key: Hashable {
+        let dh: [UInt8]
+        let n: Int
+    }
+
+    var dhr: [UInt8]
+    var hasChain: Bool
+    var nr: Int
+    var stored: [Key] = []
+    var leftChains: Set<[UInt8]> = []
+    let maxSkip: Int
+    let maxStored: Int
+
+    enum Outcome: Equatable {
+        case success
+        case error(SessionError?)   // nil: some error (SPEC: "fails with some error")
+    }
+
+    private mutating func store(_ keys: [Key]) {
+        stored.append(contentsOf: keys)
+        if stored.count > maxStored { stored.removeFirst(stored.count - maxStored) }
+    }
+
+    /// The outcome of an authentic message with header (dh, pn, n); applies it on success.
+    mutating func deliver(dh: [UInt8], pn: Int, n: Int) -> Outcome {
+        if let index = stored.firstIndex(of: Key(dh: dh, n: n)) {
+            stored.remove(at: index)
+            return .success
+        }
+        if dh == dhr {
+            guard hasChain else { return .error(.invalidMessage) }
+            if n < nr { return .error(.duplicateMessage) }
+            guard n - nr <= maxSkip else { return .error(.tooManySkippedMessages) }
+            store((nr ..< n).map { Key(dh: dh, n: $0) })
+            nr = n + 1
+            return .success
+        }
+        if leftChains.contains(dh) { return .error(nil) }
+        guard pn <= nr + maxSkip, n <= maxSkip else { return .error(.tooManySkippedMessages) }
+        if hasChain { store((nr ..< max(nr, pn)).map { Key(dh: dhr, n: $0) }) }
+        leftChains.insert(dhr)
+        dhr = dh
+        hasChain = true
+        store((0 ..< n).map { Key(dh: dh, n: $0) })
+        nr = n + 1
+        return .success
+    }
+}
+
+enum Harness {
+    struct Base {
+        let configuration: SessionConfiguration
+        let identities: [IdentityKeyPair]
+        let sessions: [SessionState]
+        let models: [ReceiverModel]
+    }
+
+    static let allowed: Set<SessionError> = [.unsupportedVersion, .invalidMessage, .invalidKey, .noSession, .unknownPreKey,
+                                             .duplicateMessage, .tooManySkippedMessages, .invalidPadding]
+
+    static func header(_ bytes: [UInt8]) -> RatchetMessage {
+        do { return try IncomingMessage(serialized: bytes).ratchetMessage } catch { fail("own message does not decode: \(error)") }
+    }
+
+    /// Alice and Bob after Alice's first (prekey) message, and after Bob's reply when `replied`.
+    static func makeBase(maxSkip: Int, maxStored: Int, replied: Bool) -> Base {
+        do {
+            let configuration = try SessionConfiguration(maxSkip: maxSkip, maxStored: maxStored)
+            let setup = CountingRandomSource(seed: 0xBA5E)
+            let alice = try IdentityKeyPair(using: setup)
+            let bob = try IdentityKeyPair(using: setup)
+            let signed = try SignedPreKey(id: 7, signedBy: bob, using: setup)
+            let oneTime = try OneTimePreKey(id: 42, using: setup)
+            let bundle = PreKeyBundle(identityKey: bob.publicKey, signedPreKey: signed, oneTimePreKey: oneTime)
+            var aliceSession: SessionState? = try SessionState(initiatingWith: bundle, identity: alice, configuration: configuration, random: setup)
+            var bobSession: SessionState?
+            let first = try aliceSession?.encrypt(Array("hello".utf8)) ?? []
+            let accepted = try SessionCipher.decrypt(first, session: &bobSession, identity: bob,
+                                                     preKeys: PreKeySet(signedPreKeys: [signed], oneTimePreKeys: [oneTime]),
+                                                     configuration: configuration, random: setup)
+            invariant(accepted.establishedSession, "handshake did not establish a session")
+            let firstHeader = header(first)
+            var aliceModel = ReceiverModel(dhr: signed.publicKey.rawRepresentation, hasChain: false, nr: 0,
+                                           maxSkip: maxSkip, maxStored: maxStored)
+            let bobModel = ReceiverModel(dhr: firstHeader.ratchetKey.rawRepresentation, hasChain: true, nr: 1,
+                                         maxSkip: maxSkip, maxStored: maxStored)
+            if replied {
+                let reply = try bobSession?.encrypt(Array("hi".utf8)) ?? []
+                _ = try SessionCipher.decrypt(reply, session: &aliceSession, identity: alice, preKeys: PreKeySet(),
+                                              configuration: configuration, random: setup)
+                let replyHeader = header(reply)
+                invariant(aliceModel.deliver(dh: replyHeader.ratchetKey.rawRepresentation, pn: Int(replyHeader.previousCounter),
+                                             n: Int(replyHeader.counter)) == .success, "model rejects the handshake")
+            }
+            guard let a = aliceSession, let b = bobSession else { fail("no sessions") }
+            return Base(configuration: configuration, identities: [alice, bob], sessions: [a, b], models: [aliceModel, bobModel])
+        } catch {
+            fail("building the base sessions failed: \(error)")
+        }
+    }
+
+    static let bases: [Base] = [
+        makeBase(maxSkip: 6, maxStored: 9, replied: true),
+        makeBase(maxSkip: 6, maxStored: 9, replied: false),
+        makeBase(maxSkip: 256, maxStored: 2000, replied: true),
+        makeBase(maxSkip: 256, maxStored: 2000, replied: false),
+    ]
+    static let bobPreKeys: PreKeySet = {
+        let setup = CountingRandomSource(seed: 0xBA5E)
+        do {
+            _ = try IdentityKeyPair(using: setup)
+            let bob = try IdentityKeyPair(using: setup)
+            // The one-time prekey was consumed by the handshake; the signed prekey remains.
+            return PreKeySet(signedPreKeys: [try SignedPreKey(id: 7, signedBy: bob, using: setup)])
+        } catch {
+            fail("prekeys: \(error)")
+        }
+    }()
+
+    struct Sent {
+        let from: Int
+        let bytes: [UInt8]
+        let plaintext: [UInt8]
+    }
+
+    static func run(_ bytes: [UInt8]) {
+        var input = FuzzInput(bytes)
+        let base = bases[Int(input.byte()) % bases.count]
+        var sessions: [SessionState?] = base.sessions
+        var models = base.models
+        let randoms = [CountingRandomSource(seed: 1), CountingRandomSource(seed: 2)]
+        let preKeys = [PreKeySet(), bobPreKeys]
+        var sent: [Sent] = []
+        var delivered = Set<[UInt8]>()     // (receiver, dh, n) of every success
+        var operations = 0
+
+        func encrypt(_ party: Int, _ plaintext: [UInt8]) {
+            guard sent.count < 400 else { return }
+            do {
+                guard let message = try sessions[party]?.encrypt(plaintext) else { fail("no session") }
+                sent.append(Sent(from: party, bytes: message, plaintext: plaintext))
+            } catch {
+                fail("encrypt threw \(error)")
+            }
+        }
+
+        /// Delivers `message` to `party`; checks transactionality and the error set.
+        func deliver(_ message: [UInt8], to party: Int) -> Result<[UInt8], SessionError> {
+            let before = sessions[party]?.serialized()
+            let draws = randoms[party].draws
+            do {
+                let result = try SessionCipher.decrypt(message, session: &sessions[party], identity: base.identities[party],
+                                                       preKeys: preKeys[party], configuration: base.configuration,
+                                                       random: randoms[party])
+                invariant(!result.establishedSession && result.consumedOneTimePreKeyID == nil, "a delivery established a session")
+                let ratchet = header(message)
+                let key = [UInt8(party)] + ratchet.ratchetKey.rawRepresentation + withUnsafeBytes(of: ratchet.counter.bigEndian, Array.init)
+                invariant(delivered.insert(key).inserted, "a message decrypted twice")
+                return .success(result.plaintext)
+            } catch {
+                invariant(allowed.contains(error), "decrypt threw \(error), not a SPEC §4 receiver error")
+                invariant(sessions[party]?.serialized() == before, "session changed after \(error)")
+                invariant(randoms[party].draws == draws, "a failed decryption drew from the random source")
+                return .failure(error)
+            }
+        }
+
+        /// Delivers an authentic message and compares with the model.
+        func deliverAuthentic(_ item: Sent) {
+            let receiver = 1 - item.from
+            let ratchet = header(item.bytes)
+            var model = models[receiver]
+            let expected = model.deliver(dh: ratchet.ratchetKey.rawRepresentation, pn: Int(ratchet.previousCounter), n: Int(ratchet.counter))
+            let result = deliver(item.bytes, to: receiver)
+            switch (expected, result) {
+            case (.success, .success(let plaintext)):
+                invariant(plaintext == item.plaintext, "decrypted to another plaintext")
+                models[receiver] = model
+            case (.error(let predicted), .failure(let actual)):
+                if let predicted { invariant(predicted == actual, "model predicts \(predicted), receiver threw \(actual)") }
+            default:
+                fail("model predicts \(expected), receiver gave \(result) (n=\(ratchet.counter), pn=\(ratchet.previousCounter))")
+            }
+        }
+
+        while !input.isAtEnd, operations < 48 {
+            operations += 1
+            let op = input.byte() % 8
+            switch op {
+            case 0, 1:
+                encrypt(Int(op), input.chunk())
+            case 2:
+                let spec = input.byte()
+                for index in 0 ..< Int(spec >> 1) % 24 + 1 { encrypt(Int(spec & 1), [UInt8(truncatingIfNeeded: index)]) }
+            case 3:
+                let choice = Int(input.u16())
+                guard !sent.isEmpty else { continue }
+                deliverAuthentic(sent[choice % sent.count])
+            case 4, 5:
+                let choice = Int(input.u16())
+                let position = Int(input.u16())
+                let flip = input.byte()
+                guard !sent.isEmpty else { continue }
+                let item = sent[choice % sent.count]
+                var altered = item.bytes
+                if op == 4 {
+                    altered[position % altered.count] ^= flip == 0 ? 0x01 : flip
+                } else {
+                    altered = Array(altered.prefix(position % altered.count))
+                }
+                if case .success = deliver(altered, to: 1 - item.from) { fail("an altered message decrypted (op \(op))") }
+            case 6:
+                let party = Int(input.byte() & 1)
+                let raw = input.chunk()
+                if case .success(let plaintext) = deliver(raw, to: party) {
+                    guard let item = sent.first(where: { $0.bytes == raw && $0.from != party }) else {
+                        fail("raw bytes decrypted without being a message sent to this party")
+                    }
+                    invariant(plaintext == item.plaintext, "raw copy decrypted to another plaintext")
+                    let ratchet = header(raw)
+                    invariant(models[party].deliver(dh: ratchet.ratchetKey.rawRepresentation, pn: Int(ratchet.previousCounter),
+                                                    n: Int(ratchet.counter)) == .success, "raw copy decrypted against the model")
+                }
+            default:
+                let party = Int(input.byte() & 1)
+                guard let blob = sessions[party]?.serialized() else { fail("no session") }
+                do {
+                    let reloaded = try SessionState(serialized: blob)
+                    invariant(reloaded.serialized() == blob, "reloaded session serializes differently")
+                    sessions[party] = reloaded
+                } catch {
+                    fail("a session the library wrote does not load: \(error)")
+                }
+            }
+        }
+    }
+
+    static func seeds() -> [[UInt8]] {
+        var seeds: [[UInt8]] = []
+        for base in UInt8(0) ..< 4 {
+            // Ping-pong in order.
+            seeds.append([base, 0] + chunk(Array("a1".utf8)) + [3, 0, 0] + [1] + chunk(Array("b1".utf8)) + [3, 0, 1]
+                         + [0] + chunk(Array("a2".utf8)) + [3, 0, 2] + [7, 0] + [7, 1])
+            // A burst delivered out of order, with a replay, a tamper and a truncation.
+            seeds.append([base, 2, 20, 3, 0, 9, 3, 0, 2, 3, 0, 9, 3, 0, 0, 4, 0, 3, 0, 45, 0x10, 5, 0, 4, 0, 60, 0])
+            // Both sides burst, interleaved deliveries across DH steps.
+            seeds.append([base, 2, 14, 2, 15, 3, 0, 7, 3, 0, 8, 3, 0, 3, 3, 0, 12, 3, 0, 1, 3, 0, 14, 7, 1])
+            // Skips beyond MAX_SKIP and eviction.
+            seeds.append([base, 2, 46, 2, 46, 3, 0, 40, 3, 0, 20, 3, 0, 5, 3, 0, 30])
+        }
+        seeds.append([0, 6, 1] + chunk([0x01] + [UInt8](repeating: 0xff, count: 60)))
+        seeds.append([1, 6, 1] + chunk([0x02] + [UInt8](repeating: 0x00, count: 140)))
+        return seeds
+    }
+}

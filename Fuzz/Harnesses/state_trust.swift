@@ -1,0 +1,53 @@
+// Harness `state_trust`: loading persisted trust records (`TrustSnapshot`, kind 0x06).
+//
+// Input: a mode byte. Even: the rest is the whole blob. Odd: the next byte is the version and
+// the rest the body, wrapped by the harness in a valid envelope. Invariants: failures are
+// `invalidPayload` or `unsupportedVersion` only; a loaded snapshot serializes back to the same
+// bytes (the format is canonical: records sorted and unique), every record's previous key is
+// present exactly when it is unverified, and its keys are 1–1024 bytes.
+import SessionKit
+import Verification
+
+enum Harness {
+    static func run(_ bytes: [UInt8]) {
+        var input = FuzzInput(bytes)
+        let mode = input.byte()
+        let blob = mode & 1 == 0 ? input.rest() : envelope(kind: 0x06, version: input.byte(), body: input.rest())
+        let snapshot: TrustSnapshot
+        do {
+            snapshot = try TrustSnapshot(serialized: blob)
+        } catch {
+            invariant(error == .invalidPayload || error == .unsupportedVersion, "load threw \(error)")
+            return
+        }
+        invariant(snapshot.serialized == blob, "loaded snapshot does not serialize to its bytes")
+        for (_, record) in snapshot.records {
+            invariant((record.previousIdentityKey != nil) == (record.status == .unverified), "previous key and status disagree")
+            invariant((1 ... 1024).contains(record.identityKey.count), "identity key of \(record.identityKey.count) bytes")
+            invariant(record.previousIdentityKey != record.identityKey, "previous key equals the current one")
+        }
+        do {
+            let again = try TrustSnapshot(serialized: snapshot.serialized)
+            invariant(again == snapshot, "reloaded snapshot differs")
+        } catch {
+            fail("a snapshot the library wrote does not load: \(error)")
+        }
+    }
+
+    static func seeds() -> [[UInt8]] {
+        let key = fixedBytes(32, seed: 1)
+        let records: [ProtocolAddress: TrustRecord] = [
+            ProtocolAddress(userID: "alice", deviceID: 1): TrustRecord(identityKey: key, status: .trusted, previousIdentityKey: nil),
+            ProtocolAddress(userID: "alice", deviceID: 2): TrustRecord(identityKey: key, status: .verified, previousIdentityKey: nil),
+            ProtocolAddress(userID: "bob", deviceID: 1): TrustRecord(identityKey: fixedBytes(32, seed: 2), status: .unverified,
+                                                                      previousIdentityKey: key),
+            ProtocolAddress(userID: "é", deviceID: 0): TrustRecord(identityKey: [7], status: .trusted, previousIdentityKey: nil),
+        ]
+        var seeds: [[UInt8]] = []
+        for blob in [TrustSnapshot(records: [:]).serialized, TrustSnapshot(records: records).serialized] {
+            seeds.append([0] + blob)
+            seeds.append([1, blob[5]] + blob[6 ..< (blob.count - 16)])
+        }
+        return seeds
+    }
+}

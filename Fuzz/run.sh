@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer harnesses; exits non-zero on any finding.
+#
+#   Fuzz/run.sh [harness...]          fuzz each harness for FUZZ_SECONDS seconds (default 30)
+#   Fuzz/run.sh seeds [harness...]    regenerate the committed seed corpora Fuzz/corpus/<harness>/
+#   Fuzz/run.sh list                  print the harness names
+#
+# Each harness starts from its committed seeds (Fuzz/corpus/<harness>/, read only) and a
+# working corpus in Fuzz/build/corpus/<harness>/ that persists between runs (git-ignored).
+# A finding (a trap, an invariant violation, an ASan report, a leak, a timeout or an
+# out-of-memory) leaves its input in Fuzz/build/findings/<harness>/ and fails the run.
+# Logs go to Fuzz/build/logs/, and one line per run is appended to Fuzz/build/stats.tsv:
+#   date  harness  seconds  executions  coverage(edges)  features  corpus  status
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+# Swift's crash backtracer would wait for a debugger-style attach on a trap; libFuzzer
+# reports the crash itself.
+export SWIFT_BACKTRACE=enable=no
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:handle_abort=1}
+
+harness_names() {
+    for file in Fuzz/Harnesses/*.swift; do
+        basename "$file" .swift
+    done
+}
+
+command=${1:-fuzz}
+case "$command" in
+    list) harness_names; exit 0 ;;
+    seeds) shift ;;
+    fuzz) shift ;;
+    *) command=fuzz ;;
+esac
+
+if [ $# -gt 0 ]; then HARNESSES=("$@"); else mapfile -t HARNESSES < <(harness_names); fi
+
+Fuzz/build.sh "${HARNESSES[@]}" || { echo "fuzz: build failed" >&2; exit 1; }
+
+if [ "$command" = seeds ]; then
+    for harness in "${HARNESSES[@]}"; do
+        rm -rf "Fuzz/corpus/$harness"
+        mkdir -p "Fuzz/corpus/$harness"
+        FUZZ_EMIT_SEEDS="Fuzz/corpus/$harness" "Fuzz/build/$harness" >/dev/null 2>&1 \
+            || { echo "seeds: $harness failed" >&2; exit 1; }
+    done
+    python3 Fuzz/seeds_from_vectors.py "${HARNESSES[@]}"
+    exit 0
+fi
+
+mkdir -p Fuzz/build/logs
+failed=()
+printf '%-26s %8s %12s %8s %8s %8s  %s\n' harness seconds executions cov ft corpus status
+for harness in "${HARNESSES[@]}"; do
+    work=Fuzz/build/corpus/$harness
+    findings=Fuzz/build/findings/$harness
+    log=Fuzz/build/logs/$harness.log
+    mkdir -p "$work" "$findings" "Fuzz/corpus/$harness"
+    "Fuzz/build/$harness" -max_total_time="$FUZZ_SECONDS" -timeout=20 -rss_limit_mb=2560 \
+        -print_final_stats=1 -artifact_prefix="$findings/" \
+        "$work" "Fuzz/corpus/$harness" >"$log" 2>&1
+    rc=$?
+    executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+    seconds=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | awk '{print $5}' | tail -1)
+    last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+    cov=$(echo "$last" | grep -o 'cov: [0-9]*' | grep -o '[0-9]*')
+    ft=$(echo "$last" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*')
+    corp=$(echo "$last" | grep -o 'corp: [0-9]*' | grep -o '[0-9]*')
+    if [ $rc -eq 0 ]; then status=ok; else status="FINDING (exit $rc, see $log)"; failed+=("$harness"); fi
+    printf '%-26s %8s %12s %8s %8s %8s  %s\n' "$harness" "${seconds:-?}" "${executions:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$status"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$harness" "${seconds:-0}" "${executions:-0}" \
+        "${cov:-0}" "${ft:-0}" "${corp:-0}" "$status" >> Fuzz/build/stats.tsv
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz: findings in ${failed[*]}" >&2
+    exit 1
+fi
+echo "fuzz: no findings (${#HARNESSES[@]} harnesses, ${FUZZ_SECONDS}s each)"

@@ -1,0 +1,290 @@
+import Foundation
+import SignalPrimitives
+import XCTest
+@testable import SessionKit
+
+/// What survives a crash: named blobs, written atomically (one call may change several).
+actor Disk {
+    private var blobs: [String: [UInt8]] = [:]
+
+    func read(_ name: String) -> [UInt8]? { blobs[name] }
+
+    func names(withPrefix prefix: String) -> [String] { blobs.keys.filter { $0.hasPrefix(prefix) }.sorted() }
+
+    func write(_ changes: [String: [UInt8]?]) {
+        for (name, value) in changes { blobs[name] = value }
+    }
+
+    /// Everything on the disk.
+    func contents() -> [String: [UInt8]] { blobs }
+}
+
+/// Where a planned crash happens relative to the write it interrupts.
+enum CrashPoint: Sendable, CaseIterable {
+    /// The process dies just before the write: nothing of it reaches the disk.
+    case beforeWrite
+    /// The process dies just after the write: it is on the disk, but the caller never learns.
+    case afterWrite
+}
+
+/// A `ProtocolStore` kept as serialized blobs on a `Disk` (as an app's database keeps them),
+/// loading every state from its bytes on each call, with an optional planned crash at the
+/// n-th write (counting this process's writes from 0, the app's own inbox and outbox writes
+/// included). After the crash every call throws `DiskStore.crash`: the process is dead, and
+/// the test starts a new store and manager on the same disk.
+actor DiskStore: ProtocolStore {
+    static let crash = SessionError.storage("simulated crash")
+
+    let disk: Disk
+    private let plan: (write: Int, point: CrashPoint)?
+    private var writes = 0
+    private(set) var crashed = false
+
+    init(disk: Disk, crashAt plan: (write: Int, point: CrashPoint)? = nil) {
+        self.disk = disk
+        self.plan = plan
+    }
+
+    /// The number of writes this process attempted.
+    var writeCount: Int { writes }
+
+    private func alive() throws(SessionError) {
+        if crashed { throw Self.crash }
+    }
+
+    /// Writes `changes` atomically, or crashes as planned.
+    func write(_ changes: [String: [UInt8]?]) async throws(SessionError) {
+        try alive()
+        defer { writes += 1 }
+        if let plan, plan.write == writes {
+            crashed = true
+            if plan.point == .afterWrite { await disk.write(changes) }
+            throw Self.crash
+        }
+        await disk.write(changes)
+    }
+
+    private func read(_ name: String) async throws(SessionError) -> [UInt8]? {
+        try alive()
+        return await disk.read(name)
+    }
+
+    static func sessionName(_ address: ProtocolAddress) -> String { "session/\(address.userID)/\(address.deviceID)" }
+
+    // MARK: IdentityKeyStore
+
+    func localIdentity() async throws(SessionError) -> IdentityKeyPair {
+        guard let blob = try await read("identity") else { throw .storage("no identity on disk") }
+        return try IdentityKeyPair(serialized: blob)
+    }
+
+    // MARK: SessionStore
+
+    func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
+        try await read(Self.sessionName(address)).map { (blob: [UInt8]) throws(SessionError) in try SessionRecord(serialized: blob) }
+    }
+
+    func storeSession(_ record: SessionRecord, for address: ProtocolAddress) async throws(SessionError) {
+        try await write([Self.sessionName(address): record.serialized()])
+    }
+
+    func deleteSession(for address: ProtocolAddress) async throws(SessionError) {
+        try await write([Self.sessionName(address): nil])
+    }
+
+    func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] {
+        try alive()
+        return await disk.names(withPrefix: "session/\(userID)/").compactMap { UInt32($0.split(separator: "/").last ?? "") }.sorted()
+    }
+
+    // MARK: PreKeyStore
+
+    func loadPreKeys() async throws(SessionError) -> LocalPreKeys? {
+        try await read("prekeys").map { (blob: [UInt8]) throws(SessionError) in try LocalPreKeys(serialized: blob) }
+    }
+
+    func preKeys(signedPreKeyID: UInt32, oneTimePreKeyID: UInt32?) async throws(SessionError) -> PreKeySet {
+        guard let keys = try await loadPreKeys() else { return PreKeySet() }
+        var set = PreKeySet()
+        if let signed = keys.signedPreKey(id: signedPreKeyID) { set.insert(signed) }
+        if let id = oneTimePreKeyID, let oneTime = keys.oneTimePreKey(id: id) { set.insert(oneTime) }
+        return set
+    }
+
+    func updatePreKeys<Result: Sendable>(
+        _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
+        var keys = try await loadPreKeys()
+        let result = try update(&keys)
+        try await write(["prekeys": keys?.serialized()])
+        return result
+    }
+
+    // MARK: ProtocolStore
+
+    func commitEstablishment(
+        _ record: SessionRecord, for address: ProtocolAddress, consumingOneTimePreKey oneTimePreKeyID: UInt32?
+    ) async throws(SessionError) {
+        var changes: [String: [UInt8]?] = [Self.sessionName(address): record.serialized()]
+        if let id = oneTimePreKeyID {
+            guard var keys = try await loadPreKeys(), keys.removeOneTimePreKey(id: id) != nil else { throw .unknownPreKey }
+            changes["prekeys"] = keys.serialized()
+        }
+        try await write(changes)
+    }
+
+    // MARK: SenderKeyStore
+
+    func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
+        try await read("sending/\(group)").map { (blob: [UInt8]) throws(SessionError) in try SenderKeySendingChain(serialized: blob) }
+    }
+
+    func storeSendingChain(_ chain: SenderKeySendingChain, for group: GroupID) async throws(SessionError) {
+        try await write(["sending/\(group)": chain.serialized()])
+    }
+
+    func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
+        try await read("receiving/\(group)/\(sender)").map { (blob: [UInt8]) throws(SessionError) in try SenderKeyReceiverState(serialized: blob) }
+    }
+
+    func storeReceiverState(_ state: SenderKeyReceiverState, for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
+        try await write(["receiving/\(group)/\(sender)": state.serialized()])
+    }
+
+    func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
+        try await write(["receiving/\(group)/\(sender)": nil])
+    }
+}
+
+/// A pretend server for the crash tests: mailboxes of envelopes that stay until acknowledged
+/// (so a message is redelivered after the receiver crashed), and published bundles.
+actor MailServer {
+    struct Envelope: Sendable, Equatable {
+        let id: Int
+        let from: ProtocolAddress
+        let bytes: [UInt8]
+    }
+
+    private var nextID = 0
+    private var mailboxes: [ProtocolAddress: [Envelope]] = [:]
+    private var bundles: [ProtocolAddress: PreKeyBundle] = [:]
+
+    func post(_ bytes: [UInt8], from sender: ProtocolAddress, to recipient: ProtocolAddress) {
+        mailboxes[recipient, default: []].append(Envelope(id: nextID, from: sender, bytes: bytes))
+        nextID += 1
+    }
+
+    /// The unacknowledged envelopes for `recipient`, oldest first.
+    func pending(for recipient: ProtocolAddress) -> [Envelope] { mailboxes[recipient] ?? [] }
+
+    func acknowledge(_ id: Int, for recipient: ProtocolAddress) {
+        mailboxes[recipient]?.removeAll { $0.id == id }
+    }
+
+    func publish(_ upload: PreKeyUpload, for address: ProtocolAddress) {
+        guard let signed = upload.signedPreKey else { return }
+        bundles[address] = PreKeyBundle(
+            identityKey: upload.identityKey, signedPreKeyID: signed.id, signedPreKey: signed.publicKey,
+            signedPreKeySignature: signed.signature, oneTimePreKey: upload.oneTimePreKeys.first)
+    }
+
+    func bundle(for address: ProtocolAddress) -> PreKeyBundle? { bundles[address] }
+}
+
+/// An app on one device whose process can crash and restart. Durable app state lives on its
+/// disk next to the protocol state: the inbox (received plaintexts, keyed by the app-level
+/// message id they carry, so a message processed twice is stored once) and the outbox
+/// (messages still to send, removed once posted).
+final class CrashingApp {
+    let address: ProtocolAddress
+    let disk = Disk()
+    let trust = TestTrustEvaluator()
+    let random: SeededRandomSource
+    private(set) var store: DiskStore
+    private(set) var manager: SessionManager
+    private(set) var restarts = 0
+    /// Plaintexts returned by successful decrypt calls, per envelope id (to check that no
+    /// envelope decrypts twice).
+    private(set) var decryptedEnvelopes: [Int: Int] = [:]
+
+    init(_ userID: String, seed: UInt64) async throws {
+        address = ProtocolAddress(userID: userID, deviceID: 1)
+        random = SeededRandomSource(seed: seed)
+        await disk.write(["identity": try IdentityKeyPair(using: random).serialized()])
+        store = DiskStore(disk: disk)
+        manager = SessionManager(store: store, trust: trust, random: random)
+    }
+
+    /// Plans a crash at this process's `write`-th write (from now on).
+    func planCrash(at write: Int, _ point: CrashPoint) {
+        store = DiskStore(disk: disk, crashAt: (write, point))
+        manager = SessionManager(store: store, trust: trust, random: random)
+    }
+
+    /// Starts a new process on the same disk (after a crash).
+    func restart() {
+        restarts += 1
+        store = DiskStore(disk: disk)
+        manager = SessionManager(store: store, trust: trust, random: random)
+    }
+
+    var hasCrashed: Bool { get async { await store.crashed } }
+
+    /// The app-level ids of the messages in the inbox.
+    func inbox() async -> Set<String> {
+        Set(await disk.names(withPrefix: "inbox/").map { String($0.dropFirst("inbox/".count)) })
+    }
+
+    /// Queues `text` (an app-level message id) for `recipient` in the durable outbox (the
+    /// user's action; it happens before the crash plan counts writes).
+    func queue(_ text: String, to recipient: ProtocolAddress) async {
+        let sequence = await disk.names(withPrefix: "outbox/").count + disk.names(withPrefix: "sent/").count
+        await disk.write([String(format: "outbox/%06d", sequence): Array("\(recipient.userID)|\(text)".utf8)])
+    }
+
+    /// Sends the outbox in order: encrypt → post → remove from the outbox. Returns false when
+    /// the process crashed.
+    func flushOutbox(_ server: MailServer) async -> Bool {
+        for name in await disk.names(withPrefix: "outbox/") {
+            guard let entry = await disk.read(name), let text = String(bytes: entry, encoding: .utf8) else { continue }
+            let parts = text.split(separator: "|", maxSplits: 1).map(String.init)
+            let recipient = ProtocolAddress(userID: parts[0], deviceID: 1)
+            do {
+                let message = try await manager.encrypt(Array(parts[1].utf8), to: recipient)
+                await server.post(message, from: address, to: recipient)
+                try await store.write([name: nil, "sent/" + name.dropFirst("outbox/".count): entry])
+            } catch {
+                if await hasCrashed { return false }
+                XCTFail("\(address) could not send \(parts[1]): \(error)")
+            }
+        }
+        return true
+    }
+
+    /// Receives every pending envelope: decrypt, storing the plaintext in the inbox before the
+    /// session is persisted, then acknowledge. A redelivered envelope that is a duplicate was
+    /// processed before a crash: its plaintext must be in the inbox, and it is acknowledged.
+    /// Returns false when the process crashed.
+    func receiveAll(_ server: MailServer) async -> Bool {
+        for envelope in await server.pending(for: address) {
+            let store = store
+            do {
+                let plaintext = try await manager.decrypt(envelope.bytes, from: envelope.from, beforePersisting: { (plaintext: [UInt8]) async throws(SessionError) in
+                    try await store.write(["inbox/" + String(decoding: plaintext, as: UTF8.self): plaintext])
+                })
+                decryptedEnvelopes[envelope.id, default: 0] += 1
+                let stored = await inbox().contains(String(decoding: plaintext, as: UTF8.self))
+                XCTAssertTrue(stored, "a returned plaintext is in the inbox")
+                await server.acknowledge(envelope.id, for: address)
+            } catch {
+                if await hasCrashed { return false }
+                if error == .duplicateMessage {
+                    await server.acknowledge(envelope.id, for: address)
+                    continue
+                }
+                XCTFail("\(address) could not decrypt envelope \(envelope.id): \(error)")
+            }
+        }
+        return true
+    }
+}

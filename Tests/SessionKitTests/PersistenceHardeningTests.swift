@@ -1,0 +1,46 @@
+import SignalPrimitives
+import XCTest
+@testable import SessionKit
+
+/// Regression tests for inputs the fuzzers (Fuzz/) found: persisted states that must fail to
+/// load with a typed error instead of trapping or exhausting memory.
+final class PersistenceHardeningTests: XCTestCase {
+    /// Re-seals a body in the state envelope: "SKST" || kind || version || body || checksum.
+    static func envelope(kind: StateKind, version: UInt8, body: [UInt8]) -> [UInt8] {
+        let head = Array("SKST".utf8) + [kind.rawValue, version] + body
+        return head + SHA256.hash(head).prefix(16)
+    }
+
+    /// A responder session with no skipped keys (its body ends with `u32(skippedCount) = 0`).
+    static func sessionBlob() throws -> [UInt8] {
+        var conversation = try Conversation(seed: 501)
+        _ = try conversation.bobReceives(try conversation.aliceSends(Array("hello".utf8)))
+        let blob = try XCTUnwrap(conversation.bob).serialized()
+        XCTAssertEqual(Array(blob.suffix(20).prefix(4)), [0, 0, 0, 0], "the body ends with a zero skipped-key count")
+        return blob
+    }
+
+    func testASessionClaimingBillionsOfSkippedKeysFailsToLoadInsteadOfExhaustingMemory() throws {
+        // Found by Fuzz/ state_session and state_session_record: MAX_STORED (from the blob) may be
+        // 2^32 − 1, and a skipped-key count that large made loading reserve ~12 GB up front.
+        let blob = try Self.sessionBlob()
+        var body = Array(blob[6 ..< (blob.count - 16)])
+        body.replaceSubrange(1 ..< 9, with: [UInt8](repeating: 0xFF, count: 8))            // maxSkip, maxStored = 2^32 − 1
+        body.replaceSubrange((body.count - 4)..., with: [0xFF, 0xFF, 0xFF, 0xFF])           // skippedCount = 2^32 − 1, no keys follow
+        let corrupt = Self.envelope(kind: .session, version: blob[5], body: body)
+        XCTAssertThrowsError(try SessionState(serialized: corrupt)) { XCTAssertEqual($0 as? SessionError, .invalidPayload) }
+
+        var record = Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 1, 1] + body + [0, 0, 0, 0]
+        record = Self.envelope(kind: .sessionRecord, version: 1, body: Array(record[6...]))
+        XCTAssertThrowsError(try SessionRecord(serialized: record)) { XCTAssertEqual($0 as? SessionError, .invalidPayload) }
+    }
+
+    func testTheSameSessionWithItsRealCountStillLoads() throws {
+        let blob = try Self.sessionBlob()
+        var body = Array(blob[6 ..< (blob.count - 16)])
+        body.replaceSubrange(1 ..< 9, with: [UInt8](repeating: 0xFF, count: 8))
+        let reloaded = try SessionState(serialized: Self.envelope(kind: .session, version: blob[5], body: body))
+        XCTAssertEqual(reloaded.configuration.maxStored, Int(UInt32.max))
+        XCTAssertEqual(reloaded.skippedMessageKeyCount, 0)
+    }
+}
