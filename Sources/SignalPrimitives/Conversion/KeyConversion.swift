@@ -34,8 +34,7 @@ extension Ed25519.PrivateKey {
         let scalar = SecureBytes(count: X25519.keyByteCount) { (out: UnsafeMutableRawBufferPointer) in
             var digest = SHA512()
             withUnsafeSeedBytes { digest.update(bytes: $0) }
-            var h = [UInt8](repeating: 0, count: SHA512.byteCount)
-            h.withUnsafeMutableBytes { try? digest.finalize(into: $0) }
+            var h = digest.finalize()
             h[0] &= 248
             h[31] &= 127
             h[31] |= 64

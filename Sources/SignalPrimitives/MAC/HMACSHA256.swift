@@ -70,13 +70,30 @@ public struct HMACSHA256: Sendable {
         return tag
     }
 
-    /// Whether `tag` is the HMAC-SHA256 of `message` under `key`, compared in constant time.
-    /// A `tag` shorter than 32 bytes (at least 1) is compared against the truncated tag.
+    /// Whether `tag` is the full 32-byte HMAC-SHA256 of `message` under `key`, compared in
+    /// constant time. A tag of any other length is invalid (use
+    /// `isValidAuthenticationCode(_:for:using:truncatedTo:)` for truncated tags).
     public static func isValidAuthenticationCode(_ tag: [UInt8], for message: [UInt8], using key: [UInt8]) -> Bool {
-        guard !tag.isEmpty, tag.count <= byteCount else { return false }
+        isValidAuthenticationCode(tag, for: message, using: key, truncatedTo: byteCount)
+    }
+
+    /// Whether `tag` is the HMAC-SHA256 of `message` under `key` truncated to `byteCount` bytes
+    /// (1 … 32), compared in constant time. A tag whose length is not exactly `byteCount` is
+    /// invalid, so a caller cannot be tricked into checking a shorter prefix than it meant to.
+    /// Truncations below 16 bytes make forgeries cheap; use them only where a format demands it.
+    public static func isValidAuthenticationCode(
+        _ tag: [UInt8], for message: [UInt8], using key: [UInt8], truncatedTo byteCount: Int
+    ) -> Bool {
+        guard (1 ... Self.byteCount).contains(byteCount), tag.count == byteCount else { return false }
         var full = authenticationCode(for: message, using: key)
         defer { SecureMemory.zero(&full) }
-        return ConstantTime.equals(Array(full.prefix(tag.count)), tag)
+        return ConstantTime.equals(Array(full.prefix(byteCount)), tag)
+    }
+
+    /// Overwrites the keyed state with zeros. A keyed state is as secret as its key: wipe a
+    /// state that is kept for reuse (and never finalized) when done with it.
+    public mutating func wipe() {
+        withUnsafeMutableBytes(of: &state) { SecureMemory.zero($0) }
     }
 }
 
