@@ -80,7 +80,18 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// Makes `session` current (for example one just started from a bundle); the current
     /// session becomes the most recent previous one and the oldest beyond the limit is dropped.
+    /// A session the record already holds (the same role and base key) is moved, not copied,
+    /// so the record never holds two versions of one session (such a record could not be
+    /// loaded back).
     public mutating func promote(_ session: SessionState) {
+        func isSame(_ other: SessionState) -> Bool {
+            other.role == session.role && other.preKeyPrefix.baseKey == session.preKeyPrefix.baseKey
+        }
+        previousSessions.removeAll(where: isSame)
+        if let current = currentSession, isSame(current) {
+            currentSession = session
+            return
+        }
         archiveCurrentSession()
         currentSession = session
     }
