@@ -22,6 +22,15 @@ import SignalPrimitives
 /// serialization) is exactly what it was, no one-time prekey is reported consumed and nothing
 /// was drawn from the random source. Persist it (`serialized()`, kind `.sessionRecord`) after
 /// each success.
+///
+/// Two properties worth knowing, both shared with libsignal:
+/// - a forged ratchet message with an unknown ratchet key is tried on every session held, so
+///   one such message costs up to 41 × (2 × `maxSkip` chain steps, one DH, one AEAD attempt);
+/// - X3DH without a one-time prekey has no replay protection of its own: a replayed prekey
+///   message whose session has dropped out of the record (or that used no one-time prekey
+///   and reaches a record that no longer holds its session) runs X3DH again, becomes the
+///   current session and yields its old plaintext again. Servers should keep one-time
+///   prekeys stocked; apps can also deduplicate by message id.
 public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What `decrypt` produced.
     public struct Decryption: Sendable, CustomStringConvertible {
