@@ -35,5 +35,6 @@ public protocol WycheproofAlgorithm: Sendable {
 
 extension WycheproofAlgorithm {
     /// By default every group runs.
+    /// - Throws: nothing; the signature follows the requirement, which may throw.
     public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition { .run }
 }

@@ -78,11 +78,11 @@ public enum RatchetSuite: ProtocolSuite {
         let bobIdentity = try IdentityKeyPair(seed: bobFields.hex("identity_seed"))
         let signedPreKeyPrivate = try X25519.PrivateKey(rawRepresentation: bobFields.hex("spk_sk"))
         let signedPreKey = try SignedPreKey(
-            id: try uint32(bobFields, "spk_id"), privateKey: bobFields.hex("spk_sk"),
+            id: try bobFields.uint32("spk_id"), privateKey: bobFields.hex("spk_sk"),
             signature: bobIdentity.signature(forSignedPreKey: signedPreKeyPrivate.publicKey))
         var oneTimePreKey: OneTimePreKey?
         if let secret = try bobFields.optionalHex("opk_sk") {
-            oneTimePreKey = try OneTimePreKey(id: try uint32(bobFields, "opk_id"), privateKey: secret)
+            oneTimePreKey = try OneTimePreKey(id: try bobFields.uint32("opk_id"), privateKey: secret)
         }
         var bob = Party(
             identity: bobIdentity, session: nil,
@@ -185,11 +185,5 @@ public enum RatchetSuite: ProtocolSuite {
         let plaintext = try decrypt()
         try party.random.check()
         try ExpectedError.equal(plaintext, try event.hex("plaintext"), "plaintext")
-    }
-
-    private static func uint32(_ object: VectorTest, _ key: String) throws -> UInt32 {
-        let value = try object.int(key)
-        guard let id = UInt32(exactly: value) else { throw VectorFailure("'\(key)' is not a u32") }
-        return id
     }
 }

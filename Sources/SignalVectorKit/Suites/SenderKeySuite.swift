@@ -20,10 +20,7 @@ public enum SenderKeySuite: ProtocolSuite {
     public static func run(_ test: VectorTest) throws -> VectorOutcome {
         let chainKey = try test.hex("chain_key")
         let signingSeed = try test.hex("signing_seed")
-        let iterationValue = try test.int("iteration")
-        guard let iteration = UInt32(exactly: iterationValue) else {
-            throw VectorFailure("iteration \(iterationValue) is not a u32")
-        }
+        let iteration = try test.uint32("iteration")
         let signingKey: Ed25519.PrivateKey
         do { signingKey = try Ed25519.PrivateKey(seed: signingSeed) } catch {
             throw VectorFailure("signing_seed is not a 32-byte seed: \(error)")

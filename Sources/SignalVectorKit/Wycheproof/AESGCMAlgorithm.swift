@@ -33,6 +33,9 @@ public enum AESGCMAlgorithm: WycheproofAlgorithm {
     }
 
     /// Checks one test.
+    /// - Throws: `VectorFailure` when `key`, `iv`, `aad`, `msg`, `ct` or `tag` is missing or
+    ///   not hex, when a valid test does not open to `msg` or does not seal to `ct || tag`, when
+    ///   an invalid test opens, or when an acceptable test opens to anything but `msg`.
     public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
         let key = SymmetricKey(data: try test.hex("key"))
         let nonce = try test.hex("iv")

@@ -10,6 +10,7 @@ public enum EdDSAAlgorithm: WycheproofAlgorithm {
     public static let name = "EDDSA"
 
     /// Runs groups on edwards25519 only; groups on other curves (Ed448) are skipped.
+    /// - Throws: `VectorFailure` when the group has no `publicKey` (or `key`) object with a hex `pk`.
     public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition {
         let key = try publicKeyObject(of: group)
         _ = try key.hex("pk")
@@ -20,6 +21,8 @@ public enum EdDSAAlgorithm: WycheproofAlgorithm {
     }
 
     /// Checks one test.
+    /// - Throws: `VectorFailure` when the group's key or the test's `msg` or `sig` is missing or
+    ///   not hex, when a valid signature does not verify, or when an invalid one verifies.
     public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
         let keyBytes = try publicKeyObject(of: group).hex("pk")
         let message = try test.hex("msg")

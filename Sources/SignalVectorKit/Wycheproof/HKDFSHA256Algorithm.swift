@@ -9,6 +9,9 @@ public enum HKDFSHA256Algorithm: WycheproofAlgorithm {
     public static let name = "HKDF-SHA-256"
 
     /// Checks one test.
+    /// - Throws: `VectorFailure` when `ikm`, `salt`, `info`, `size` or `okm` is missing or
+    ///   malformed, when a valid test does not derive `okm`, when an invalid test derives
+    ///   anything, or when an acceptable test derives anything but `okm`.
     public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
         let ikm = try test.hex("ikm")
         let salt = try test.hex("salt")

@@ -21,6 +21,9 @@ public enum HMACSHA256Algorithm: WycheproofAlgorithm {
     }
 
     /// Checks one test.
+    /// - Throws: `VectorFailure` when the group's `tagSize` or the test's `key`, `msg` or `tag`
+    ///   is missing or malformed, when a valid test's tag differs or does not verify, or when an
+    ///   invalid tag verifies.
     public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
         let tagByteCount = try group.int("tagSize") / 8
         let key = try test.hex("key")

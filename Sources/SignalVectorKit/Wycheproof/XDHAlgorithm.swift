@@ -11,12 +11,17 @@ public enum XDHAlgorithm: WycheproofAlgorithm {
     public static let name = "XDH"
 
     /// Runs groups on curve25519 only (a group without `curve` is taken as curve25519).
+    /// - Throws: nothing today; the signature follows `WycheproofAlgorithm`.
     public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition {
         guard let curve = group.fields["curve"] as? String, curve != "curve25519" else { return .run }
         return .skip("XDH curve \(curve) is not offered")
     }
 
     /// Checks one test.
+    /// - Throws: `VectorFailure` when `private`, `public` or `shared` is missing or not hex,
+    ///   when a valid test is rejected or computes another value, when an invalid test is
+    ///   accepted, when an acceptable test computes another value, or when an expected all-zero
+    ///   `shared` is not rejected with `invalidKey`.
     public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
         let privateBytes = try test.hex("private")
         let publicBytes = try test.hex("public")
