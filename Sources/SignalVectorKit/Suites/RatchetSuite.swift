@@ -62,14 +62,29 @@ public enum RatchetSuite: ProtocolSuite {
         let random: QueuedRandomSource
     }
 
+    /// The largest `max_stored` the runner accepts (and so the largest `max_skip`, which must
+    /// not exceed it). A session may derive `max_skip` keys for one message and keep
+    /// `max_stored`, so a hostile file could otherwise make the runner derive and hold billions
+    /// of keys; the committed vectors use the defaults or less.
+    public static let maximumStored = 100_000
+
     /// Runs one test.
-    /// - Throws: `VectorFailure` when the library disagrees with the test.
+    /// - Throws: `VectorFailure` when the library disagrees with the test, when a field is
+    ///   missing or malformed, or when `max_stored` is above `maximumStored` or `max_skip` is
+    ///   negative or above `max_stored`.
     public static func run(_ test: VectorTest) throws -> VectorOutcome {
+        let maxSkip = try test.int("max_skip")
+        let maxStored = try test.optionalInt("max_stored") ?? ProtocolLimits.defaultMaxStored
+        guard maxStored <= maximumStored else {
+            throw VectorFailure("max_stored \(maxStored) is above the runner's limit of \(maximumStored)")
+        }
+        guard (0...maxStored).contains(maxSkip) else {
+            throw VectorFailure("max_skip \(maxSkip) is not in 0 … max_stored (\(maxStored))")
+        }
         let configuration: SessionConfiguration
         do {
-            configuration = try SessionConfiguration(
-                maxSkip: try test.int("max_skip"), maxStored: try test.optionalInt("max_stored") ?? ProtocolLimits.defaultMaxStored)
-        } catch let error as SessionError {
+            configuration = try SessionConfiguration(maxSkip: maxSkip, maxStored: maxStored)
+        } catch {
             throw VectorFailure("unusable limits: \(error)")
         }
         let aliceFields = try test.object("alice")
