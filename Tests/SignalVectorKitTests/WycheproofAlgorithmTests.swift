@@ -139,6 +139,23 @@ final class WycheproofAlgorithmTests: XCTestCase {
         try assertOutcome(valid, passed: 0, failed: 1)
     }
 
+    /// A `size` far outside RFC 5869's range (which the library would otherwise be asked to
+    /// allocate) is checked without allocating it: invalid passes, valid fails, with a message.
+    func testHKDFHugeOrNegativeSizeIsRejectedWithoutAllocatingIt() throws {
+        var picked = try pick("wycheproof/hkdf_sha256_test.json", test: result("invalid"))
+        for size in [1 << 62, 1 << 40, 255 * 32 + 1, -1, -4096] {
+            picked.test["size"] = size
+            picked.test["result"] = "invalid"
+            try assertOutcome(picked, passed: 1, failed: 0)
+            picked.test["result"] = "acceptable"
+            try assertOutcome(picked, passed: 1, failed: 0)
+            picked.test["result"] = "valid"
+            let outcome = try run(picked)
+            XCTAssertEqual([outcome.passed, outcome.failed], [0, 1])
+            XCTAssertTrue(outcome.failures.first?.message.contains("size \(size) is outside") == true, "\(outcome.failures)")
+        }
+    }
+
     // MARK: - HMACSHA256
 
     func testHMACShorterTagSizeComparesTheTruncatedTag() throws {
