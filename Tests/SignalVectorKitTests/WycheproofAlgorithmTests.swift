@@ -45,6 +45,33 @@ final class WycheproofAlgorithmTests: XCTestCase {
                        "\(outcome.failures)", file: file, line: line)
     }
 
+    // MARK: - Group types
+
+    /// A group of another `type` under the same `algorithm` (Wycheproof's x25519_asn, _pem and
+    /// _jwk files say "XDH" too, with DER, PEM or JWK keys) is skipped, never run or passed; a
+    /// group without a `type` is a failure.
+    func testGroupsOfAnotherTypeAreSkippedAndAGroupWithoutTypeFails() throws {
+        let cases: [(file: String, type: String, other: String, group: ([String: Any]) -> Bool)] = [
+            ("wycheproof/x25519_test.json", "XdhComp", "XdhAsnComp", { _ in true }),
+            ("wycheproof/x25519_test.json", "XdhComp", "XdhPemComp", { _ in true }),
+            ("wycheproof/x25519_test.json", "XdhComp", "XdhJwkComp", { _ in true }),
+            ("wycheproof/ed25519_test.json", "EddsaVerify", "EddsaSign", { _ in true }),
+            ("wycheproof/aes_gcm_test.json", "AeadTest", "DaeadTest", runnableAESGroup),
+            ("wycheproof/hkdf_sha256_test.json", "HkdfTest", "PrfTest", { _ in true }),
+            ("wycheproof/hmac_sha256_test.json", "MacTest", "MacWithIvTest", { $0["tagSize"] as? Int == 256 }),
+        ]
+        for (file, type, other, isGroup) in cases {
+            var picked = try pick(file, group: isGroup, test: result("valid"))
+            XCTAssertEqual(picked.group["type"] as? String, type, file)
+            picked.group["type"] = other
+            let skipped = try run(picked)
+            XCTAssertEqual([skipped.passed, skipped.failed, skipped.skipped], [0, 0, 1], "\(file) \(other): \(skipped.failures)")
+            picked.group["type"] = nil
+            let untyped = try run(picked)
+            XCTAssertEqual([untyped.passed, untyped.failed, untyped.skipped], [0, 1, 0], "\(file) without type")
+        }
+    }
+
     // MARK: - XDH
 
     func testXDHAllZeroSharedSecretMustBeRejectedEvenWhenTheFileCallsItValid() throws {

@@ -8,10 +8,16 @@ import SignalPrimitives
 public enum EdDSAAlgorithm: WycheproofAlgorithm {
     /// `"EDDSA"`.
     public static let name = "EDDSA"
+    /// `"EddsaVerify"`.
+    public static let groupType = "EddsaVerify"
 
-    /// Runs groups on edwards25519 only; groups on other curves (Ed448) are skipped.
-    /// - Throws: `VectorFailure` when the group has no `publicKey` (or `key`) object with a hex `pk`.
+    /// Runs `EddsaVerify` groups on edwards25519 only; groups of other types or on other curves
+    /// (Ed448) are skipped.
+    /// - Throws: `VectorFailure` when the group has no `type`, or when an `EddsaVerify` group
+    ///   has no `publicKey` (or `key`) object with a hex `pk`.
     public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition {
+        let typeDisposition = try groupTypeDisposition(of: group)
+        guard typeDisposition == .run else { return typeDisposition }
         let key = try publicKeyObject(of: group)
         _ = try key.hex("pk")
         if let curve = key.fields["curve"] as? String, curve != "edwards25519" {

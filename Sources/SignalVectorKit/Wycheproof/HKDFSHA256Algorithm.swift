@@ -12,6 +12,8 @@ import SignalPrimitives
 public enum HKDFSHA256Algorithm: WycheproofAlgorithm {
     /// `"HKDF-SHA-256"`.
     public static let name = "HKDF-SHA-256"
+    /// `"HkdfTest"`.
+    public static let groupType = "HkdfTest"
 
     /// The output sizes RFC 5869 allows for SHA-256: 0 … 255 × 32 bytes.
     public static let outputRange = 0...(255 * 32)
