@@ -133,9 +133,15 @@ public protocol ProtocolSuite: Sendable {
 /// Expected-error checking shared by every suite.
 public enum ExpectedError {
     /// The SPEC §8 name of an error thrown by the library, or a description for other errors.
+    ///
+    /// A raw `CryptoError.invalidKeyLength` (a suite handing key bytes of the wrong length
+    /// straight to a primitive, as the conversion suites do) is `invalidKey`, the SPEC §1 name
+    /// for an unusable key; SessionKit itself reports a wrongly sized key inside a message as
+    /// `invalidMessage`, which reaches this function as a `SessionError`.
     public static func name(of error: Error) -> String {
         if let error = error as? SessionError { return error.specName ?? "\(error)" }
         if let error = error as? CryptoError {
+            if case .invalidKeyLength = error { return "invalidKey" }
             if let mapped = SessionError(error).specName { return mapped }
             return "\(error)"
         }
