@@ -150,6 +150,8 @@ public enum ExpectedError {
     }
 
     /// Checks that `body` throws the error `expected` names (`"any"` accepts every error).
+    /// - Throws: `VectorFailure` when `body` succeeds or throws an error of another name, and
+    ///   any `VectorFailure` that `body` throws, unchanged.
     public static func check(_ expected: String, _ body: () throws -> Void) throws {
         do {
             try body()
@@ -164,6 +166,7 @@ public enum ExpectedError {
     }
 
     /// Compares bytes and throws a readable failure.
+    /// - Throws: `VectorFailure` naming `what` and both values when `actual` differs from `expected`.
     public static func equal(_ actual: [UInt8], _ expected: [UInt8], _ what: String) throws {
         guard actual == expected else {
             throw VectorFailure("\(what) mismatch: got \(Hex.encode(actual)), expected \(Hex.encode(expected))")
