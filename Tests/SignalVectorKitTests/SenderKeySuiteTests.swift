@@ -64,4 +64,18 @@ final class SenderKeySuiteTests: XCTestCase {
         }
         XCTAssertGreaterThan(checked, 0)
     }
+
+    /// An `iteration` the runner would need more than 2^20 HMAC steps to reach is a failure of
+    /// that test with a message, decided before any step (2^32 − 1 would otherwise take hours).
+    func testIterationAboveTheRunnersLimitFailsWithAMessageInsteadOfRunning() throws {
+        let fields = try XCTUnwrap(try loadTests().first)
+        for iteration in [Int(SenderKeySuite.maximumIteration) + 1, Int(UInt32.max)] {
+            var hostile = fields
+            hostile["iteration"] = iteration
+            XCTAssertThrowsError(try SenderKeySuite.run(VectorTest(hostile))) { error in
+                XCTAssertTrue(error is VectorFailure, "\(error)")
+                XCTAssertTrue("\(error)".contains("iteration \(iteration) is above the runner's limit"), "\(error)")
+            }
+        }
+    }
 }
