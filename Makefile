@@ -2,14 +2,16 @@
 #   make vectors   installs libsodium-dev if missing, builds signal-vectors in release and
 #                  runs it over TestVectors/ (prints one line per file and a total)
 #   make test      installs libsodium-dev if missing, runs swift test
-# and, for hardening:
+#   make bench     builds Benchmarks/ in release and measures the library against raw
+#                  libsodium and swift-crypto; writes Benchmarks/results/latest.json
+#                  (BENCH_QUICK=1 make bench: a short smoke run for CI)
 #   make fuzz      runs every fuzz harness for FUZZ_SECONDS (default 30) seconds each
 #   make asan      runs the tests under AddressSanitizer (scratch path .build-asan)
 #   make tsan      runs the tests under ThreadSanitizer (scratch path .build-tsan)
 
 SWIFT ?= swift
 
-.PHONY: all deps vectors test fuzz asan tsan
+.PHONY: all deps vectors test bench fuzz asan tsan
 
 all: test vectors
 
@@ -51,6 +53,9 @@ vectors: deps
 
 test: deps
 	$(SWIFT) test
+
+bench: deps
+	Benchmarks/run.sh
 
 # Fuzzing (see Fuzz/README.md): builds the libFuzzer harnesses (swiftc -sanitize=fuzzer,address)
 # and runs each for FUZZ_SECONDS seconds; fails on any finding (trap, invariant violation,

@@ -85,8 +85,8 @@ final class GroupDeliveryPropertyTests: XCTestCase {
     func testRandomDeliverySchedulesInAGroupOfFive() throws {
         let memberCount = 5
         let messageCount = 10_000
-        var rng = Support.SeededGenerator(seed: 0x5EED_6A0F)
-        let keySource = Support.SeededRandomSource(seed: 0xC4A1_7E57)
+        var rng = SeededGenerator(seed: 0x5EED_6A0F)
+        let keySource = SeededRandomSource(seed: 0xC4A1_7E57)
         let addresses = (0 ..< memberCount).map { ProtocolAddress(userID: "member-\($0)", deviceID: UInt32($0 + 1)) }
         let intruder = try Ed25519.PrivateKey(seed: [UInt8](repeating: 0x66, count: 32))
         var outsider = try SenderKeySendingChain(using: keySource)      // never distributed to anyone

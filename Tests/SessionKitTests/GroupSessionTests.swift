@@ -12,7 +12,7 @@ final class GroupSessionTests: XCTestCase {
 
     /// Three members that have exchanged distribution messages.
     private func group() throws -> [ProtocolAddress: GroupSession] {
-        let random = Support.SeededRandomSource(seed: 50)
+        let random = SeededRandomSource(seed: 50)
         var sessions: [ProtocolAddress: GroupSession] = [:]
         for member in [alice, bob, carol] { sessions[member] = try GroupSession(using: random) }
         for sender in [alice, bob, carol] {
@@ -53,7 +53,7 @@ final class GroupSessionTests: XCTestCase {
     func testRemovedMemberCannotReadAfterRotation() throws {
         var sessions = try group()
         sessions[alice]?.removeMember(carol)
-        let random = Support.SeededRandomSource(seed: 51)
+        let random = SeededRandomSource(seed: 51)
         let oldChain = try XCTUnwrap(sessions[alice]).sendingChain.chainID
         let distribution = try XCTUnwrap(sessions[alice]?.rotateSendingChain(using: random))
         XCTAssertNotEqual(distribution.chainID, oldChain)

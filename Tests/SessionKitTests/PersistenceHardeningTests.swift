@@ -35,12 +35,28 @@ final class PersistenceHardeningTests: XCTestCase {
         XCTAssertThrowsError(try SessionRecord(serialized: record)) { XCTAssertEqual($0 as? SessionError, .invalidPayload) }
     }
 
-    func testTheSameSessionWithItsRealCountStillLoads() throws {
+    func testStoredLimitsAboveTheHardCapAreRefusedAndTheCapItselfLoads() throws {
+        // ProtocolLimits.maximumMaxStored bounds what one forged message can make a receiver
+        // derive; a persisted session may not claim more.
         let blob = try Self.sessionBlob()
-        var body = Array(blob[6 ..< (blob.count - 16)])
-        body.replaceSubrange(1 ..< 9, with: [UInt8](repeating: 0xFF, count: 8))
-        let reloaded = try SessionState(serialized: Self.envelope(kind: .session, version: blob[5], body: body))
-        XCTAssertEqual(reloaded.configuration.maxStored, Int(UInt32.max))
+        func withLimits(_ value: UInt32) -> [UInt8] {
+            var body = Array(blob[6 ..< (blob.count - 16)])
+            var field: [UInt8] = []
+            field.appendBigEndian(value)
+            body.replaceSubrange(1 ..< 9, with: field + field)   // maxSkip = maxStored = value
+            return Self.envelope(kind: .session, version: blob[5], body: body)
+        }
+        let cap = UInt32(ProtocolLimits.maximumMaxStored)
+        let reloaded = try SessionState(serialized: withLimits(cap))
+        XCTAssertEqual(reloaded.configuration.maxStored, ProtocolLimits.maximumMaxStored)
         XCTAssertEqual(reloaded.skippedMessageKeyCount, 0)
+        for tooLarge in [cap + 1, UInt32.max] {
+            XCTAssertThrowsError(try SessionState(serialized: withLimits(tooLarge))) {
+                XCTAssertEqual($0 as? SessionError, .invalidPayload)
+            }
+        }
+        XCTAssertThrowsError(try SessionConfiguration(maxSkip: 1, maxStored: ProtocolLimits.maximumMaxStored + 1)) {
+            XCTAssertEqual($0 as? SessionError, .invalidConfiguration("maxStored must not exceed \(ProtocolLimits.maximumMaxStored)"))
+        }
     }
 }

@@ -4,31 +4,6 @@ import SignalPrimitives
 
 /// Deterministic randomness and small builders shared by the sender-key and self-encryption tests.
 enum GroupTestSupport {
-    /// SplitMix64: a small seeded generator, so every schedule can be replayed from its seed.
-    struct SeededGenerator: RandomNumberGenerator {
-        private var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    /// A seeded `RandomSource` (for deterministic chains in tests; never for real keys).
-    final class SeededRandomSource: RandomSource, @unchecked Sendable {
-        private var generator: SeededGenerator
-        private let lock = NSLock()
-        init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
-        func fill(_ buffer: UnsafeMutableRawBufferPointer) {
-            lock.lock()
-            defer { lock.unlock() }
-            for index in buffer.indices { buffer[index] = UInt8.random(in: .min ... .max, using: &generator) }
-        }
-    }
-
     /// A random source that returns the same fixed bytes on every fill (zeros past their end).
     struct FixedRandomSource: RandomSource {
         let bytes: [UInt8]

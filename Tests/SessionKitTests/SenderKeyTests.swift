@@ -60,7 +60,7 @@ final class SenderKeyTests: XCTestCase {
     }
 
     func testMessageMatchesTheSpecFormulasBuiltFromPrimitives() throws {
-        var generator = Support.SeededGenerator(seed: 3)
+        var generator = SeededGenerator(seed: 3)
         let signing = try Ed25519.PrivateKey(seed: Support.bytes(32, using: &generator))
         let initial = Support.bytes(32, using: &generator)
         var sender = try SenderKeySendingChain(initialChainKey: initial, signingKey: signing, iteration: 1)
@@ -243,7 +243,7 @@ final class SenderKeyTests: XCTestCase {
     }
 
     func testAuthenticPlaintextWithoutValidPaddingIsInvalidPadding() throws {
-        var generator = Support.SeededGenerator(seed: 34)
+        var generator = SeededGenerator(seed: 34)
         let signing = try Ed25519.PrivateKey(seed: Support.bytes(32, using: &generator))
         let initial = Support.bytes(32, using: &generator)
         let sender = try SenderKeySendingChain(initialChainKey: initial, signingKey: signing)
@@ -260,7 +260,7 @@ final class SenderKeyTests: XCTestCase {
 
     func testTamperedCiphertextWithValidSignatureIsInvalidMessage() throws {
         // Only the chain's signer can produce this: a correctly signed message whose tag is wrong.
-        var generator = Support.SeededGenerator(seed: 35)
+        var generator = SeededGenerator(seed: 35)
         let signing = try Ed25519.PrivateKey(seed: Support.bytes(32, using: &generator))
         let initial = Support.bytes(32, using: &generator)
         let sender = try SenderKeySendingChain(initialChainKey: initial, signingKey: signing)
@@ -276,7 +276,7 @@ final class SenderKeyTests: XCTestCase {
 
     func testLastIterationIsUsedOnceThenChainIsExhausted() throws {
         // A chain just before its last iteration, loaded through the documented blob layout.
-        var generator = Support.SeededGenerator(seed: 36)
+        var generator = SeededGenerator(seed: 36)
         let key = Support.bytes(32, using: &generator)
         let seed = Support.bytes(32, using: &generator)
         let id = Support.bytes(32, using: &generator)

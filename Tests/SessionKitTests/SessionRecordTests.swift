@@ -262,6 +262,23 @@ final class SessionRecordTests: XCTestCase {
         XCTAssertThrowsError(try first.decrypt(IncomingMessage(serialized: reply), random: aliceRandom))
     }
 
+    func testPromotingASessionTheRecordHoldsMovesItAndTheRecordStillLoads() throws {
+        let alice = try IdentityKeyPair(using: aliceRandom)
+        let bob = try Responder(seed: 41)
+        let first = try aliceSession(bob, identity: alice, oneTimePreKeyID: nil)
+        let second = try aliceSession(bob, identity: alice, oneTimePreKeyID: nil)
+        var record = SessionRecord()
+        record.promote(first)
+        record.promote(second)
+        record.promote(first)    // the archived first session becomes current again
+        record.promote(first)    // promoting the current session changes nothing
+        XCTAssertEqual(record.previousSessions.count, 1)
+        XCTAssertEqual(record.currentSession?.preKeyPrefix.baseKey, first.preKeyPrefix.baseKey)
+        XCTAssertEqual(record.previousSessions.first?.preKeyPrefix.baseKey, second.preKeyPrefix.baseKey)
+        let blob = record.serialized()
+        XCTAssertEqual(try SessionRecord(serialized: blob).serialized(), blob)
+    }
+
     func testAnEmptyRecordRoundTrips() throws {
         let blob = SessionRecord().serialized()
         XCTAssertEqual(blob.count, 6 + 1 + 4 + 16)

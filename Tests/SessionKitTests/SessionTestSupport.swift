@@ -6,16 +6,16 @@ import XCTest
 /// A deterministic random source (SplitMix64) that counts how often it was asked for bytes.
 final class SeededRandomSource: RandomSource, @unchecked Sendable {
     private let lock = NSLock()
-    private var state: UInt64
+    private var generator: SeededGenerator
     private var fills = 0
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
 
     func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         lock.lock()
         defer { lock.unlock() }
         fills += 1
-        for index in 0 ..< buffer.count { buffer[index] = UInt8(truncatingIfNeeded: nextValue()) }
+        for index in 0 ..< buffer.count { buffer[index] = UInt8(truncatingIfNeeded: generator.next()) }
     }
 
     /// The number of `fill` calls so far.
@@ -23,14 +23,6 @@ final class SeededRandomSource: RandomSource, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return fills
-    }
-
-    private func nextValue() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -139,4 +139,20 @@ final class X3DHTests: XCTestCase {
             for secret in secretHexes { XCTAssertFalse(text.contains(secret)) }
         }
     }
+
+    /// The identity's X25519 form is derived once, at creation, and is SPEC §1's ed→x private
+    /// conversion of the seed whichever way the identity was made.
+    func testIdentityAgreementKeyIsTheSeedConversion() throws {
+        let seed = random.bytes(32)
+        let identities = [
+            try IdentityKeyPair(seed: seed),
+            IdentityKeyPair(privateKey: try Ed25519.PrivateKey(seed: seed)),
+        ]
+        let expected = try Ed25519.PrivateKey(seed: seed).convertToX25519()
+        for identity in identities + [try IdentityKeyPair(using: random)] {
+            XCTAssertEqual(identity.agreementKey.rawRepresentation, identity.privateKey.convertToX25519().rawRepresentation)
+            XCTAssertEqual(identity.agreementKey.publicKey, try identity.publicKey.convertToX25519())
+        }
+        XCTAssertEqual(identities[0].agreementKey.rawRepresentation, expected.rawRepresentation)
+    }
 }

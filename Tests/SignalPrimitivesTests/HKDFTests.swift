@@ -29,6 +29,24 @@ final class HKDFTests: XCTestCase {
                 }
             }
             XCTAssertEqual(buffer, okm, vector.comment)
+
+            let secretOKM = try HKDF.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: salt, info: info, outputByteCount: size)
+            XCTAssertEqual(secretOKM.storage.bytes, okm, vector.comment)
+        }
+    }
+
+    /// An absurd length from a caller (or a vector file) is refused before anything is
+    /// allocated: asking for 10^11 bytes must throw, not trap in the allocator.
+    func testHugeOutputLengthsThrowBeforeAllocating() {
+        let huge = 100_000_000_000
+        assertThrows(.invalidOutputLength(requested: huge, maximum: 8160)) { () throws(CryptoError) in
+            _ = try HKDF.deriveKey(inputKeyMaterial: [1], salt: [], info: [], outputByteCount: huge)
+        }
+        assertThrows(.invalidOutputLength(requested: huge, maximum: 8160)) { () throws(CryptoError) in
+            _ = try HKDF.expand(pseudoRandomKey: SymmetricKey(data: counting(32)), info: [], outputByteCount: huge)
+        }
+        assertThrows(.invalidOutputLength(requested: huge, maximum: 8160)) { () throws(CryptoError) in
+            _ = try HKDF.deriveKey(inputKeyMaterial: SymmetricKey(data: [1]), salt: [], info: [], outputByteCount: huge)
         }
     }
 

@@ -12,7 +12,7 @@ final class HMACSHA256Tests: XCTestCase {
             let tag = try vector.hex("tag")
             XCTAssertEqual(tag.count, tagBytes, vector.comment)
             XCTAssertEqual(Array(HMACSHA256.authenticationCode(for: message, using: key).prefix(tagBytes)), tag, vector.comment)
-            XCTAssertTrue(HMACSHA256.isValidAuthenticationCode(tag, for: message, using: key), vector.comment)
+            XCTAssertTrue(HMACSHA256.isValidAuthenticationCode(tag, for: message, using: key, truncatedTo: tagBytes), vector.comment)
         }
     }
 
@@ -50,7 +50,12 @@ final class HMACSHA256Tests: XCTestCase {
         let message = counting(10)
         let tag = HMACSHA256.authenticationCode(for: message, using: key)
         XCTAssertTrue(HMACSHA256.isValidAuthenticationCode(tag, for: message, using: key))
-        XCTAssertTrue(HMACSHA256.isValidAuthenticationCode(Array(tag.prefix(16)), for: message, using: key))
+        // A truncated tag verifies only where the caller asks for that truncation.
+        XCTAssertFalse(HMACSHA256.isValidAuthenticationCode(Array(tag.prefix(16)), for: message, using: key))
+        XCTAssertTrue(HMACSHA256.isValidAuthenticationCode(Array(tag.prefix(16)), for: message, using: key, truncatedTo: 16))
+        XCTAssertFalse(HMACSHA256.isValidAuthenticationCode(Array(tag.prefix(16)), for: message, using: key, truncatedTo: 20))
+        XCTAssertFalse(HMACSHA256.isValidAuthenticationCode(Array(tag.prefix(16)), for: message, using: key, truncatedTo: 0))
+        XCTAssertFalse(HMACSHA256.isValidAuthenticationCode(tag + [0], for: message, using: key, truncatedTo: 33))
         var flipped = tag
         flipped[31] ^= 0x80
         XCTAssertFalse(HMACSHA256.isValidAuthenticationCode(flipped, for: message, using: key))

@@ -13,10 +13,8 @@ final class ReadmeExampleTests: XCTestCase {
         let secret = try alice.sharedSecret(with: bob.publicKey)
 
         // HKDF-SHA256 turns the secret into a 32-byte AES-256-GCM key.
-        let key = try secret.withUnsafeBytes { ikm in
-            SymmetricKey(data: try HKDF.deriveKey(inputKeyMaterial: Array(ikm), salt: [],
-                                                  info: Array("example v1".utf8), outputByteCount: 32))
-        }
+        let key = try HKDF.deriveKey(inputKeyMaterial: secret, salt: [],
+                                     info: Array("example v1".utf8), outputByteCount: 32)
 
         // AES-256-GCM: 12-byte nonce, 16-byte tag appended to the ciphertext.
         let nonce = SecureRandom.bytes(AES256GCM.nonceByteCount)

@@ -58,4 +58,27 @@ final class RatchetSuiteTests: XCTestCase {
             XCTAssertThrowsError(try RatchetSuite.run(VectorTest(corrupted)), "test \(fields["id"] ?? "?")")
         }
     }
+
+    /// Limits that would let one message make the runner derive or keep more than 100 000
+    /// keys are a failure of that test with a message, decided before any session exists.
+    func testLimitsAboveTheRunnersCapOrMaxSkipAboveMaxStoredFailWithAMessage() throws {
+        let fields = try XCTUnwrap(try SessionVectorFiles.tests(ofSuite: RatchetSuite.name).first?.fields)
+        XCTAssertEqual(try RatchetSuite.run(VectorTest(fields)), .passed)
+        let cases: [(maxSkip: Int, maxStored: Int, message: String)] = [
+            (256, RatchetSuite.maximumStored + 1, "max_stored \(RatchetSuite.maximumStored + 1) is above the runner's limit"),
+            (4_000_000_000, 4_000_000_000, "max_stored 4000000000 is above the runner's limit"),
+            (Int.max, Int.max, "max_stored \(Int.max) is above the runner's limit"),
+            (2001, 2000, "max_skip 2001 is not in 0 … max_stored (2000)"),
+            (-1, 2000, "max_skip -1 is not in 0 … max_stored (2000)"),
+        ]
+        for (maxSkip, maxStored, message) in cases {
+            var hostile = fields
+            hostile["max_skip"] = maxSkip
+            hostile["max_stored"] = maxStored
+            XCTAssertThrowsError(try RatchetSuite.run(VectorTest(hostile))) { error in
+                XCTAssertTrue(error is VectorFailure, "\(error)")
+                XCTAssertTrue("\(error)".contains(message), "\(error)")
+            }
+        }
+    }
 }

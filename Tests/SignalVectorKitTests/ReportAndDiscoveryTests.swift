@@ -18,6 +18,27 @@ final class ReportAndDiscoveryTests: XCTestCase {
         XCTAssertTrue(entries.allSatisfy { $0.problem == nil })
     }
 
+    /// A symbolic link back to an ancestor folder (a cycle) and a second link to a folder already
+    /// searched add nothing: every file is found once, and discovery ends.
+    func testSymlinkedFolderCyclesAreSearchedOnce() throws {
+        let folder = try PackageLocations.temporaryFolder(for: self)
+        let manager = FileManager.default
+        try manager.createDirectory(at: folder.appendingPathComponent("sub/deeper"), withIntermediateDirectories: true)
+        for name in ["a.json", "sub/b.json", "sub/deeper/c.json"] {
+            try Data("{}".utf8).write(to: folder.appendingPathComponent(name))
+        }
+        // Two links up to the root (without the check, 2^40 paths) and one across to `sub`.
+        try manager.createSymbolicLink(atPath: folder.appendingPathComponent("sub/deeper/up").path, withDestinationPath: folder.path)
+        try manager.createSymbolicLink(atPath: folder.appendingPathComponent("sub/loop").path, withDestinationPath: "..")
+        try manager.createSymbolicLink(atPath: folder.appendingPathComponent("again").path, withDestinationPath: "sub")
+
+        let entries = VectorFileDiscovery.entries(for: [folder.path])
+        let found = entries.map { String($0.path.dropFirst(folder.path.count + 1)) }
+        XCTAssertEqual(found.count, 3, "\(found)")
+        XCTAssertEqual(Set(found.map { ($0 as NSString).lastPathComponent }), ["a.json", "b.json", "c.json"])
+        XCTAssertTrue(entries.allSatisfy { $0.problem == nil })
+    }
+
     func testAFileGivenByPathIsReadWhateverItsExtension() throws {
         let folder = try PackageLocations.temporaryFolder(for: self)
         let path = folder.appendingPathComponent("vectors.txt").path

@@ -5,37 +5,17 @@ import XCTest
 /// Runs the `safety-number` suite on TestVectors/protocol/safety_number.json (written by the
 /// independent Python generator) and checks that corrupted copies of its tests fail.
 final class SafetyNumberSuiteTests: XCTestCase {
+    /// Every `SafetyNumber` test of the files in TestVectors/protocol (a missing
+    /// folder or an empty result fails the test instead of passing it vacuously).
     private func loadTests() throws -> [[String: Any]] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let url = root.appendingPathComponent("TestVectors/protocol/safety_number.json")
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            XCTFail("missing vector file \(url.path)")
-            return []
-        }
-        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url))
-        guard let file = object as? [String: Any], file["suite"] as? String == SafetyNumberSuite.name,
-              let tests = file["tests"] as? [[String: Any]] else {
-            XCTFail("safety_number.json is not a safety-number protocol file")
-            return []
-        }
+        let tests = try SessionVectorFiles.tests(ofSuite: SafetyNumberSuite.name).map(\.fields)
+        XCTAssertFalse(tests.isEmpty, "no \(SafetyNumberSuite.name) vectors in TestVectors/protocol")
         return tests
     }
 
     func testEveryVectorPasses() throws {
-        let tests = try loadTests()
-        XCTAssertGreaterThan(tests.count, 0)
-        var passed = 0
-        for fields in tests {
-            let test = VectorTest(fields)
-            do {
-                let outcome = try SafetyNumberSuite.run(test)
-                XCTAssertEqual(outcome, .passed, "test \(test.id)")
-                passed += 1
-            } catch {
-                XCTFail("test \(test.id): \(error)")
-            }
-        }
-        XCTAssertEqual(passed, tests.count)
+        let passed = try SessionVectorFiles.runAll(SafetyNumberSuite.self)
+        XCTAssertGreaterThan(passed, 0)
     }
 
     func testTheSuiteIsRegistered() {

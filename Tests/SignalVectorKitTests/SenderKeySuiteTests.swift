@@ -6,35 +6,17 @@ import XCTest
 /// Runs the `sender-key` suite over TestVectors/protocol/sender_key.json, written by the
 /// independent Python reference of SPEC.md.
 final class SenderKeySuiteTests: XCTestCase {
+    /// Every `SenderKey` test of the files in TestVectors/protocol (a missing
+    /// folder or an empty result fails the test instead of passing it vacuously).
     private func loadTests() throws -> [[String: Any]] {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../TestVectors/protocol/sender_key.json").standardizedFileURL
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw XCTSkip("no vector file at \(url.path)")
-        }
-        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url))
-        let file = try XCTUnwrap(object as? [String: Any])
-        XCTAssertEqual(file["schema"] as? String, "sessionkit-vectors/1")
-        XCTAssertEqual(file["suite"] as? String, SenderKeySuite.name)
-        return try XCTUnwrap(file["tests"] as? [[String: Any]])
+        let tests = try SessionVectorFiles.tests(ofSuite: SenderKeySuite.name).map(\.fields)
+        XCTAssertFalse(tests.isEmpty, "no \(SenderKeySuite.name) vectors in TestVectors/protocol")
+        return tests
     }
 
     func testEveryReferenceVectorPasses() throws {
-        let tests = try loadTests()
-        XCTAssertFalse(tests.isEmpty)
-        var passed = 0
-        for fields in tests {
-            let test = VectorTest(fields)
-            do {
-                let outcome = try SenderKeySuite.run(test)
-                XCTAssertEqual(outcome, .passed)
-                if outcome == .passed { passed += 1 }
-            } catch {
-                XCTFail("test \(test.id) (\(fields["comment"] ?? "")): \(error)")
-            }
-        }
-        XCTAssertEqual(passed, tests.count)
-        print("sender-key: \(passed) of \(tests.count) reference vectors passed")
+        let passed = try SessionVectorFiles.runAll(SenderKeySuite.self)
+        XCTAssertGreaterThan(passed, 0)
     }
 
     func testCorruptedDistributionFails() throws {
@@ -81,5 +63,19 @@ final class SenderKeySuiteTests: XCTestCase {
             checked += 1
         }
         XCTAssertGreaterThan(checked, 0)
+    }
+
+    /// An `iteration` the runner would need more than 2^20 HMAC steps to reach is a failure of
+    /// that test with a message, decided before any step (2^32 − 1 would otherwise take hours).
+    func testIterationAboveTheRunnersLimitFailsWithAMessageInsteadOfRunning() throws {
+        let fields = try XCTUnwrap(try loadTests().first)
+        for iteration in [Int(SenderKeySuite.maximumIteration) + 1, Int(UInt32.max)] {
+            var hostile = fields
+            hostile["iteration"] = iteration
+            XCTAssertThrowsError(try SenderKeySuite.run(VectorTest(hostile))) { error in
+                XCTAssertTrue(error is VectorFailure, "\(error)")
+                XCTAssertTrue("\(error)".contains("iteration \(iteration) is above the runner's limit"), "\(error)")
+            }
+        }
     }
 }

@@ -5,14 +5,11 @@ import XCTest
 /// Loads the protocol vector files of one suite from TestVectors/protocol (written by the
 /// independent Python generator), found relative to this source file.
 enum SessionVectorFiles {
-    static var protocolFolder: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("TestVectors/protocol")
-    }
+    static var protocolFolder: URL { PackageLocations.testVectors.appendingPathComponent("protocol") }
 
     /// Every test of every file in TestVectors/protocol whose `suite` is `suite`, with the file name.
     static func tests(ofSuite suite: String) throws -> [(file: String, fields: [String: Any])] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: protocolFolder.path).filter { $0.hasSuffix(".json") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: try PackageLocations.vectorPath("protocol")).filter { $0.hasSuffix(".json") }.sorted()
         var out: [(file: String, fields: [String: Any])] = []
         for name in names {
             let object = try JSONSerialization.jsonObject(with: Data(contentsOf: protocolFolder.appendingPathComponent(name)))

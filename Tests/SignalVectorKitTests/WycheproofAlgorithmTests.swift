@@ -45,6 +45,33 @@ final class WycheproofAlgorithmTests: XCTestCase {
                        "\(outcome.failures)", file: file, line: line)
     }
 
+    // MARK: - Group types
+
+    /// A group of another `type` under the same `algorithm` (Wycheproof's x25519_asn, _pem and
+    /// _jwk files say "XDH" too, with DER, PEM or JWK keys) is skipped, never run or passed; a
+    /// group without a `type` is a failure.
+    func testGroupsOfAnotherTypeAreSkippedAndAGroupWithoutTypeFails() throws {
+        let cases: [(file: String, type: String, other: String, group: ([String: Any]) -> Bool)] = [
+            ("wycheproof/x25519_test.json", "XdhComp", "XdhAsnComp", { _ in true }),
+            ("wycheproof/x25519_test.json", "XdhComp", "XdhPemComp", { _ in true }),
+            ("wycheproof/x25519_test.json", "XdhComp", "XdhJwkComp", { _ in true }),
+            ("wycheproof/ed25519_test.json", "EddsaVerify", "EddsaSign", { _ in true }),
+            ("wycheproof/aes_gcm_test.json", "AeadTest", "DaeadTest", runnableAESGroup),
+            ("wycheproof/hkdf_sha256_test.json", "HkdfTest", "PrfTest", { _ in true }),
+            ("wycheproof/hmac_sha256_test.json", "MacTest", "MacWithIvTest", { $0["tagSize"] as? Int == 256 }),
+        ]
+        for (file, type, other, isGroup) in cases {
+            var picked = try pick(file, group: isGroup, test: result("valid"))
+            XCTAssertEqual(picked.group["type"] as? String, type, file)
+            picked.group["type"] = other
+            let skipped = try run(picked)
+            XCTAssertEqual([skipped.passed, skipped.failed, skipped.skipped], [0, 0, 1], "\(file) \(other): \(skipped.failures)")
+            picked.group["type"] = nil
+            let untyped = try run(picked)
+            XCTAssertEqual([untyped.passed, untyped.failed, untyped.skipped], [0, 1, 0], "\(file) without type")
+        }
+    }
+
     // MARK: - XDH
 
     func testXDHAllZeroSharedSecretMustBeRejectedEvenWhenTheFileCallsItValid() throws {
@@ -137,6 +164,23 @@ final class WycheproofAlgorithmTests: XCTestCase {
         var valid = try pick("wycheproof/hkdf_sha256_test.json", test: result("valid"))
         valid.test["result"] = "invalid"
         try assertOutcome(valid, passed: 0, failed: 1)
+    }
+
+    /// A `size` far outside RFC 5869's range (which the library would otherwise be asked to
+    /// allocate) is checked without allocating it: invalid passes, valid fails, with a message.
+    func testHKDFHugeOrNegativeSizeIsRejectedWithoutAllocatingIt() throws {
+        var picked = try pick("wycheproof/hkdf_sha256_test.json", test: result("invalid"))
+        for size in [1 << 62, 1 << 40, 255 * 32 + 1, -1, -4096] {
+            picked.test["size"] = size
+            picked.test["result"] = "invalid"
+            try assertOutcome(picked, passed: 1, failed: 0)
+            picked.test["result"] = "acceptable"
+            try assertOutcome(picked, passed: 1, failed: 0)
+            picked.test["result"] = "valid"
+            let outcome = try run(picked)
+            XCTAssertEqual([outcome.passed, outcome.failed], [0, 1])
+            XCTAssertTrue(outcome.failures.first?.message.contains("size \(size) is outside") == true, "\(outcome.failures)")
+        }
     }
 
     // MARK: - HMACSHA256

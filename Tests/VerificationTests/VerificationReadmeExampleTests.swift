@@ -41,7 +41,7 @@ final class VerificationReadmeExampleTests: XCTestCase {
         XCTAssertEqual(mine.displayable.groups.count, 12)
         XCTAssertEqual(try mine.scannable.compare(serialized: theirs.scannable.serialized), .match)
         XCTAssertTrue(scanned.matches(uid: "bob", identityKey: bobIdentity.publicKey.rawRepresentation))
-        let status = try await trust.status(for: bob)
+        let status = await trust.status(for: bob)
         XCTAssertEqual(status, .verified)
     }
 }

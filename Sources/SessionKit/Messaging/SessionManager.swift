@@ -121,7 +121,8 @@ public actor SessionManager {
     /// record is stored.
     /// - Throws: `SessionError.invalidSignature` or `.invalidKey` for a bad bundle,
     ///   `.untrustedIdentity` when the trust evaluator refuses the bundle's identity key,
-    ///   `.storage` when the store or the trust evaluator fails; nothing changed then.
+    ///   `.storage` when the store or the trust evaluator fails; no session changed then (the
+    ///   trust evaluator may already have recorded the bundle's identity key on first use).
     public func processBundle(_ bundle: PreKeyBundle, for address: ProtocolAddress) async throws(SessionError) {
         let identity = try await localIdentity()
         try await locks.withLock(.peer(address)) { () async throws(SessionError) in
@@ -200,8 +201,9 @@ public actor SessionManager {
     /// accepts it).
     /// - Throws: the errors of `SessionRecord.decrypt` (SPEC §8 names, in SPEC §4's order),
     ///   `SessionError.unknownPreKey` also when the one-time prekey was consumed concurrently,
-    ///   `.storage` when the store or the trust evaluator fails. Nothing changed when it throws:
-    ///   the same bytes can be retried.
+    ///   `.storage` when the store or the trust evaluator fails. No session, prekey or chain
+    ///   changed when it throws, and the same bytes can be retried; the trust evaluator may
+    ///   already have recorded the (authentic) identity key on first use.
     public func decrypt(_ bytes: [UInt8], from address: ProtocolAddress) async throws(SessionError) -> [UInt8] {
         try await decrypt(bytes, from: address, beforePersisting: { (_: [UInt8]) async throws(SessionError) in })
     }
@@ -285,7 +287,9 @@ public actor SessionManager {
     /// - Throws: the errors of `senderKeyDistributionMessage(for:)`; per-device failures are
     ///   in the outcomes.
     public func distributeSenderKey(for group: GroupID, to members: [ProtocolAddress]) async throws(SessionError) -> [DeviceEncryption] {
-        let distribution = try await senderKeyDistributionMessage(for: group).serialized
+        // The distribution message carries the chain key: wipe our copy when done.
+        var distribution = try await senderKeyDistributionMessage(for: group).serialized
+        defer { SecureMemory.zero(&distribution) }
         var outcomes: [DeviceEncryption] = []
         for member in members {
             do throws(SessionError) {
@@ -317,9 +321,11 @@ public actor SessionManager {
     /// - Throws: the errors of both; when either fails, the pairwise session is not persisted
     ///   and the same bytes can be retried (storing a chain already held changes nothing).
     public func processSenderKeyDistribution(encrypted bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) {
-        _ = try await decrypt(bytes, from: sender, beforePersisting: { (plaintext: [UInt8]) async throws(SessionError) in
+        // The plaintext is the distribution message, chain key included: wipe it when done.
+        var plaintext = try await decrypt(bytes, from: sender, beforePersisting: { (plaintext: [UInt8]) async throws(SessionError) in
             try await self.processSenderKeyDistribution(plaintext, for: group, from: sender)
         })
+        SecureMemory.zero(&plaintext)
     }
 
     /// Encrypts `plaintext` once for every member of `group` with our sending chain and

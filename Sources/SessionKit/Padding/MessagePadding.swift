@@ -20,7 +20,7 @@ public enum MessagePadding {
     public static func pad(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
         let total = paddedLength(forPlaintextCount: plaintext.count)
         let fill = total - plaintext.count - overhead
-        guard fill <= Int(UInt32.max) else { throw .invalidMessage }
+        guard UInt64(fill) <= UInt64(UInt32.max) else { throw .invalidMessage }
         var out = [UInt8]()
         out.reserveCapacity(total)
         out.append(0x01)

@@ -96,8 +96,13 @@ extension SessionState {
         guard reader.version == 1 else { throw .unsupportedVersion }
         let counterLimit = UInt64(UInt32.max) + 1
         guard let role = Role(rawValue: try reader.readByte()) else { throw .invalidPayload }
-        let maxSkip = Int(try reader.readUInt32())
-        let maxStored = Int(try reader.readUInt32())
+        // Compared as u32 before any conversion, so no stored value can trap where Int has 32 bits.
+        let storedLimit = UInt32(ProtocolLimits.maximumMaxStored)
+        let rawMaxSkip = try reader.readUInt32()
+        let rawMaxStored = try reader.readUInt32()
+        guard rawMaxSkip <= storedLimit, rawMaxStored <= storedLimit else { throw .invalidPayload }
+        let maxSkip = Int(rawMaxSkip)
+        let maxStored = Int(rawMaxStored)
         let configuration: SessionConfiguration
         do { configuration = try SessionConfiguration(maxSkip: maxSkip, maxStored: maxStored) } catch { throw .invalidPayload }
         let localIdentityKey = try Self.readEd25519Key(&reader)
@@ -127,8 +132,9 @@ extension SessionState {
             guard counter <= counterLimit else { throw .invalidPayload }
             receivingChain = ReceiverChain(chainKey: chainKey, counter: counter)
         }
-        let skippedCount = Int(try reader.readUInt32())
-        guard skippedCount <= maxStored else { throw .invalidPayload }
+        let rawSkippedCount = try reader.readUInt32()
+        guard rawSkippedCount <= rawMaxStored else { throw .invalidPayload }
+        let skippedCount = Int(rawSkippedCount)
         var skipped: [(slot: SkippedMessageKeys.Slot, messageKey: MessageKey)] = []
         // The count comes from the blob: reserve no more than the default bound, so that a
         // corrupt count cannot request gigabytes before the truncated body is noticed.

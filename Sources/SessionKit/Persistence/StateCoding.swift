@@ -142,8 +142,9 @@ public struct StateReader {
 
     /// Reads `u32(count) || bytes`, refusing lengths above `maximum`.
     public mutating func readVariable(maximum: Int = 1 << 24) throws(SessionError) -> [UInt8] {
-        let count = Int(try readUInt32())
-        guard count <= maximum else { throw .invalidPayload }
+        let rawCount = try readUInt32()
+        guard UInt64(rawCount) <= UInt64(max(maximum, 0)) else { throw .invalidPayload }
+        let count = Int(rawCount)
         return Array(try take(count))
     }
 

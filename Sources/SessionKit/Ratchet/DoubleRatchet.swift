@@ -64,7 +64,7 @@ struct DoubleRatchet: Sendable, CustomStringConvertible, CustomDebugStringConver
         guard sendCounter <= UInt64(UInt32.max), previousSendCounter <= UInt64(UInt32.max) else { throw .chainExhausted }
         let paddedCount = MessagePadding.paddedLength(forPlaintextCount: plaintext.count)
         let fillCount = paddedCount - plaintext.count - MessagePadding.overhead
-        guard fillCount <= Int(UInt32.max) else { throw .invalidMessage }
+        guard UInt64(fillCount) <= UInt64(UInt32.max) else { throw .invalidMessage }
         let headerStart = prefix.count
         let bodyStart = headerStart + RatchetMessage.headerByteCount
         var message = [UInt8](repeating: 0, count: bodyStart + paddedCount + RatchetMessage.tagByteCount)

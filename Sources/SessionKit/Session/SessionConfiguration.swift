@@ -10,13 +10,16 @@ public struct SessionConfiguration: Sendable, Hashable, CustomStringConvertible 
         validatedMaxSkip: ProtocolLimits.defaultMaxSkip, maxStored: ProtocolLimits.defaultMaxStored)
 
     /// Creates a configuration.
-    /// - Throws: `SessionError.invalidConfiguration` unless 0 ≤ maxSkip ≤ maxStored ≤ 2^32 − 1.
+    /// - Throws: `SessionError.invalidConfiguration` unless 0 ≤ maxSkip ≤ maxStored ≤
+    ///   `ProtocolLimits.maximumMaxStored` (100,000).
     public init(
         maxSkip: Int = ProtocolLimits.defaultMaxSkip, maxStored: Int = ProtocolLimits.defaultMaxStored
     ) throws(SessionError) {
         guard maxSkip >= 0 else { throw .invalidConfiguration("maxSkip must not be negative") }
         guard maxSkip <= maxStored else { throw .invalidConfiguration("maxSkip must not exceed maxStored") }
-        guard maxStored <= Int(UInt32.max) else { throw .invalidConfiguration("maxStored must fit in 32 bits") }
+        guard maxStored <= ProtocolLimits.maximumMaxStored else {
+            throw .invalidConfiguration("maxStored must not exceed \(ProtocolLimits.maximumMaxStored)")
+        }
         self.init(validatedMaxSkip: maxSkip, maxStored: maxStored)
     }
 

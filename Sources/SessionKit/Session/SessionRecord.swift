@@ -22,6 +22,15 @@ import SignalPrimitives
 /// serialization) is exactly what it was, no one-time prekey is reported consumed and nothing
 /// was drawn from the random source. Persist it (`serialized()`, kind `.sessionRecord`) after
 /// each success.
+///
+/// Two properties worth knowing, both shared with libsignal:
+/// - a forged ratchet message with an unknown ratchet key is tried on every session held, so
+///   one such message costs up to 41 × (2 × `maxSkip` chain steps, one DH, one AEAD attempt);
+/// - X3DH without a one-time prekey has no replay protection of its own: a replayed prekey
+///   message whose session has dropped out of the record (or that used no one-time prekey
+///   and reaches a record that no longer holds its session) runs X3DH again, becomes the
+///   current session and yields its old plaintext again. Servers should keep one-time
+///   prekeys stocked; apps can also deduplicate by message id.
 public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What `decrypt` produced.
     public struct Decryption: Sendable, CustomStringConvertible {
@@ -80,7 +89,18 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// Makes `session` current (for example one just started from a bundle); the current
     /// session becomes the most recent previous one and the oldest beyond the limit is dropped.
+    /// A session the record already holds (the same role and base key) is moved, not copied,
+    /// so the record never holds two versions of one session (such a record could not be
+    /// loaded back).
     public mutating func promote(_ session: SessionState) {
+        func isSame(_ other: SessionState) -> Bool {
+            other.role == session.role && other.preKeyPrefix.baseKey == session.preKeyPrefix.baseKey
+        }
+        previousSessions.removeAll(where: isSame)
+        if let current = currentSession, isSame(current) {
+            currentSession = session
+            return
+        }
         archiveCurrentSession()
         currentSession = session
     }

@@ -19,6 +19,10 @@ public enum ProtocolLimits {
     /// Sessions kept per peer device besides the current one (`SessionRecord`), the oldest
     /// dropped first: 40, as libsignal (`ARCHIVED_STATES_MAX_LENGTH`).
     public static let maxPreviousSessions = 40
+    /// The largest `maxStored` (and so `maxSkip`) a session accepts, in configurations and in
+    /// persisted sessions: one forged message may make a receiver derive up to `maxSkip` keys
+    /// before its tag is checked, so the bound must stay far below what memory allows.
+    public static let maximumMaxStored = 100_000
 }
 
 /// The fixed HKDF info strings of SPEC §3–§6 (ASCII, no terminator).

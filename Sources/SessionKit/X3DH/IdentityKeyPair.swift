@@ -6,6 +6,10 @@ import SignalPrimitives
 public struct IdentityKeyPair: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The Ed25519 private key (seed).
     public let privateKey: Ed25519.PrivateKey
+    /// The X25519 form of the private key (SPEC §1 ed→x private), derived once when the
+    /// identity is created or loaded: X3DH needs it for one DH every time, and deriving it
+    /// costs a SHA-512 and a fixed-base scalar multiplication (for its public key).
+    let agreementKey: X25519.PrivateKey
 
     /// The Ed25519 public key (IK).
     public var publicKey: Ed25519.PublicKey { privateKey.publicKey }
@@ -13,17 +17,24 @@ public struct IdentityKeyPair: Sendable, CustomStringConvertible, CustomDebugStr
     /// Generates a new identity from `random` (the system CSPRNG by default).
     /// - Throws: `SessionError.primitive` when libsodium is unusable.
     public init(using random: any RandomSource = SystemRandomSource()) throws(SessionError) {
-        do { privateKey = try Ed25519.PrivateKey(using: random) } catch { throw SessionError.primitive(error) }
+        let key: Ed25519.PrivateKey
+        do { key = try Ed25519.PrivateKey(using: random) } catch { throw SessionError.primitive(error) }
+        self.init(privateKey: key)
     }
 
     /// Loads an identity from its 32-byte Ed25519 seed.
     /// - Throws: `SessionError.invalidKey` unless exactly 32 bytes are given.
     public init(seed: [UInt8]) throws(SessionError) {
-        do { privateKey = try Ed25519.PrivateKey(seed: seed) } catch { throw SessionError.invalidKey }
+        let key: Ed25519.PrivateKey
+        do { key = try Ed25519.PrivateKey(seed: seed) } catch { throw SessionError.invalidKey }
+        self.init(privateKey: key)
     }
 
     /// Wraps an existing Ed25519 private key.
-    public init(privateKey: Ed25519.PrivateKey) { self.privateKey = privateKey }
+    public init(privateKey: Ed25519.PrivateKey) {
+        self.privateKey = privateKey
+        agreementKey = privateKey.convertToX25519()
+    }
 
     /// `Ed25519.sign(IK, Encode(key))`: the signature a signed prekey carries (SPEC §3).
     public func signature(forSignedPreKey key: X25519.PublicKey) -> [UInt8] {

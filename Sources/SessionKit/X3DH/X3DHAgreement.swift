@@ -38,7 +38,7 @@ public enum X3DH {
         }
         let remoteIdentity: X25519.PublicKey
         do { remoteIdentity = try bundle.identityKey.convertToX25519() } catch { throw .invalidKey }
-        let localIdentity = identity.privateKey.convertToX25519()
+        let localIdentity = identity.agreementKey
         let secret = try derive(dhCount: bundle.oneTimePreKey == nil ? 3 : 4) { (slot: Int) throws(CryptoError) -> (X25519.PrivateKey, X25519.PublicKey) in
             switch slot {
             case 0: return (localIdentity, bundle.signedPreKey)        // DH1
@@ -65,7 +65,7 @@ public enum X3DH {
         guard initiatorEphemeralKey.isCanonical else { throw .invalidKey }
         let remoteIdentity: X25519.PublicKey
         do { remoteIdentity = try initiatorIdentityKey.convertToX25519() } catch { throw .invalidKey }
-        let localIdentity = identity.privateKey.convertToX25519()
+        let localIdentity = identity.agreementKey
         let secret = try derive(dhCount: oneTimePreKey == nil ? 3 : 4) { (slot: Int) throws(CryptoError) -> (X25519.PrivateKey, X25519.PublicKey) in
             switch slot {
             case 0: return (signedPreKey.privateKey, remoteIdentity)          // DH1

@@ -67,47 +67,62 @@ public enum AES256GCM {
 
     /// Encrypts and returns ciphertext || tag.
     /// - Throws: `CryptoError` for a wrong key or nonce length, or when AES-GCM is unavailable.
+    @inlinable
     public static func seal(
         _ plaintext: [UInt8], using key: SymmetricKey, nonce: [UInt8], authenticating aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: plaintext.count + tagByteCount)
-        _ = try key.withUnsafeBytes { (k: UnsafeRawBufferPointer) throws(CryptoError) in
-            try plaintext.withBytes { (p: UnsafeRawBufferPointer) throws(CryptoError) in
-                try nonce.withBytes { (n: UnsafeRawBufferPointer) throws(CryptoError) in
-                    try aad.withBytes { (a: UnsafeRawBufferPointer) throws(CryptoError) in
-                        try out.withMutableBytes { (o: UnsafeMutableRawBufferPointer) throws(CryptoError) in
-                            try seal(p, key: k, nonce: n, authenticating: a, into: o)
+        // The result is written in place (no zero-fill, no intermediate copy).
+        var failure: CryptoError?
+        let sealed = [UInt8](unsafeUninitializedCapacity: plaintext.count + tagByteCount) { buffer, initialized in
+            key.withUnsafeBytes { k in
+                plaintext.withUnsafeBytes { p in
+                    nonce.withUnsafeBytes { n in
+                        aad.withUnsafeBytes { a in
+                            do throws(CryptoError) {
+                                initialized = try seal(p, key: k, nonce: n, authenticating: a,
+                                                       into: UnsafeMutableRawBufferPointer(buffer))
+                            } catch {
+                                failure = error
+                            }
                         }
                     }
                 }
             }
         }
-        return out
+        if let failure { throw failure }
+        return sealed
     }
 
     /// Verifies and decrypts ciphertext || tag, returning the plaintext.
     /// - Throws: `CryptoError.authenticationFailure` when the tag does not verify,
     ///   `CryptoError.ciphertextTooShort` for inputs under 16 bytes, and `CryptoError` for
     ///   wrong key or nonce lengths or when AES-GCM is unavailable.
+    @inlinable
     public static func open(
         _ ciphertext: [UInt8], using key: SymmetricKey, nonce: [UInt8], authenticating aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
         guard ciphertext.count >= tagByteCount else {
             throw .ciphertextTooShort(minimum: tagByteCount, actual: ciphertext.count)
         }
-        var out = [UInt8](repeating: 0, count: ciphertext.count - tagByteCount)
-        _ = try key.withUnsafeBytes { (k: UnsafeRawBufferPointer) throws(CryptoError) in
-            try ciphertext.withBytes { (c: UnsafeRawBufferPointer) throws(CryptoError) in
-                try nonce.withBytes { (n: UnsafeRawBufferPointer) throws(CryptoError) in
-                    try aad.withBytes { (a: UnsafeRawBufferPointer) throws(CryptoError) in
-                        try out.withMutableBytes { (o: UnsafeMutableRawBufferPointer) throws(CryptoError) in
-                            try open(c, key: k, nonce: n, authenticating: a, into: o)
+        var failure: CryptoError?
+        let opened = [UInt8](unsafeUninitializedCapacity: ciphertext.count - tagByteCount) { buffer, initialized in
+            key.withUnsafeBytes { k in
+                ciphertext.withUnsafeBytes { c in
+                    nonce.withUnsafeBytes { n in
+                        aad.withUnsafeBytes { a in
+                            do throws(CryptoError) {
+                                initialized = try open(c, key: k, nonce: n, authenticating: a,
+                                                       into: UnsafeMutableRawBufferPointer(buffer))
+                            } catch {
+                                failure = error
+                            }
                         }
                     }
                 }
             }
         }
-        return out
+        if let failure { throw failure }
+        return opened
     }
 
     @usableFromInline

@@ -11,8 +11,7 @@ extension Ed25519.PublicKey {
     public func convertToX25519() throws(CryptoError) -> X25519.PublicKey {
         guard isValidPoint else { throw .invalidKey }
         let y = FieldElement(bytes: rawRepresentation)
-        let u = (FieldElement.one + y) * (FieldElement.one - y).inverted()
-        return try X25519.PublicKey(rawRepresentation: u.encoded)
+        return try X25519.PublicKey(rawRepresentation: FieldElement.montgomeryU(fromEdwardsY: y).encoded)
     }
 }
 
@@ -35,16 +34,13 @@ extension Ed25519.PrivateKey {
         let scalar = SecureBytes(count: X25519.keyByteCount) { (out: UnsafeMutableRawBufferPointer) in
             var digest = SHA512()
             withUnsafeSeedBytes { digest.update(bytes: $0) }
-            var h = [UInt8](repeating: 0, count: SHA512.byteCount)
-            h.withUnsafeMutableBytes { try? digest.finalize(into: $0) }
+            var h = digest.finalize()
             h[0] &= 248
             h[31] &= 127
             h[31] |= 64
             out.copyBytes(from: h[0..<32])
             SecureMemory.zero(&h)
         }
-        // 32 bytes and an initialised library (this key exists), so loading cannot fail;
-        // the fallback is unreachable but keeps the call total without a force unwrap.
-        do { return try X25519.PrivateKey(bytes: scalar) } catch { preconditionFailure("unreachable: \(error)") }
+        return X25519.PrivateKey(exactly32: scalar)
     }
 }

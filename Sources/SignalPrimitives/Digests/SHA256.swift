@@ -32,24 +32,32 @@ public struct SHA256: Sendable {
 
     /// Returns the 32-byte digest.
     public mutating func finalize() -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Self.byteCount)
+        var out = ByteArrays.zeroed32()
         out.withUnsafeMutableBytes { _ = crypto_hash_sha256_final(&state, $0.u8) }
         return out
     }
 
     /// The SHA-256 digest of `data`.
+    @inlinable
     public static func hash(_ data: [UInt8]) -> [UInt8] {
         data.withUnsafeBytes { hash(bytes: $0) }
     }
 
     /// The SHA-256 digest of `data`.
+    @inlinable
     public static func hash(bytes data: UnsafeRawBufferPointer) -> [UInt8] {
         _ = Sodium.isInitialized
-        var out = [UInt8](repeating: 0, count: byteCount)
-        out.withUnsafeMutableBytes {
-            _ = crypto_hash_sha256($0.u8,
-                                   data.u8, UInt64(data.count))
-        }
-        return out
+        var digest = ByteArrays.zeroed32()
+        digest.withUnsafeMutableBytes { _ = crypto_hash_sha256($0.u8, data.u8, UInt64(data.count)) }
+        return digest
+    }
+
+    /// Writes the 32-byte digest of `data` into `output` (at least 32 bytes).
+    /// - Throws: `CryptoError.bufferTooSmall` when `output` is shorter than 32 bytes.
+    @inlinable
+    public static func hash(bytes data: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        guard output.count >= byteCount else { throw .bufferTooSmall(required: byteCount, actual: output.count) }
+        _ = Sodium.isInitialized
+        _ = crypto_hash_sha256(output.u8, data.u8, UInt64(data.count))
     }
 }

@@ -32,24 +32,32 @@ public struct SHA512: Sendable {
 
     /// Returns the 64-byte digest.
     public mutating func finalize() -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Self.byteCount)
+        var out = ByteArrays.zeroed64()
         out.withUnsafeMutableBytes { _ = crypto_hash_sha512_final(&state, $0.u8) }
         return out
     }
 
     /// The SHA-512 digest of `data`.
+    @inlinable
     public static func hash(_ data: [UInt8]) -> [UInt8] {
         data.withUnsafeBytes { hash(bytes: $0) }
     }
 
     /// The SHA-512 digest of `data`.
+    @inlinable
     public static func hash(bytes data: UnsafeRawBufferPointer) -> [UInt8] {
         _ = Sodium.isInitialized
-        var out = [UInt8](repeating: 0, count: byteCount)
-        out.withUnsafeMutableBytes {
-            _ = crypto_hash_sha512($0.u8,
-                                   data.u8, UInt64(data.count))
-        }
-        return out
+        var digest = ByteArrays.zeroed64()
+        digest.withUnsafeMutableBytes { _ = crypto_hash_sha512($0.u8, data.u8, UInt64(data.count)) }
+        return digest
+    }
+
+    /// Writes the 64-byte digest of `data` into `output` (at least 64 bytes).
+    /// - Throws: `CryptoError.bufferTooSmall` when `output` is shorter than 64 bytes.
+    @inlinable
+    public static func hash(bytes data: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        guard output.count >= byteCount else { throw .bufferTooSmall(required: byteCount, actual: output.count) }
+        _ = Sodium.isInitialized
+        _ = crypto_hash_sha512(output.u8, data.u8, UInt64(data.count))
     }
 }

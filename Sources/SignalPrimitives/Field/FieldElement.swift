@@ -18,11 +18,12 @@ struct FieldElement: Sendable, Equatable {
 
     /// Decodes 32 little-endian bytes, ignoring bit 255. Values in [p, 2^255) are accepted
     /// and reduced by the arithmetic (the caller checks canonicity where the protocol wants it).
+    /// Every caller passes exactly 32 bytes; bytes past the 32nd are ignored and missing ones
+    /// read as zero, so no input can trap.
     init(bytes: UnsafeRawBufferPointer) {
-        precondition(bytes.count == 32)
         func word(_ i: Int) -> UInt64 {
             var w: UInt64 = 0
-            for j in 0..<8 { w |= UInt64(bytes[i * 8 + j]) << (8 * UInt64(j)) }
+            for j in 0..<8 where i * 8 + j < bytes.count { w |= UInt64(bytes[i * 8 + j]) << (8 * UInt64(j)) }
             return w
         }
         let w0 = word(0), w1 = word(1), w2 = word(2), w3 = word(3) & 0x7fff_ffff_ffff_ffff
@@ -61,6 +62,14 @@ struct FieldElement: Sendable, Equatable {
 
     /// The canonical 32-byte little-endian encoding (value fully reduced mod p, bit 255 clear).
     var encoded: [UInt8] {
+        var bytes = ByteArrays.zeroed32()
+        bytes.withUnsafeMutableBytes { encode(into: $0) }
+        return bytes
+    }
+
+    /// Writes the canonical 32-byte little-endian encoding into the first 32 bytes of `output`
+    /// (which must hold at least 32 bytes).
+    func encode(into output: UnsafeMutableRawBufferPointer) {
         let m = FieldElement.mask51
         var t = carried().carried()
         // Now t < 2^255 + small; subtract p once if t >= p (q = 1 exactly then).
@@ -75,15 +84,11 @@ struct FieldElement: Sendable, Equatable {
         t.l3 &+= t.l2 >> 51; t.l2 &= m
         t.l4 &+= t.l3 >> 51; t.l3 &= m
         t.l4 &= m
-        let w0 = t.l0 | t.l1 << 51
-        let w1 = t.l1 >> 13 | t.l2 << 38
-        let w2 = t.l2 >> 26 | t.l3 << 25
-        let w3 = t.l3 >> 39 | t.l4 << 12
-        var out = [UInt8](repeating: 0, count: 32)
-        for (i, w) in [w0, w1, w2, w3].enumerated() {
-            for j in 0..<8 { out[i * 8 + j] = UInt8(truncatingIfNeeded: w >> (8 * UInt64(j))) }
-        }
-        return out
+        let words = (t.l0 | t.l1 << 51, t.l1 >> 13 | t.l2 << 38, t.l2 >> 26 | t.l3 << 25, t.l3 >> 39 | t.l4 << 12)
+        output.storeBytes(of: words.0.littleEndian, toByteOffset: 0, as: UInt64.self)
+        output.storeBytes(of: words.1.littleEndian, toByteOffset: 8, as: UInt64.self)
+        output.storeBytes(of: words.2.littleEndian, toByteOffset: 16, as: UInt64.self)
+        output.storeBytes(of: words.3.littleEndian, toByteOffset: 24, as: UInt64.self)
     }
 
     static func + (f: FieldElement, g: FieldElement) -> FieldElement {
@@ -120,7 +125,7 @@ struct FieldElement: Sendable, Equatable {
         @inline(__always) var carry: UInt64 { hi << 13 | lo >> 51 }
     }
 
-    static func * (f: FieldElement, g: FieldElement) -> FieldElement {
+    @inline(__always) static func * (f: FieldElement, g: FieldElement) -> FieldElement {
         let m = mask51
         let (f0, f1, f2, f3, f4) = (f.l0, f.l1, f.l2, f.l3, f.l4)
         let (g0, g1, g2, g3, g4) = (g.l0, g.l1, g.l2, g.l3, g.l4)
@@ -142,11 +147,33 @@ struct FieldElement: Sendable, Equatable {
         return FieldElement(a0, a1, h2, h3, h4)
     }
 
-    func squared() -> FieldElement { self * self }
+    /// self², with the symmetric products computed once (15 limb products instead of 25).
+    @inline(__always) func squared() -> FieldElement {
+        let m = FieldElement.mask51
+        let (f0, f1, f2, f3, f4) = (l0, l1, l2, l3, l4)
+        let f0_2 = 2 &* f0, f1_2 = 2 &* f1
+        let f1_38 = 38 &* f1, f2_38 = 38 &* f2, f3_38 = 38 &* f3
+        let f3_19 = 19 &* f3, f4_19 = 19 &* f4
+        var r0 = Wide(), r1 = Wide(), r2 = Wide(), r3 = Wide(), r4 = Wide()
+        r0.add(f0, f0); r0.add(f1_38, f4); r0.add(f2_38, f3)
+        r1.add(f0_2, f1); r1.add(f2_38, f4); r1.add(f3_19, f3)
+        r2.add(f0_2, f2); r2.add(f1, f1); r2.add(f3_38, f4)
+        r3.add(f0_2, f3); r3.add(f1_2, f2); r3.add(f4_19, f4)
+        r4.add(f0_2, f4); r4.add(f1_2, f3); r4.add(f2, f2)
+        var c = r0.carry; let h0 = r0.lo & m
+        r1.add(c); c = r1.carry; let h1 = r1.lo & m
+        r2.add(c); c = r2.carry; let h2 = r2.lo & m
+        r3.add(c); c = r3.carry; let h3 = r3.lo & m
+        r4.add(c); c = r4.carry; let h4 = r4.lo & m
+        var a0 = h0 &+ c &* 19
+        let a1 = h1 &+ (a0 >> 51)
+        a0 &= m
+        return FieldElement(a0, a1, h2, h3, h4)
+    }
 
     func squared(times n: Int) -> FieldElement {
         var r = self
-        for _ in 0..<n { r = r * r }
+        for _ in 0..<n { r = r.squared() }
         return r
     }
 
@@ -169,4 +196,10 @@ struct FieldElement: Sendable, Equatable {
 
     /// Equality of the reduced values.
     @usableFromInline static func == (a: FieldElement, b: FieldElement) -> Bool { a.encoded == b.encoded }
+
+    /// The X25519 u-coordinate of the Edwards point with y-coordinate `y`: (1 + y)/(1 − y).
+    /// (y = 1, the identity, gives 0.)
+    static func montgomeryU(fromEdwardsY y: FieldElement) -> FieldElement {
+        (FieldElement.one + y) * (FieldElement.one - y).inverted()
+    }
 }

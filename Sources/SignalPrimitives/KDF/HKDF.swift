@@ -16,7 +16,9 @@ public enum HKDF {
         pseudoRandomKey prk: UnsafeRawBufferPointer, info: UnsafeRawBufferPointer,
         into output: UnsafeMutableRawBufferPointer
     ) throws(CryptoError) {
-        try expand(keyedState: HMACSHA256(key: prk), info: info, into: output)
+        var keyed = HMACSHA256(key: prk)
+        defer { keyed.wipe() }
+        try expand(keyedState: keyed, info: info, into: output)
     }
 
     /// HKDF-Expand from an HMAC already keyed with the PRK (so callers can reuse the keyed state).
@@ -54,8 +56,10 @@ public enum HKDF {
     /// HKDF-Expand returning a new array of `outputByteCount` bytes.
     /// - Throws: `CryptoError.invalidOutputLength` for a negative length or more than 8160 bytes.
     public static func expand(pseudoRandomKey prk: SymmetricKey, info: [UInt8], outputByteCount: Int) throws(CryptoError) -> [UInt8] {
-        guard outputByteCount >= 0 else { throw .invalidOutputLength(requested: outputByteCount, maximum: maximumOutputByteCount) }
-        var out = [UInt8](repeating: 0, count: outputByteCount)
+        guard (0 ... maximumOutputByteCount).contains(outputByteCount) else {
+            throw .invalidOutputLength(requested: outputByteCount, maximum: maximumOutputByteCount)
+        }
+        var out = ByteArrays.zeroed(outputByteCount)
         try prk.withUnsafeBytes { (p: UnsafeRawBufferPointer) throws(CryptoError) in
             try info.withBytes { (i: UnsafeRawBufferPointer) throws(CryptoError) in
                 try out.withMutableBytes { (o: UnsafeMutableRawBufferPointer) throws(CryptoError) in
@@ -72,6 +76,26 @@ public enum HKDF {
         inputKeyMaterial ikm: [UInt8], salt: [UInt8], info: [UInt8], outputByteCount: Int
     ) throws(CryptoError) -> [UInt8] {
         try Extractor(salt: salt).deriveKey(inputKeyMaterial: ikm, info: info, outputByteCount: outputByteCount)
+    }
+
+    /// Extract-then-expand from a secret to a secret: `outputByteCount` bytes in zeroing storage,
+    /// so neither the input key material nor the derived key passes through an unwiped array.
+    /// - Throws: `CryptoError.invalidOutputLength` for a negative length or more than 8160 bytes.
+    public static func deriveKey(
+        inputKeyMaterial ikm: SymmetricKey, salt: [UInt8], info: [UInt8], outputByteCount: Int
+    ) throws(CryptoError) -> SymmetricKey {
+        guard (0 ... maximumOutputByteCount).contains(outputByteCount) else {
+            throw .invalidOutputLength(requested: outputByteCount, maximum: maximumOutputByteCount)
+        }
+        let extractor = Extractor(salt: salt)
+        let storage = try SecureBytes(count: outputByteCount) { (out: UnsafeMutableRawBufferPointer) throws(CryptoError) in
+            try ikm.withUnsafeBytes { (k: UnsafeRawBufferPointer) throws(CryptoError) in
+                try info.withBytes { (i: UnsafeRawBufferPointer) throws(CryptoError) in
+                    try extractor.deriveKey(inputKeyMaterial: k, info: i, into: out)
+                }
+            }
+        }
+        return SymmetricKey(storage: storage)
     }
 
     /// HKDF with a fixed salt whose HMAC key schedule is computed once.
@@ -128,10 +152,10 @@ public enum HKDF {
         /// Extract-then-expand returning a new array.
         /// - Throws: `CryptoError.invalidOutputLength` for a negative length or more than 8160 bytes.
         public func deriveKey(inputKeyMaterial ikm: [UInt8], info: [UInt8], outputByteCount: Int) throws(CryptoError) -> [UInt8] {
-            guard outputByteCount >= 0 else {
+            guard (0 ... HKDF.maximumOutputByteCount).contains(outputByteCount) else {
                 throw .invalidOutputLength(requested: outputByteCount, maximum: HKDF.maximumOutputByteCount)
             }
-            var out = [UInt8](repeating: 0, count: outputByteCount)
+            var out = ByteArrays.zeroed(outputByteCount)
             try ikm.withBytes { (k: UnsafeRawBufferPointer) throws(CryptoError) in
                 try info.withBytes { (i: UnsafeRawBufferPointer) throws(CryptoError) in
                     try out.withMutableBytes { (o: UnsafeMutableRawBufferPointer) throws(CryptoError) in

@@ -34,7 +34,7 @@ public enum Ed25519 {
             guard seedStorage.count == keyByteCount else {
                 throw .invalidKeyLength(expected: keyByteCount, actual: seedStorage.count)
             }
-            var pk = [UInt8](repeating: 0, count: keyByteCount)
+            var pk = ByteArrays.zeroed32()
             let signingKey = SecureBytes(count: Int(crypto_sign_SECRETKEYBYTES)) { (sk: UnsafeMutableRawBufferPointer) in
                 seedStorage.withUnsafeBytes { s in
                     pk.withUnsafeMutableBytes { p in
@@ -73,7 +73,7 @@ public enum Ed25519 {
 
         /// The 64-byte deterministic Ed25519 signature of `message`.
         public func signature(for message: [UInt8]) -> [UInt8] {
-            var sig = [UInt8](repeating: 0, count: signatureByteCount)
+            var sig = ByteArrays.zeroed64()
             message.withUnsafeBytes { m in
                 sig.withUnsafeMutableBytes { s in
                     // The buffer is exactly 64 bytes, so this cannot fail.

@@ -20,7 +20,7 @@ public enum X25519 {
             try Sodium.ensureInitialized()
             let storage = SecureBytes(count: keyByteCount) { random.fill($0) }
             self.storage = storage
-            self.publicKey = try PublicKey(derivingFrom: storage)
+            self.publicKey = PublicKey(derivingFrom: storage)
         }
 
         /// Loads a private key from its 32 raw bytes.
@@ -37,7 +37,14 @@ public enum X25519 {
                 throw .invalidKeyLength(expected: keyByteCount, actual: storage.count)
             }
             self.storage = storage
-            self.publicKey = try PublicKey(derivingFrom: storage)
+            self.publicKey = PublicKey(derivingFrom: storage)
+        }
+
+        /// Wraps 32 secret bytes the library produced itself (for example a converted Ed25519
+        /// seed); only the length can be wrong, and the callers always pass 32 bytes.
+        init(exactly32 storage: SecureBytes) {
+            self.storage = storage
+            self.publicKey = PublicKey(derivingFrom: storage)
         }
 
         /// A copy of the 32 raw private-key bytes. Wipe it (`SecureMemory.zero`) when done.
@@ -121,15 +128,23 @@ public enum X25519 {
             try self.init(canonicalRepresentation: Array(bytes[1...]))
         }
 
-        init(derivingFrom secret: SecureBytes) throws(CryptoError) {
-            var pk = [UInt8](repeating: 0, count: keyByteCount)
-            let rc = secret.withUnsafeBytes { sk in
+        /// X25519(secret, 9): through the Ed25519 fixed-base table (`X25519FixedBase`), with
+        /// libsodium's ladder as the fallback should that route ever fail.
+        /// X25519(secret, 9) through the Ed25519 fixed-base table (`X25519FixedBase`), with
+        /// libsodium's ladder as the fallback.
+        ///
+        /// This cannot fail for any 32 bytes: X25519 clamps the scalar to 8·k with
+        /// 2^251 ≤ k < 2^252, and the base point has prime order L > 2^252, so the product is
+        /// never the identity and `crypto_scalarmult_base` never reports an all-zero result.
+        init(derivingFrom secret: SecureBytes) {
+            var pk = ByteArrays.zeroed32()
+            secret.withUnsafeBytes { sk in
                 pk.withUnsafeMutableBytes { out in
-                    crypto_scalarmult_base(out.u8,
-                                           sk.u8)
+                    if !X25519FixedBase.publicKey(secret: sk, into: out) {
+                        _ = crypto_scalarmult_base(out.u8, sk.u8)
+                    }
                 }
             }
-            guard rc == 0 else { throw .invalidKey }
             self.rawRepresentation = pk
         }
 

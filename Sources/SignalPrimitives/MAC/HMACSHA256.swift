@@ -48,29 +48,52 @@ public struct HMACSHA256: Sendable {
     }
 
     /// Returns the 32-byte tag and wipes the state.
+    @inlinable
     public mutating func finalize() -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Self.byteCount)
-        out.withUnsafeMutableBytes { buffer in
-            _ = crypto_auth_hmacsha256_final(&state, buffer.u8)
-        }
+        var tag = ByteArrays.zeroed32()
+        tag.withUnsafeMutableBytes { _ = crypto_auth_hmacsha256_final(&state, $0.u8) }
         withUnsafeMutableBytes(of: &state) { SecureMemory.zero($0) }
-        return out
+        return tag
     }
 
     /// The HMAC-SHA256 tag of `message` under `key`.
+    @inlinable
     public static func authenticationCode(for message: [UInt8], using key: [UInt8]) -> [UInt8] {
-        var mac = HMACSHA256(key: key)
-        mac.update(message)
-        return mac.finalize()
+        _ = Sodium.isInitialized
+        // One state on the stack, the keyed state wiped after use.
+        var state = crypto_auth_hmacsha256_state()
+        var tag = ByteArrays.zeroed32()
+        key.withUnsafeBytes { k in _ = crypto_auth_hmacsha256_init(&state, k.u8, k.count) }
+        message.withUnsafeBytes { m in _ = crypto_auth_hmacsha256_update(&state, m.u8, UInt64(m.count)) }
+        tag.withUnsafeMutableBytes { _ = crypto_auth_hmacsha256_final(&state, $0.u8) }
+        withUnsafeMutableBytes(of: &state) { SecureMemory.zero($0) }
+        return tag
     }
 
-    /// Whether `tag` is the HMAC-SHA256 of `message` under `key`, compared in constant time.
-    /// A `tag` shorter than 32 bytes (at least 1) is compared against the truncated tag.
+    /// Whether `tag` is the full 32-byte HMAC-SHA256 of `message` under `key`, compared in
+    /// constant time. A tag of any other length is invalid (use
+    /// `isValidAuthenticationCode(_:for:using:truncatedTo:)` for truncated tags).
     public static func isValidAuthenticationCode(_ tag: [UInt8], for message: [UInt8], using key: [UInt8]) -> Bool {
-        guard !tag.isEmpty, tag.count <= byteCount else { return false }
+        isValidAuthenticationCode(tag, for: message, using: key, truncatedTo: byteCount)
+    }
+
+    /// Whether `tag` is the HMAC-SHA256 of `message` under `key` truncated to `byteCount` bytes
+    /// (1 … 32), compared in constant time. A tag whose length is not exactly `byteCount` is
+    /// invalid, so a caller cannot be tricked into checking a shorter prefix than it meant to.
+    /// Truncations below 16 bytes make forgeries cheap; use them only where a format demands it.
+    public static func isValidAuthenticationCode(
+        _ tag: [UInt8], for message: [UInt8], using key: [UInt8], truncatedTo byteCount: Int
+    ) -> Bool {
+        guard (1 ... Self.byteCount).contains(byteCount), tag.count == byteCount else { return false }
         var full = authenticationCode(for: message, using: key)
         defer { SecureMemory.zero(&full) }
-        return ConstantTime.equals(Array(full.prefix(tag.count)), tag)
+        return ConstantTime.equals(Array(full.prefix(byteCount)), tag)
+    }
+
+    /// Overwrites the keyed state with zeros. A keyed state is as secret as its key: wipe a
+    /// state that is kept for reuse (and never finalized) when done with it.
+    public mutating func wipe() {
+        withUnsafeMutableBytes(of: &state) { SecureMemory.zero($0) }
     }
 }
 

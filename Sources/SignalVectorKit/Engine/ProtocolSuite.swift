@@ -49,6 +49,7 @@ public struct VectorTest {
     public func has(_ key: String) -> Bool { fields[key] != nil && !(fields[key] is NSNull) }
 
     /// A required hex field.
+    /// - Throws: `VectorFailure` when `key` is missing, not a string, or not valid hex.
     public func hex(_ key: String) throws -> [UInt8] {
         guard let text = fields[key] as? String else { throw VectorFailure("missing or non-string field '\(key)'") }
         guard let bytes = Hex.decode(text) else { throw VectorFailure("field '\(key)' is not valid hex") }
@@ -56,34 +57,51 @@ public struct VectorTest {
     }
 
     /// An optional hex field (absent or null gives nil).
+    /// - Throws: `VectorFailure` when `key` is present but not a string of valid hex.
     public func optionalHex(_ key: String) throws -> [UInt8]? {
         has(key) ? try hex(key) : nil
     }
 
     /// A required string field.
+    /// - Throws: `VectorFailure` when `key` is missing or not a string.
     public func string(_ key: String) throws -> String {
         guard let text = fields[key] as? String else { throw VectorFailure("missing or non-string field '\(key)'") }
         return text
     }
 
     /// A required integer field.
+    /// - Throws: `VectorFailure` when `key` is missing or not a JSON integer (booleans and
+    ///   numbers with a fraction or exponent are not integers).
     public func int(_ key: String) throws -> Int {
         if let value = VectorTest.integer(fields[key]) { return value }
         throw VectorFailure("missing or non-integer field '\(key)'")
     }
 
     /// An optional integer field (absent or null gives nil).
+    /// - Throws: `VectorFailure` when `key` is present but not a JSON integer.
     public func optionalInt(_ key: String) throws -> Int? {
         has(key) ? try int(key) : nil
     }
 
+    /// A required unsigned 32-bit integer field (0 … 2^32 − 1).
+    /// - Throws: `VectorFailure` when `key` is missing, not a JSON integer, or out of that range.
+    public func uint32(_ key: String) throws -> UInt32 {
+        let value = try int(key)
+        guard let result = UInt32(exactly: value) else {
+            throw VectorFailure("field '\(key)' is \(value), not a u32 (0 … 4294967295)")
+        }
+        return result
+    }
+
     /// A required nested object.
+    /// - Throws: `VectorFailure` when `key` is missing or not a JSON object.
     public func object(_ key: String) throws -> VectorTest {
         guard let value = fields[key] as? [String: Any] else { throw VectorFailure("missing or non-object field '\(key)'") }
         return VectorTest(value)
     }
 
     /// A required array of objects.
+    /// - Throws: `VectorFailure` when `key` is missing, not an array, or holds a non-object.
     public func objects(_ key: String) throws -> [VectorTest] {
         guard let value = fields[key] as? [Any] else { throw VectorFailure("missing or non-array field '\(key)'") }
         return try value.map {
@@ -93,6 +111,8 @@ public struct VectorTest {
     }
 
     /// A required array of hex strings.
+    /// - Throws: `VectorFailure` when `key` is missing, not an array, or holds an entry that is
+    ///   not a string of valid hex.
     public func hexArray(_ key: String) throws -> [[UInt8]] {
         guard let value = fields[key] as? [Any] else { throw VectorFailure("missing or non-array field '\(key)'") }
         return try value.map {
@@ -113,9 +133,15 @@ public protocol ProtocolSuite: Sendable {
 /// Expected-error checking shared by every suite.
 public enum ExpectedError {
     /// The SPEC §8 name of an error thrown by the library, or a description for other errors.
+    ///
+    /// A raw `CryptoError.invalidKeyLength` (a suite handing key bytes of the wrong length
+    /// straight to a primitive, as the conversion suites do) is `invalidKey`, the SPEC §1 name
+    /// for an unusable key; SessionKit itself reports a wrongly sized key inside a message as
+    /// `invalidMessage`, which reaches this function as a `SessionError`.
     public static func name(of error: Error) -> String {
         if let error = error as? SessionError { return error.specName ?? "\(error)" }
         if let error = error as? CryptoError {
+            if case .invalidKeyLength = error { return "invalidKey" }
             if let mapped = SessionError(error).specName { return mapped }
             return "\(error)"
         }
@@ -124,6 +150,8 @@ public enum ExpectedError {
     }
 
     /// Checks that `body` throws the error `expected` names (`"any"` accepts every error).
+    /// - Throws: `VectorFailure` when `body` succeeds or throws an error of another name, and
+    ///   any `VectorFailure` that `body` throws, unchanged.
     public static func check(_ expected: String, _ body: () throws -> Void) throws {
         do {
             try body()
@@ -138,6 +166,7 @@ public enum ExpectedError {
     }
 
     /// Compares bytes and throws a readable failure.
+    /// - Throws: `VectorFailure` naming `what` and both values when `actual` differs from `expected`.
     public static func equal(_ actual: [UInt8], _ expected: [UInt8], _ what: String) throws {
         guard actual == expected else {
             throw VectorFailure("\(what) mismatch: got \(Hex.encode(actual)), expected \(Hex.encode(expected))")

@@ -7,6 +7,10 @@ import Foundation
 /// and folders are skipped. Files are returned in lexicographic path order, so runs are
 /// reproducible. A path that does not exist, or a folder without any `*.json` file, is reported
 /// as a problem rather than silently ignored: a run over nothing must not pass.
+///
+/// Symbolic links to folders are followed, but each folder is searched once, by its resolved
+/// path: a link back to an ancestor (a cycle) or a second link to a folder already searched
+/// adds nothing.
 public enum VectorFileDiscovery {
     /// One discovered path: either a file to read or a problem with a path.
     public struct Entry: Sendable, Equatable {
@@ -38,12 +42,14 @@ public enum VectorFileDiscovery {
         let root = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
         var found: [String] = []
         var pending = [root]
+        var visited: Set<String> = []
         while let folder = pending.popLast() {
+            guard visited.insert(resolved(folder)).inserted else { continue }
             guard let names = try? fileManager.contentsOfDirectory(atPath: folder) else {
                 found.append(folder)   // reported as unreadable below
                 continue
             }
-            for name in names where !name.hasPrefix(".") {
+            for name in names.sorted() where !name.hasPrefix(".") {
                 let child = folder + "/" + name
                 var childIsDirectory: ObjCBool = false
                 guard fileManager.fileExists(atPath: child, isDirectory: &childIsDirectory) else { continue }
@@ -62,5 +68,10 @@ public enum VectorFileDiscovery {
             }
             return Entry(path: child, problem: nil)
         }
+    }
+
+    /// `path` with every symbolic link resolved, so two paths to one folder compare equal.
+    private static func resolved(_ path: String) -> String {
+        URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
     }
 }

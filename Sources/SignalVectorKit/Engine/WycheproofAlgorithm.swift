@@ -22,9 +22,15 @@ public protocol WycheproofAlgorithm: Sendable {
     /// The file's `algorithm` value, such as `"XDH"` or `"AES-GCM"`.
     static var name: String { get }
 
-    /// Decides from the group's parameters whether its tests run or are skipped.
-    /// - Throws: `VectorFailure` when a parameter the decision needs is missing or malformed
-    ///   (every test of the group then counts as failed).
+    /// The group `type` whose tests this algorithm reads, such as `"XdhComp"`. Files of the same
+    /// `algorithm` with other group types (Wycheproof's `x25519_asn_test.json` holds
+    /// `XdhAsnComp` groups with DER keys) are skipped.
+    static var groupType: String { get }
+
+    /// Decides from the group's `type` and parameters whether its tests run or are skipped.
+    /// Implementations start with `groupTypeDisposition(of:)`.
+    /// - Throws: `VectorFailure` when `type` or a parameter the decision needs is missing or
+    ///   malformed (every test of the group then counts as failed).
     static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition
 
     /// Runs one test of a group that `disposition(of:)` accepted.
@@ -34,6 +40,19 @@ public protocol WycheproofAlgorithm: Sendable {
 }
 
 extension WycheproofAlgorithm {
-    /// By default every group runs.
-    public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition { .run }
+    /// `.run` for a group whose `type` is `groupType`, `.skip` for any other type.
+    /// - Throws: `VectorFailure` when the group has no string `type`.
+    public static func groupTypeDisposition(of group: VectorTest) throws -> WycheproofGroupDisposition {
+        let type = try group.string("type")
+        guard type == groupType else {
+            return .skip("\(name) group type \(type) is not read (only \(groupType))")
+        }
+        return .run
+    }
+
+    /// By default every group of type `groupType` runs and the others are skipped.
+    /// - Throws: `VectorFailure` when the group has no string `type`.
+    public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition {
+        try groupTypeDisposition(of: group)
+    }
 }

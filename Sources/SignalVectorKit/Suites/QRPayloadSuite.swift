@@ -10,6 +10,9 @@ public enum QRPayloadSuite: ProtocolSuite {
     public static let name = "qr-payload"
 
     /// Runs one test.
+    /// - Throws: `VectorFailure` when a field is missing or malformed, when the encoding or the
+    ///   decoded fields differ, or when an error test gets another error or none; an error the
+    ///   library throws on a valid test is passed on as it is.
     public static func run(_ test: VectorTest) throws -> VectorOutcome {
         let payload = try test.hex("payload")
         if let expected = test.expectedError {

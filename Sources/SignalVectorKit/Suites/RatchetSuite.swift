@@ -62,14 +62,29 @@ public enum RatchetSuite: ProtocolSuite {
         let random: QueuedRandomSource
     }
 
+    /// The largest `max_stored` the runner accepts (and so the largest `max_skip`, which must
+    /// not exceed it). A session may derive `max_skip` keys for one message and keep
+    /// `max_stored`, so a hostile file could otherwise make the runner derive and hold billions
+    /// of keys; the committed vectors use the defaults or less.
+    public static let maximumStored = 100_000
+
     /// Runs one test.
-    /// - Throws: `VectorFailure` when the library disagrees with the test.
+    /// - Throws: `VectorFailure` when the library disagrees with the test, when a field is
+    ///   missing or malformed, or when `max_stored` is above `maximumStored` or `max_skip` is
+    ///   negative or above `max_stored`.
     public static func run(_ test: VectorTest) throws -> VectorOutcome {
+        let maxSkip = try test.int("max_skip")
+        let maxStored = try test.optionalInt("max_stored") ?? ProtocolLimits.defaultMaxStored
+        guard maxStored <= maximumStored else {
+            throw VectorFailure("max_stored \(maxStored) is above the runner's limit of \(maximumStored)")
+        }
+        guard (0...maxStored).contains(maxSkip) else {
+            throw VectorFailure("max_skip \(maxSkip) is not in 0 … max_stored (\(maxStored))")
+        }
         let configuration: SessionConfiguration
         do {
-            configuration = try SessionConfiguration(
-                maxSkip: try test.int("max_skip"), maxStored: try test.optionalInt("max_stored") ?? ProtocolLimits.defaultMaxStored)
-        } catch let error as SessionError {
+            configuration = try SessionConfiguration(maxSkip: maxSkip, maxStored: maxStored)
+        } catch {
             throw VectorFailure("unusable limits: \(error)")
         }
         let aliceFields = try test.object("alice")
@@ -78,11 +93,11 @@ public enum RatchetSuite: ProtocolSuite {
         let bobIdentity = try IdentityKeyPair(seed: bobFields.hex("identity_seed"))
         let signedPreKeyPrivate = try X25519.PrivateKey(rawRepresentation: bobFields.hex("spk_sk"))
         let signedPreKey = try SignedPreKey(
-            id: try uint32(bobFields, "spk_id"), privateKey: bobFields.hex("spk_sk"),
+            id: try bobFields.uint32("spk_id"), privateKey: bobFields.hex("spk_sk"),
             signature: bobIdentity.signature(forSignedPreKey: signedPreKeyPrivate.publicKey))
         var oneTimePreKey: OneTimePreKey?
         if let secret = try bobFields.optionalHex("opk_sk") {
-            oneTimePreKey = try OneTimePreKey(id: try uint32(bobFields, "opk_id"), privateKey: secret)
+            oneTimePreKey = try OneTimePreKey(id: try bobFields.uint32("opk_id"), privateKey: secret)
         }
         var bob = Party(
             identity: bobIdentity, session: nil,
@@ -185,11 +200,5 @@ public enum RatchetSuite: ProtocolSuite {
         let plaintext = try decrypt()
         try party.random.check()
         try ExpectedError.equal(plaintext, try event.hex("plaintext"), "plaintext")
-    }
-
-    private static func uint32(_ object: VectorTest, _ key: String) throws -> UInt32 {
-        let value = try object.int(key)
-        guard let id = UInt32(exactly: value) else { throw VectorFailure("'\(key)' is not a u32") }
-        return id
     }
 }

@@ -11,11 +11,12 @@ public enum SafetyNumberSuite: ProtocolSuite {
     public static let name = "safety-number"
 
     /// Runs one test.
+    /// - Throws: `VectorFailure` when a field is missing or malformed, when the displayable or
+    ///   scannable form differs, when the expected scannable form does not decode to the computed
+    ///   one, or when an error test gets another error or none; an error the library throws on
+    ///   a valid test is passed on as it is.
     public static func run(_ test: VectorTest) throws -> VectorOutcome {
-        let versionNumber = try test.int("version")
-        guard let version = UInt32(exactly: versionNumber) else {
-            throw VectorFailure("field 'version' \(versionNumber) is not a uint32")
-        }
+        let version = try test.uint32("version")
         let iterations = try test.int("iterations")
         let localID = Array(try test.string("local_id").utf8)
         let remoteID = Array(try test.string("remote_id").utf8)

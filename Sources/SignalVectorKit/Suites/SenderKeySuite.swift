@@ -15,14 +15,20 @@ public enum SenderKeySuite: ProtocolSuite {
     /// The suite name in vector files.
     public static let name = "sender-key"
 
+    /// The largest `iteration` the runner advances a chain to. Advancing costs one HMAC per
+    /// step, so a hostile file could otherwise keep the runner busy for 2^32 steps; the
+    /// committed vectors use at most 65536.
+    public static let maximumIteration: UInt32 = 1 << 20
+
     /// Runs one test.
-    /// - Throws: `VectorFailure` on a mismatch or a malformed test.
+    /// - Throws: `VectorFailure` on a mismatch or a malformed test, including an `iteration`
+    ///   above `maximumIteration`.
     public static func run(_ test: VectorTest) throws -> VectorOutcome {
         let chainKey = try test.hex("chain_key")
         let signingSeed = try test.hex("signing_seed")
-        let iterationValue = try test.int("iteration")
-        guard let iteration = UInt32(exactly: iterationValue) else {
-            throw VectorFailure("iteration \(iterationValue) is not a u32")
+        let iteration = try test.uint32("iteration")
+        guard iteration <= maximumIteration else {
+            throw VectorFailure("iteration \(iteration) is above the runner's limit of \(maximumIteration)")
         }
         let signingKey: Ed25519.PrivateKey
         do { signingKey = try Ed25519.PrivateKey(seed: signingSeed) } catch {

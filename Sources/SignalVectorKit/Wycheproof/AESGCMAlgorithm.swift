@@ -10,10 +10,14 @@ import SignalPrimitives
 public enum AESGCMAlgorithm: WycheproofAlgorithm {
     /// `"AES-GCM"`.
     public static let name = "AES-GCM"
+    /// `"AeadTest"`.
+    public static let groupType = "AeadTest"
 
-    /// Runs the 256/96/128 groups; skips the others.
-    /// - Throws: `VectorFailure` when `keySize`, `ivSize` or `tagSize` is missing.
+    /// Runs the `AeadTest` groups with 256/96/128; skips the others.
+    /// - Throws: `VectorFailure` when `type`, `keySize`, `ivSize` or `tagSize` is missing.
     public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition {
+        let typeDisposition = try groupTypeDisposition(of: group)
+        guard typeDisposition == .run else { return typeDisposition }
         let keySize = try group.int("keySize")
         let ivSize = try group.int("ivSize")
         let tagSize = try group.int("tagSize")
@@ -33,6 +37,9 @@ public enum AESGCMAlgorithm: WycheproofAlgorithm {
     }
 
     /// Checks one test.
+    /// - Throws: `VectorFailure` when `key`, `iv`, `aad`, `msg`, `ct` or `tag` is missing or
+    ///   not hex, when a valid test does not open to `msg` or does not seal to `ct || tag`, when
+    ///   an invalid test opens, or when an acceptable test opens to anything but `msg`.
     public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
         let key = SymmetricKey(data: try test.hex("key"))
         let nonce = try test.hex("iv")

@@ -8,9 +8,16 @@ import SignalPrimitives
 public enum EdDSAAlgorithm: WycheproofAlgorithm {
     /// `"EDDSA"`.
     public static let name = "EDDSA"
+    /// `"EddsaVerify"`.
+    public static let groupType = "EddsaVerify"
 
-    /// Runs groups on edwards25519 only; groups on other curves (Ed448) are skipped.
+    /// Runs `EddsaVerify` groups on edwards25519 only; groups of other types or on other curves
+    /// (Ed448) are skipped.
+    /// - Throws: `VectorFailure` when the group has no `type`, or when an `EddsaVerify` group
+    ///   has no `publicKey` (or `key`) object with a hex `pk`.
     public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition {
+        let typeDisposition = try groupTypeDisposition(of: group)
+        guard typeDisposition == .run else { return typeDisposition }
         let key = try publicKeyObject(of: group)
         _ = try key.hex("pk")
         if let curve = key.fields["curve"] as? String, curve != "edwards25519" {
@@ -20,6 +27,8 @@ public enum EdDSAAlgorithm: WycheproofAlgorithm {
     }
 
     /// Checks one test.
+    /// - Throws: `VectorFailure` when the group's key or the test's `msg` or `sig` is missing or
+    ///   not hex, when a valid signature does not verify, or when an invalid one verifies.
     public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
         let keyBytes = try publicKeyObject(of: group).hex("pk")
         let message = try test.hex("msg")

@@ -9,10 +9,14 @@ import SignalPrimitives
 public enum HMACSHA256Algorithm: WycheproofAlgorithm {
     /// `"HMACSHA256"`.
     public static let name = "HMACSHA256"
+    /// `"MacTest"`.
+    public static let groupType = "MacTest"
 
-    /// Runs groups whose `tagSize` is a whole number of bytes from 8 to 256 bits.
-    /// - Throws: `VectorFailure` when `tagSize` is missing.
+    /// Runs `MacTest` groups whose `tagSize` is a whole number of bytes from 8 to 256 bits.
+    /// - Throws: `VectorFailure` when `type` or `tagSize` is missing.
     public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition {
+        let typeDisposition = try groupTypeDisposition(of: group)
+        guard typeDisposition == .run else { return typeDisposition }
         let tagSize = try group.int("tagSize")
         guard tagSize % 8 == 0, (8...8 * HMACSHA256.byteCount).contains(tagSize) else {
             return .skip("HMAC-SHA256 tagSize \(tagSize) is not offered")
@@ -21,14 +25,16 @@ public enum HMACSHA256Algorithm: WycheproofAlgorithm {
     }
 
     /// Checks one test.
+    /// - Throws: `VectorFailure` when the group's `tagSize` or the test's `key`, `msg` or `tag`
+    ///   is missing or malformed, when a valid test's tag differs or does not verify, or when an
+    ///   invalid tag verifies.
     public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
         let tagByteCount = try group.int("tagSize") / 8
         let key = try test.hex("key")
         let message = try test.hex("msg")
         let tag = try test.hex("tag")
 
-        let verifies = tag.count == tagByteCount
-            && HMACSHA256.isValidAuthenticationCode(tag, for: message, using: key)
+        let verifies = HMACSHA256.isValidAuthenticationCode(tag, for: message, using: key, truncatedTo: tagByteCount)
         switch (expectation, verifies) {
         case (.valid, _):
             let computed = Array(HMACSHA256.authenticationCode(for: message, using: key).prefix(tagByteCount))

@@ -9,14 +9,24 @@ import SignalPrimitives
 public enum XDHAlgorithm: WycheproofAlgorithm {
     /// `"XDH"`.
     public static let name = "XDH"
+    /// `"XdhComp"` (raw 32-byte keys; the ASN.1, PEM and JWK groups are skipped).
+    public static let groupType = "XdhComp"
 
-    /// Runs groups on curve25519 only (a group without `curve` is taken as curve25519).
+    /// Runs `XdhComp` groups on curve25519 only (a group without `curve` is taken as
+    /// curve25519); groups of other types or on other curves (X448) are skipped.
+    /// - Throws: `VectorFailure` when the group has no string `type`.
     public static func disposition(of group: VectorTest) throws -> WycheproofGroupDisposition {
+        let typeDisposition = try groupTypeDisposition(of: group)
+        guard typeDisposition == .run else { return typeDisposition }
         guard let curve = group.fields["curve"] as? String, curve != "curve25519" else { return .run }
         return .skip("XDH curve \(curve) is not offered")
     }
 
     /// Checks one test.
+    /// - Throws: `VectorFailure` when `private`, `public` or `shared` is missing or not hex,
+    ///   when a valid test is rejected or computes another value, when an invalid test is
+    ///   accepted, when an acceptable test computes another value, or when an expected all-zero
+    ///   `shared` is not rejected with `invalidKey`.
     public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
         let privateBytes = try test.hex("private")
         let publicBytes = try test.hex("public")

@@ -1,3 +1,5 @@
+import SignalPrimitives
+
 /// Byte-level encodings of edge-case field elements and points of Curve25519/edwards25519 for
 /// the conversion generators. Little-endian, 32 bytes, bit 255 is the Ed25519 sign bit.
 enum CurveEncodings {
@@ -9,16 +11,19 @@ enum CurveEncodings {
 
     /// The eight points of small order in their canonical encodings, as listed in libsodium's
     /// `ed25519_is_small_order` blocklist (orders 1, 2, 4, 4, 8, 8, 8, 8).
-    static let smallOrderPoints: [(encoding: [UInt8], description: String)] = [
-        (littleEndian(1), "identity (order 1), y = 1"),
-        (minusOne, "order 2, y = p − 1"),
-        (littleEndian(0), "order 4, y = 0, sign bit 0"),
-        (littleEndian(0).withSignBit, "order 4, y = 0, sign bit 1"),
-        (hex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"), "order 8, sign bit 0"),
-        (hex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"), "order 8, sign bit 1"),
-        (hex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"), "order 8, sign bit 0"),
-        (hex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"), "order 8, sign bit 1"),
-    ]
+    /// - Throws: `VectorGenerationError.selfCheckFailed` if a literal below is not 32 bytes of hex.
+    static func smallOrderPoints() throws(VectorGenerationError) -> [(encoding: [UInt8], description: String)] {
+        [
+            (littleEndian(1), "identity (order 1), y = 1"),
+            (minusOne, "order 2, y = p − 1"),
+            (littleEndian(0), "order 4, y = 0, sign bit 0"),
+            (littleEndian(0).withSignBit, "order 4, y = 0, sign bit 1"),
+            (try hex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"), "order 8, sign bit 0"),
+            (try hex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"), "order 8, sign bit 1"),
+            (try hex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"), "order 8, sign bit 0"),
+            (try hex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"), "order 8, sign bit 1"),
+        ]
+    }
 
     /// p − 1.
     static var minusOne: [UInt8] { littleEndian(0).subtracted(from: p, minus: 1) }
@@ -35,13 +40,14 @@ enum CurveEncodings {
         return out
     }
 
-    /// 32 bytes from a hex literal written in this file.
-    static func hex(_ text: String) -> [UInt8] {
-        let digits = Array(text.utf8)
-        return (0..<32).map { index in
-            func nibble(_ c: UInt8) -> UInt8 { c <= UInt8(ascii: "9") ? c - UInt8(ascii: "0") : c - UInt8(ascii: "a") + 10 }
-            return nibble(digits[2 * index]) << 4 | nibble(digits[2 * index + 1])
+    /// The 32 bytes of a hex literal written in the generators.
+    /// - Throws: `VectorGenerationError.selfCheckFailed` unless `text` is valid hex of exactly
+    ///   32 bytes (a mistyped literal fails the generation instead of trapping).
+    static func hex(_ text: String) throws(VectorGenerationError) -> [UInt8] {
+        guard let bytes = Hex.decode(text), bytes.count == 32 else {
+            throw .selfCheckFailed(suite: "curve encodings", reason: "'\(text)' is not 32 bytes of hex")
         }
+        return bytes
     }
 }
 

@@ -19,7 +19,7 @@ public enum Ed25519SeedToX25519Generator: ProtocolSuiteGenerator {
             ([UInt8](repeating: 0, count: 32), "seed of 32 zero bytes"),
             ([UInt8](repeating: 0xff, count: 32), "seed of 32 0xff bytes"),
             ((0..<32).map { UInt8($0) }, "seed 00 01 02 … 1f"),
-            (CurveEncodings.hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"),
+            (try CurveEncodings.hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"),
              "RFC 8032 7.1 TEST 1 secret key"),
         ]
         for index in 0..<randomSeedCount { seeds.append((random.bytes(32), "random seed #\(index)")) }

@@ -67,7 +67,7 @@ public enum Ed25519ToX25519Generator: ProtocolSuiteGenerator {
         }
 
         // Invalid: small order, in canonical encodings.
-        for point in CurveEncodings.smallOrderPoints {
+        for point in try CurveEncodings.smallOrderPoints() {
             try invalid(point.encoding, "small-order point: \(point.description)")
         }
         // Invalid: non-canonical y = p + k (k = 0 … 18), both sign bits.

@@ -1,0 +1,13 @@
+import BenchmarkHarness
+
+/// Every case of the suite, in the order of the report.
+public enum BenchmarkCatalog {
+    /// All cases: the primitives, then the protocol operations.
+    public static var all: [BenchmarkCase] { PrimitiveCases.all + ProtocolCases.all }
+
+    /// The cases whose name contains any of `filters` (all cases for an empty list).
+    public static func cases(matching filters: [String]) -> [BenchmarkCase] {
+        guard !filters.isEmpty else { return all }
+        return all.filter { benchmark in filters.contains { benchmark.name.contains($0) } }
+    }
+}

@@ -1,0 +1,86 @@
+/// Which part of the suite a case belongs to.
+public enum CaseGroup: String, Sendable {
+    /// One primitive of SignalPrimitives.
+    case primitives
+    /// A protocol operation of SessionKit or Verification.
+    case `protocol`
+}
+
+/// The ratios a case aims for (reported, never asserted: the machines are noisy).
+public struct RatioTargets: Sendable, Equatable {
+    /// The largest acceptable library / floor ratio.
+    public var floor: Double?
+    /// The largest acceptable library / swift-crypto ratio.
+    public var swiftCrypto: Double?
+
+    /// Targets against the floor and, optionally, swift-crypto.
+    public init(floor: Double? = nil, swiftCrypto: Double? = nil) {
+        self.floor = floor
+        self.swiftCrypto = swiftCrypto
+    }
+}
+
+/// One benchmark: the same work done by the library, by the libsodium floor and, where it has
+/// the primitives, by swift-crypto.
+///
+/// The workloads are built lazily by the runner (so a case that cannot be built fails alone),
+/// and `check` runs before any timing to confirm that the contenders compute the same bytes.
+public struct BenchmarkCase {
+    /// A stable identifier, such as `aes256gcm.seal.1KiB`.
+    public let name: String
+    /// What one operation is, in a few words.
+    public let summary: String
+    /// Primitives or protocol.
+    public let group: CaseGroup
+    /// The ratios this case aims for.
+    public let targets: RatioTargets
+    let builders: [Contender: () throws -> Workload]
+    let check: (() throws -> Void)?
+
+    /// A case. `floor` is required; `library` and `swiftCrypto` may be absent.
+    public init(
+        name: String, summary: String, group: CaseGroup, targets: RatioTargets = RatioTargets(),
+        library: (() throws -> Workload)?, floor: @escaping () throws -> Workload,
+        swiftCrypto: (() throws -> Workload)?, check: (() throws -> Void)? = nil
+    ) {
+        self.name = name
+        self.summary = summary
+        self.group = group
+        self.targets = targets
+        var builders: [Contender: () throws -> Workload] = [.floor: floor]
+        if let library { builders[.library] = library }
+        if let swiftCrypto { builders[.swiftCrypto] = swiftCrypto }
+        self.builders = builders
+        self.check = check
+    }
+
+    /// The contenders this case measures, in a fixed order.
+    public var contenders: [Contender] { Contender.allCases.filter { builders[$0] != nil } }
+
+    /// Builds the workload of one contender, or returns nil when the case has none.
+    public func makeWorkload(for contender: Contender) throws -> Workload? {
+        try builders[contender]?()
+    }
+
+    /// Runs the cross-check of the contenders' outputs, if the case has one.
+    public func runCheck() throws { try check?() }
+}
+
+/// A cross-check between contenders that found different results.
+public struct CheckFailure: Error, CustomStringConvertible {
+    /// What differed.
+    public let description: String
+
+    /// A failure with a message.
+    public init(_ description: String) { self.description = description }
+
+    /// Throws unless `a` and `b` are equal.
+    public static func expect<T: Equatable>(_ a: T, equals b: T, _ what: @autoclosure () -> String) throws {
+        guard a == b else { throw CheckFailure("\(what()): \(a) != \(b)") }
+    }
+
+    /// Throws unless `condition` holds.
+    public static func expect(_ condition: Bool, _ what: @autoclosure () -> String) throws {
+        guard condition else { throw CheckFailure(what()) }
+    }
+}

@@ -1,0 +1,92 @@
+/// Measures the contenders of a case side by side in one process.
+///
+/// Each contender's batch size is calibrated so that one batch takes about
+/// `batchNanoseconds`. Then, for every round, one batch of each contender is timed, in an
+/// order that rotates from round to round (A B C, B C A, C A B, …), so that slow drifts of the
+/// machine (frequency, other processes) fall on every contender alike. The result per
+/// contender is the median over the rounds of the batch time divided by the batch size.
+public struct InterleavedRunner {
+    /// The measuring parameters.
+    public let configuration: RunConfiguration
+
+    /// A runner with `configuration`.
+    public init(configuration: RunConfiguration) { self.configuration = configuration }
+
+    /// Builds, checks and measures `benchmark`. Failures (a workload that cannot be built, a
+    /// check that finds different outputs, an operation that throws) are recorded in the result.
+    public func measure(_ benchmark: BenchmarkCase) -> CaseResult {
+        var workloads: [(Contender, Workload)] = []
+        do {
+            for contender in benchmark.contenders {
+                if let workload = try benchmark.makeWorkload(for: contender) {
+                    workloads.append((contender, workload))
+                }
+            }
+            try benchmark.runCheck()
+        } catch {
+            return CaseResult(benchmark: benchmark, summaries: [:], batchSizes: [:], failure: "\(error)")
+        }
+        do {
+            let (summaries, batchSizes) = try measure(workloads)
+            return CaseResult(benchmark: benchmark, summaries: summaries, batchSizes: batchSizes, failure: nil)
+        } catch {
+            return CaseResult(benchmark: benchmark, summaries: [:], batchSizes: [:], failure: "\(error)")
+        }
+    }
+
+    /// Measures already-built workloads; returns the per-contender summaries and batch sizes.
+    public func measure(
+        _ workloads: [(Contender, Workload)]
+    ) throws -> ([Contender: SampleSummary], [Contender: Int]) {
+        var batchSizes: [Int] = []
+        for (_, workload) in workloads {
+            batchSizes.append(try calibrate(workload))
+        }
+        for (index, (_, workload)) in workloads.enumerated() {
+            for _ in 0..<configuration.warmupBatches {
+                _ = try time(workload, batchSizes[index])
+            }
+        }
+        var samples = [[Double]](repeating: [], count: workloads.count)
+        for round in 0..<configuration.rounds {
+            for offset in 0..<workloads.count {
+                let index = (round + offset) % workloads.count
+                let nanoseconds = try time(workloads[index].1, batchSizes[index])
+                samples[index].append(Double(nanoseconds) / Double(batchSizes[index]))
+            }
+        }
+        var summaries: [Contender: SampleSummary] = [:]
+        var sizes: [Contender: Int] = [:]
+        for (index, (contender, _)) in workloads.enumerated() {
+            summaries[contender] = SampleSummary(samples[index])
+            sizes[contender] = batchSizes[index]
+        }
+        return (summaries, sizes)
+    }
+
+    /// The batch size whose run takes about `batchNanoseconds` (at least 1).
+    public func calibrate(_ workload: Workload) throws -> Int {
+        let target = configuration.batchNanoseconds
+        var size = 1
+        while true {
+            let elapsed = max(try time(workload, size), 1)
+            if elapsed >= target / 4 || size >= 1 << 30 {
+                let scaled = Double(size) * Double(target) / Double(elapsed)
+                return max(1, Int(scaled.rounded()))
+            }
+            // Grow quickly while far from the target, never by more than 16× at once.
+            let factor = min(16, max(2, Int(target / elapsed)))
+            size *= factor
+        }
+    }
+
+    /// Runs the untimed preparation, then times one batch of `size` operations.
+    func time(_ workload: Workload, _ size: Int) throws -> UInt64 {
+        try workload.prepare?(size)
+        let clock = configuration.clock
+        let start = clock.now()
+        try workload.run(size)
+        let end = clock.now()
+        return end &- start
+    }
+}

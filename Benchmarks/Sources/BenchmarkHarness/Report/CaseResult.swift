@@ -1,0 +1,65 @@
+/// The measurement of one case: a median per contender and the ratios between them.
+public struct CaseResult {
+    /// The case's identifier.
+    public let name: String
+    /// What one operation is.
+    public let summary: String
+    /// Primitives or protocol.
+    public let group: CaseGroup
+    /// The ratios the case aims for.
+    public let targets: RatioTargets
+    /// The per-contender sample summaries (absent contenders are missing).
+    public let summaries: [Contender: SampleSummary]
+    /// The calibrated batch size of each contender.
+    public let batchSizes: [Contender: Int]
+    /// Why the case could not be measured, if it could not.
+    public let failure: String?
+
+    /// A result for `benchmark`.
+    public init(
+        benchmark: BenchmarkCase, summaries: [Contender: SampleSummary], batchSizes: [Contender: Int],
+        failure: String?
+    ) {
+        self.init(name: benchmark.name, summary: benchmark.summary, group: benchmark.group,
+                  targets: benchmark.targets, summaries: summaries, batchSizes: batchSizes, failure: failure)
+    }
+
+    /// A result from its parts.
+    public init(
+        name: String, summary: String, group: CaseGroup, targets: RatioTargets,
+        summaries: [Contender: SampleSummary], batchSizes: [Contender: Int], failure: String?
+    ) {
+        self.name = name
+        self.summary = summary
+        self.group = group
+        self.targets = targets
+        self.summaries = summaries
+        self.batchSizes = batchSizes
+        self.failure = failure
+    }
+
+    /// The median nanoseconds per operation of `contender`, if measured.
+    public func median(_ contender: Contender) -> Double? { summaries[contender]?.median }
+
+    /// library / floor, when both were measured.
+    public var ratioToFloor: Double? { ratio(median(.library), median(.floor)) }
+
+    /// library / swift-crypto, when both were measured.
+    public var ratioToSwiftCrypto: Double? { ratio(median(.library), median(.swiftCrypto)) }
+
+    /// swift-crypto / floor, when both were measured (how the two reference points compare).
+    public var swiftCryptoToFloor: Double? { ratio(median(.swiftCrypto), median(.floor)) }
+
+    /// Whether the library ratios meet the targets (nil when there is nothing to compare).
+    public var meetsTargets: Bool? {
+        var verdicts: [Bool] = []
+        if let limit = targets.floor, let value = ratioToFloor { verdicts.append(value <= limit) }
+        if let limit = targets.swiftCrypto, let value = ratioToSwiftCrypto { verdicts.append(value <= limit) }
+        return verdicts.isEmpty ? nil : !verdicts.contains(false)
+    }
+
+    private func ratio(_ numerator: Double?, _ denominator: Double?) -> Double? {
+        guard let numerator, let denominator, denominator > 0 else { return nil }
+        return numerator / denominator
+    }
+}

@@ -1,0 +1,76 @@
+/// The plain-text (and Markdown) table of a run.
+public enum ResultTable {
+    /// A Markdown table: case, median ns/op of each contender, the ratios and the targets.
+    public static func markdown(_ results: [CaseResult]) -> String {
+        var rows: [[String]] = [[
+            "case", "library ns/op", "floor ns/op", "swift-crypto ns/op",
+            "library/floor", "library/swift-crypto", "target",
+        ]]
+        for result in results {
+            if let failure = result.failure {
+                rows.append([result.name, "FAILED: \(failure)", "", "", "", "", ""])
+                continue
+            }
+            rows.append([
+                result.name,
+                cell(result.median(.library)),
+                cell(result.median(.floor)),
+                cell(result.median(.swiftCrypto)),
+                ratioCell(result.ratioToFloor),
+                ratioCell(result.ratioToSwiftCrypto),
+                targetCell(result),
+            ])
+        }
+        return render(rows)
+    }
+
+    static func cell(_ value: Double?) -> String {
+        value.map(NumberFormatting.nanoseconds) ?? "—"
+    }
+
+    static func ratioCell(_ value: Double?) -> String {
+        value.map { NumberFormatting.fixed($0, decimals: 2) } ?? "—"
+    }
+
+    static func targetCell(_ result: CaseResult) -> String {
+        var parts: [String] = []
+        if let floor = result.targets.floor { parts.append("floor ≤ \(NumberFormatting.fixed(floor, decimals: 2))") }
+        if let swiftCrypto = result.targets.swiftCrypto {
+            parts.append("s-c ≤ \(NumberFormatting.fixed(swiftCrypto, decimals: 2))")
+        }
+        guard !parts.isEmpty else { return "" }
+        let verdict: String
+        switch result.meetsTargets {
+        case true?: verdict = " ✓"
+        case false?: verdict = " ✗"
+        case nil: verdict = ""
+        }
+        return parts.joined(separator: ", ") + verdict
+    }
+
+    /// Pads columns to equal width: the first column and those in `leftAligned` to the left,
+    /// the others (numbers) to the right.
+    static func render(_ rows: [[String]], leftAligned: Set<Int> = []) -> String {
+        guard let header = rows.first else { return "" }
+        var widths = header.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], cell.count)
+            }
+        }
+        func line(_ row: [String]) -> String {
+            let cells = row.enumerated().map { index, cell -> String in
+                let padding = String(repeating: " ", count: max(0, widths[index] - cell.count))
+                return index == 0 || leftAligned.contains(index) ? cell + padding : padding + cell
+            }
+            return "| " + cells.joined(separator: " | ") + " |"
+        }
+        let separator = "|" + widths.enumerated().map { index, width in
+            index == 0 || leftAligned.contains(index) ? String(repeating: "-", count: width + 2)
+                : String(repeating: "-", count: width + 1) + ":"
+        }.joined(separator: "|") + "|"
+        var lines = [line(header), separator]
+        for row in rows.dropFirst() { lines.append(line(row)) }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,131 @@
+// `swift run -c release bench [--quick] [--list] [--output DIR] [FILTER …]`
+//
+// Measures every case of the catalog (or those whose name contains a FILTER), prints the
+// table, and writes DIR/latest.json, DIR/latest.md and DIR/memory.json (DIR defaults to
+// Benchmarks/results). BENCH_QUICK=1 selects the short smoke run; BENCH_ROUNDS=n overrides
+// the number of rounds; BENCH_FILTER=a,b adds filters.
+//
+// `bench --count N --contender NAME [--prepare-only] CASE` runs N operations of one
+// contender of the named case (exact name) and nothing else, for instruction counting under
+// callgrind (see instructions.sh): the difference between a run and a `--prepare-only` run
+// is exactly the instructions of N timed operations.
+import BenchmarkCases
+import BenchmarkHarness
+import Foundation
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+var environment = ProcessInfo.processInfo.environment
+var outputDirectory = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("results")
+var filters: [String] = (environment["BENCH_FILTER"] ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
+var listOnly = false
+var countOperations: Int?
+var countContender: Contender?
+var prepareOnly = false
+while !arguments.isEmpty {
+    let argument = arguments.removeFirst()
+    switch argument {
+    case "--quick": environment["BENCH_QUICK"] = "1"
+    case "--list": listOnly = true
+    case "--output":
+        guard !arguments.isEmpty else {
+            FileHandle.standardError.write(Data("--output needs a directory\n".utf8))
+            exit(2)
+        }
+        outputDirectory = URL(fileURLWithPath: arguments.removeFirst())
+    case "--count":
+        countOperations = arguments.isEmpty ? nil : Int(arguments.removeFirst())
+    case "--contender":
+        countContender = arguments.isEmpty ? nil : Contender(rawValue: arguments.removeFirst())
+    case "--prepare-only": prepareOnly = true
+    case "--help", "-h":
+        print("usage: bench [--quick] [--list] [--output DIR] [FILTER …]")
+        exit(0)
+    default: if !argument.isEmpty { filters.append(argument) }
+    }
+}
+
+let cases = BenchmarkCatalog.cases(matching: filters)
+if listOnly {
+    for benchmark in cases {
+        let contenders = benchmark.contenders.map(\.rawValue).joined(separator: ", ")
+        print("\(benchmark.name)  [\(contenders)]  \(benchmark.summary)")
+    }
+    exit(0)
+}
+
+if let countOperations {
+    guard let countContender else {
+        FileHandle.standardError.write(Data("--count needs --contender library|floor|swift-crypto\n".utf8))
+        exit(2)
+    }
+    // Exact names here, so that `x25519.dh` does not also count `x25519.dh.buffer`.
+    let named = BenchmarkCatalog.all.filter { filters.contains($0.name) }
+    var measured = false
+    for benchmark in named {
+        guard let workload = try benchmark.makeWorkload(for: countContender) else { continue }
+        measured = true
+        try workload.prepare?(countOperations)
+        if !prepareOnly { try workload.run(countOperations) }
+    }
+    exit(measured ? 0 : 3)
+}
+
+let configuration = RunConfiguration.fromEnvironment(environment)
+let runner = InterleavedRunner(configuration: configuration)
+let machine = MachineDescription.summary
+let quick = configuration.batchNanoseconds == RunConfiguration.quick.batchNanoseconds
+let clockName = configuration.clock == .threadCPU ? "thread CPU-time" : "wall"
+FileHandle.standardError.write(Data("""
+    bench: \(cases.count) cases, \(configuration.rounds) interleaved rounds of \
+    \(configuration.batchNanoseconds / 1000) µs batches timed on the \(clockName) clock\(quick ? " (quick smoke run)" : "")
+    machine: \(machine)
+
+    """.utf8))
+
+var results: [CaseResult] = []
+for benchmark in cases {
+    let started = MonotonicClock.now()
+    let result = runner.measure(benchmark)
+    let seconds = Double(MonotonicClock.now() - started) / 1e9
+    let line: String
+    if let failure = result.failure {
+        line = "  \(benchmark.name): FAILED \(failure)"
+    } else {
+        let ratio = result.ratioToFloor.map { String(format: "%.2f", $0) } ?? "—"
+        line = "  \(benchmark.name): library/floor \(ratio) (\(String(format: "%.1f", seconds)) s)"
+    }
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+    results.append(result)
+}
+
+let (memory, memoryFailures) = filters.isEmpty || filters.contains("memory")
+    ? MemoryCatalog.measure() : ([], [])
+for failure in memoryFailures { FileHandle.standardError.write(Data("  \(failure)\n".utf8)) }
+let table = results.isEmpty ? "" : ResultTable.markdown(results)
+if !results.isEmpty { print(table) }
+if !memory.isEmpty {
+    print(results.isEmpty ? "" : "\n", terminator: "")
+    print(MemoryMeasurement.markdown(memory))
+}
+
+let markdown = """
+    Machine: \(machine)
+    Command: `make bench` (\(configuration.rounds) interleaved rounds per case, median ns/op on the \(clockName) clock)
+
+    \(table)
+    \(memory.isEmpty ? "" : "\n" + MemoryMeasurement.markdown(memory) + "\n")
+    """
+do {
+    try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
+    try Data(JSONReport.encode(results, rounds: configuration.rounds, clock: configuration.clock).utf8)
+        .write(to: outputDirectory.appendingPathComponent("latest.json"))
+    try Data(markdown.utf8).write(to: outputDirectory.appendingPathComponent("latest.md"))
+    try Data(MemoryMeasurement.json(memory).utf8).write(to: outputDirectory.appendingPathComponent("memory.json"))
+    FileHandle.standardError.write(Data("wrote \(outputDirectory.path)/latest.json\n".utf8))
+} catch {
+    FileHandle.standardError.write(Data("bench: cannot write results: \(error)\n".utf8))
+    exit(1)
+}
+exit(results.contains { $0.failure != nil } || !memoryFailures.isEmpty ? 1 : 0)

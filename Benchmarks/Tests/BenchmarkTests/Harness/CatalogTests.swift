@@ -1,0 +1,74 @@
+import Foundation
+import BenchmarkCases
+import BenchmarkHarness
+import XCTest
+
+/// Before anything is timed, every case must build its workloads and its contenders must
+/// compute the same bytes (or reproduce each other's persisted state).
+final class CatalogTests: XCTestCase {
+    func testEveryCaseHasAFloorAndAUniqueName() {
+        let cases = BenchmarkCatalog.all
+        XCTAssertEqual(Set(cases.map(\.name)).count, cases.count)
+        for benchmark in cases { XCTAssertTrue(benchmark.contenders.contains(.floor), benchmark.name) }
+    }
+
+    func testEveryCaseMeasuresTheLibrary() {
+        for benchmark in BenchmarkCatalog.all { XCTAssertTrue(benchmark.contenders.contains(.library), benchmark.name) }
+    }
+
+    func testContendersAgreeInEveryCase() {
+        for benchmark in BenchmarkCatalog.all {
+            XCTAssertNoThrow(try benchmark.runCheck(), benchmark.name)
+        }
+    }
+
+    func testEveryWorkloadRunsTwoOperations() throws {
+        for benchmark in BenchmarkCatalog.all {
+            for contender in benchmark.contenders {
+                let workload = try XCTUnwrap(try benchmark.makeWorkload(for: contender), "\(benchmark.name) \(contender)")
+                XCTAssertNoThrow(try workload.prepare?(2), "\(benchmark.name) \(contender)")
+                XCTAssertNoThrow(try workload.run(2), "\(benchmark.name) \(contender)")
+            }
+        }
+    }
+
+    func testTheIssueTargetsAreAttachedToTheirCases() throws {
+        let cases = Dictionary(uniqueKeysWithValues: BenchmarkCatalog.all.map { ($0.name, $0.targets) })
+        XCTAssertEqual(cases["ratchet.roundtrip.64B"], RatioTargets(floor: 1.00, swiftCrypto: 0.50))
+        XCTAssertEqual(cases["x3dh.initiate"], RatioTargets(floor: 1.10, swiftCrypto: 1.00))
+        XCTAssertEqual(cases["ratchet.dh-step.64B"]?.floor, 1.10)
+        XCTAssertEqual(cases["safety-number"]?.floor, 1.05)
+        XCTAssertEqual(cases["aes256gcm.seal.64B.buffer"]?.floor, 1.20)
+        XCTAssertEqual(cases["hmac-sha256.64B"]?.floor, 1.10)
+    }
+
+    func testMemoryFiguresAreMeasured() {
+        let (measurements, failures) = MemoryCatalog.measure()
+        XCTAssertEqual(failures, [])
+        let byName = Dictionary(uniqueKeysWithValues: measurements.map { ($0.name, $0.bytes) })
+        let fresh = try? XCTUnwrap(byName["session.serialized.fresh"])
+        let skipped = try? XCTUnwrap(byName["session.serialized.2000-skipped"])
+        // Each skipped key is stored as ratchet key (32) || n (4) || mk (32).
+        if let fresh, let skipped { XCTAssertGreaterThanOrEqual(skipped - fresh, 2000 * 68) }
+        XCTAssertNotNil(byName["session.heap-growth.10000-messages"])
+    }
+}
+
+/// Every case of the catalog has its XCTest `measure` methods.
+final class PerformanceSuiteCoverageTests: XCTestCase {
+    func testEveryCaseAndContenderHasAMeasureMethod() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Performance")
+        var source = ""
+        for file in ["PrimitivePerformanceTests.swift", "ProtocolPerformanceTests.swift"] {
+            source += try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+        }
+        let names: [Contender: String] = [.library: ".library", .floor: ".floor", .swiftCrypto: ".swiftCrypto"]
+        for benchmark in BenchmarkCatalog.all {
+            for contender in benchmark.contenders {
+                let call = "measureCase(\"\(benchmark.name)\", \(names[contender] ?? ""))"
+                XCTAssertTrue(source.contains(call), "no measure method for \(benchmark.name) [\(contender.rawValue)]")
+            }
+        }
+    }
+}

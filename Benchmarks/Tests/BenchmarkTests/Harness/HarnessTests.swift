@@ -1,0 +1,139 @@
+import BenchmarkHarness
+import Foundation
+import XCTest
+
+/// The measuring and reporting machinery, on synthetic workloads (no timing is asserted).
+final class HarnessTests: XCTestCase {
+    func testSummaryQuartilesOfKnownSamples() throws {
+        let summary = try XCTUnwrap(SampleSummary([9, 1, 5, 3, 7]))
+        XCTAssertEqual(summary.median, 5)
+        XCTAssertEqual(summary.lowerQuartile, 3)
+        XCTAssertEqual(summary.upperQuartile, 7)
+        XCTAssertEqual(summary.minimum, 1)
+        XCTAssertEqual(try XCTUnwrap(SampleSummary([1, 2, 3, 4])).median, 2.5)
+        XCTAssertNil(SampleSummary([]))
+    }
+
+    func testRoundsInterleaveTheContendersInRotatingOrder() throws {
+        var order: [String] = []
+        let workloads: [(Contender, Workload)] = [
+            (.library, Workload { _ in order.append("L") }),
+            (.floor, Workload { _ in order.append("F") }),
+            (.swiftCrypto, Workload { _ in order.append("S") }),
+        ]
+        let runner = InterleavedRunner(configuration: RunConfiguration(rounds: 3, batchNanoseconds: 1, warmupBatches: 0))
+        let (summaries, sizes) = try runner.measure(workloads)
+        // Calibration runs each once (a batch of 1 already reaches a 1 ns target), then the rounds.
+        XCTAssertEqual(order.suffix(9).joined(), "LFS" + "FSL" + "SLF")
+        XCTAssertEqual(Set(summaries.keys), [.library, .floor, .swiftCrypto])
+        XCTAssertEqual(summaries[.floor]?.count, 3)
+        XCTAssertEqual(sizes[.library], 1)
+    }
+
+    func testPreparationRunsBeforeEveryTimedBatchWithItsSize() throws {
+        var prepared: [Int] = []
+        var ran: [Int] = []
+        let workload = Workload(prepare: { prepared.append($0) }, run: { ran.append($0) })
+        let runner = InterleavedRunner(configuration: RunConfiguration(rounds: 4, batchNanoseconds: 1, warmupBatches: 1))
+        _ = try runner.measure([(.floor, workload)])
+        XCTAssertEqual(prepared, ran)
+        XCTAssertEqual(ran.count, 1 + 1 + 4)  // calibration, warm-up, rounds
+    }
+
+    func testCalibrationGrowsTheBatchUntilItTakesLongEnough() throws {
+        let workload = Workload { n in
+            var x: UInt64 = 1
+            for i in 0..<(n * 200) { x = x &* 6_364_136_223_846_793_005 &+ UInt64(i) }
+            blackHole(x)
+        }
+        let runner = InterleavedRunner(configuration: RunConfiguration(rounds: 1, batchNanoseconds: 2_000_000, warmupBatches: 0))
+        XCTAssertGreaterThan(try runner.calibrate(workload), 1)
+    }
+
+    func testAFailingCheckIsReportedAndNothingIsMeasured() {
+        var ran = false
+        let benchmark = BenchmarkCase(
+            name: "broken", summary: "", group: .primitives, library: nil,
+            floor: { Workload { _ in ran = true } }, swiftCrypto: nil,
+            check: { throw CheckFailure("outputs differ") })
+        let result = InterleavedRunner(configuration: .quick).measure(benchmark)
+        XCTAssertEqual(result.failure, "outputs differ")
+        XCTAssertFalse(ran)
+    }
+
+    func testRatiosAndTargetVerdicts() throws {
+        let result = CaseResult(
+            name: "case", summary: "", group: .protocol, targets: RatioTargets(floor: 1.0, swiftCrypto: 0.5),
+            summaries: [.library: try summary(90), .floor: try summary(100), .swiftCrypto: try summary(200)], batchSizes: [:], failure: nil)
+        XCTAssertEqual(result.ratioToFloor ?? 0, 0.9, accuracy: 1e-9)
+        XCTAssertEqual(result.ratioToSwiftCrypto ?? 0, 0.45, accuracy: 1e-9)
+        XCTAssertEqual(result.meetsTargets, true)
+        let slow = CaseResult(
+            name: "slow", summary: "", group: .protocol, targets: RatioTargets(floor: 1.0),
+            summaries: [.library: try summary(120), .floor: try summary(100)], batchSizes: [:], failure: nil)
+        XCTAssertEqual(slow.meetsTargets, false)
+        XCTAssertNil(slow.ratioToSwiftCrypto)
+    }
+
+    func testJSONRowsCarryTheRequiredFieldsAndNullWithoutSwiftCrypto() throws {
+        let results = [
+            CaseResult(name: "with", summary: "a \"quoted\" summary", group: .primitives, targets: RatioTargets(floor: 1.1),
+                       summaries: [.library: try summary(110), .floor: try summary(100), .swiftCrypto: try summary(220)],
+                       batchSizes: [:], failure: nil),
+            CaseResult(name: "without", summary: "", group: .primitives, targets: RatioTargets(),
+                       summaries: [.library: try summary(50), .floor: try summary(100)], batchSizes: [:], failure: nil),
+            CaseResult(name: "failed", summary: "", group: .primitives, targets: RatioTargets(),
+                       summaries: [:], batchSizes: [:], failure: "boom"),
+        ]
+        let text = JSONReport.encode(results, rounds: 7)
+        let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])
+        XCTAssertEqual(rows.count, 2)
+        for row in rows {
+            for key in ["name", "library_ns", "floor_ns", "swiftcrypto_ns", "ratio_floor", "ratio_swiftcrypto"] {
+                XCTAssertTrue(row.keys.contains(key), "missing \(key)")
+            }
+        }
+        XCTAssertEqual(rows[0]["name"] as? String, "with")
+        XCTAssertEqual((rows[0]["ratio_floor"] as? NSNumber)?.doubleValue ?? 0, 1.1, accuracy: 1e-9)
+        XCTAssertEqual((rows[0]["ratio_swiftcrypto"] as? NSNumber)?.doubleValue ?? 0, 0.5, accuracy: 1e-9)
+        XCTAssertEqual(rows[0]["summary"] as? String, "a \"quoted\" summary")
+        XCTAssertTrue(rows[1]["swiftcrypto_ns"] is NSNull)
+        XCTAssertTrue(rows[1]["ratio_swiftcrypto"] is NSNull)
+        XCTAssertEqual((rows[1]["ratio_floor"] as? NSNumber)?.doubleValue ?? 0, 0.5, accuracy: 1e-9)
+        XCTAssertEqual((rows[1]["rounds"] as? NSNumber)?.intValue, 7)
+        XCTAssertEqual(rows[1]["clock"] as? String, "thread-cpu")
+    }
+
+    func testTableShowsEveryCaseAndItsFailure() throws {
+        let table = ResultTable.markdown([
+            CaseResult(name: "ok", summary: "", group: .primitives, targets: RatioTargets(floor: 1.1),
+                       summaries: [.library: try summary(12_345.6), .floor: try summary(12_000)], batchSizes: [:], failure: nil),
+            CaseResult(name: "bad", summary: "", group: .primitives, targets: RatioTargets(),
+                       summaries: [:], batchSizes: [:], failure: "boom"),
+        ])
+        XCTAssertTrue(table.contains("| ok "))
+        XCTAssertTrue(table.contains("12,346"))
+        XCTAssertTrue(table.contains("1.03"))
+        XCTAssertTrue(table.contains("FAILED: boom"))
+    }
+
+    func testQuickRunIsSelectedByTheEnvironment() {
+        XCTAssertEqual(RunConfiguration.fromEnvironment(["BENCH_QUICK": "1"]), .quick)
+        XCTAssertEqual(RunConfiguration.fromEnvironment(["BENCH_QUICK": "0"]), .full)
+        XCTAssertEqual(RunConfiguration.fromEnvironment([:]), .full)
+        XCTAssertEqual(RunConfiguration.fromEnvironment(["BENCH_QUICK": "1", "BENCH_ROUNDS": "3"]).rounds, 3)
+        XCTAssertEqual(RunConfiguration.fromEnvironment([:]).clock, .threadCPU)
+        XCTAssertEqual(RunConfiguration.fromEnvironment(["BENCH_CLOCK": "wall"]).clock, .wall)
+    }
+
+    func testHeapProbeSeesAnAllocationThatIsKept() {
+        let before = HeapProbe.bytesInUse()
+        let block = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { block.deallocate() }
+        XCTAssertGreaterThanOrEqual(HeapProbe.bytesInUse() - before, 1 << 20)
+    }
+
+    private func summary(_ value: Double) throws -> SampleSummary {
+        try XCTUnwrap(SampleSummary([value]))
+    }
+}

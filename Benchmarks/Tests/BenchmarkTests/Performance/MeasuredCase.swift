@@ -1,0 +1,36 @@
+import BenchmarkCases
+import BenchmarkHarness
+import XCTest
+
+extension XCTestCase {
+    /// XCTest's `measure` over one contender of one catalog case.
+    ///
+    /// The batch size is calibrated to about 10 ms, so that each of XCTest's iterations times
+    /// many operations; a case's untimed preparation (for example encrypting the messages a
+    /// decrypt batch consumes) runs outside the measured span. The interleaved comparison of
+    /// the contenders is `swift run -c release bench` (same cases, same workloads).
+    func measureCase(_ name: String, _ contender: Contender, file: StaticString = #filePath, line: UInt = #line) throws {
+        guard let benchmark = BenchmarkCatalog.cases(matching: [name]).first(where: { $0.name == name }) else {
+            XCTFail("no benchmark case named \(name)", file: file, line: line)
+            return
+        }
+        guard let workload = try benchmark.makeWorkload(for: contender) else {
+            throw XCTSkip("\(name) has no \(contender.rawValue) contender")
+        }
+        let runner = InterleavedRunner(configuration: RunConfiguration(rounds: 1, batchNanoseconds: 10_000_000, warmupBatches: 0))
+        let batch = try runner.calibrate(workload)
+        print("\(name) [\(contender.rawValue)]: \(batch) operations per measured iteration")
+        var failure: Error?
+        measureMetrics([.wallClockTime], automaticallyStartMeasuring: false) {
+            do {
+                try workload.prepare?(batch)
+                startMeasuring()
+                try workload.run(batch)
+                stopMeasuring()
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { XCTFail("\(name) [\(contender.rawValue)]: \(failure)", file: file, line: line) }
+    }
+}
