@@ -69,7 +69,9 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
     /// holds, the result is a prekey message (`preKeyPrefix || message`).
     /// - Throws: `SessionError.chainExhausted` when the sending counter or the previous
     ///   chain's length no longer fits in 32 bits, `SessionError.invalidMessage` for a
-    ///   plaintext too long to pad, `SessionError.primitive` when AES-GCM is unavailable.
+    ///   plaintext too long to pad, `SessionError.primitive` when AES-GCM is unavailable,
+    ///   `SessionError.noSession` when the session has no sending chain yet (a responder
+    ///   state that has not decrypted its first message, which only a persisted blob can hold).
     ///   The session is unchanged when it throws.
     public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
         try ratchet.encrypt(plaintext, associatedData: associatedData, prefix: sendsPreKeyMessages ? preKeyPrefix.serialized : [])
