@@ -98,6 +98,14 @@ def prekey_message():
                 yield b"\x00\x04" + chunk(message)
 
 
+def message_decoding():
+    for test in tests("ratchet.json"):
+        for event in test.get("events", []):
+            message = hexfield(event, "message")
+            if message is not None:
+                yield message
+
+
 def vector_loader():
     # Small whole files of both shapes.
     for name in ("qr_payload.json", "safety_number.json"):
