@@ -9,7 +9,8 @@
 # working corpus in Fuzz/build/corpus/<harness>/ that persists between runs (git-ignored).
 # A finding (a trap, an invariant violation, an ASan report, a leak, a timeout or an
 # out-of-memory) leaves its input in Fuzz/build/findings/<harness>/ and fails the run.
-# Logs go to Fuzz/build/logs/, and one line per run is appended to Fuzz/build/stats.tsv:
+# Logs go to Fuzz/build/logs/<harness>.<time>.<pid>.log, and one line per run is appended to
+# Fuzz/build/stats.tsv:
 #   date  harness  seconds  executions  coverage(edges)  features  corpus  status
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,15 +56,15 @@ printf '%-26s %8s %12s %8s %8s %8s  %s\n' harness seconds executions cov ft corp
 for harness in "${HARNESSES[@]}"; do
     work=Fuzz/build/corpus/$harness
     findings=Fuzz/build/findings/$harness
-    log=Fuzz/build/logs/$harness.log
+    log=Fuzz/build/logs/$harness.$(date -u +%Y%m%dT%H%M%S).$$.log
     mkdir -p "$work" "$findings" "Fuzz/corpus/$harness"
     "Fuzz/build/$harness" -max_total_time="$FUZZ_SECONDS" -timeout=20 -rss_limit_mb=2560 \
         -print_final_stats=1 -artifact_prefix="$findings/" \
         "$work" "Fuzz/corpus/$harness" >"$log" 2>&1
     rc=$?
-    executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-    seconds=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | awk '{print $5}' | tail -1)
-    last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+    executions=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+    seconds=$(grep -ao 'Done [0-9]* runs in [0-9]* second' "$log" | awk '{print $5}' | tail -1)
+    last=$(grep -aE '^#[0-9]+' "$log" | tail -1)
     cov=$(echo "$last" | grep -o 'cov: [0-9]*' | grep -o '[0-9]*')
     ft=$(echo "$last" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*')
     corp=$(echo "$last" | grep -o 'corp: [0-9]*' | grep -o '[0-9]*')
