@@ -220,6 +220,8 @@ public actor SessionManager {
     ///   server's message id);
     /// - one that dies after the session write has lost nothing: `process` has run, and the
     ///   redelivered message is `duplicateMessage` (acknowledge it).
+    /// `process` throws `SessionError`: map the app's own failures (a database write that
+    /// failed) to `SessionError.storage(_:)`; they reach the caller unchanged.
     /// - Throws: the errors of `decrypt(_:from:)`, and whatever `process` throws (the session is
     ///   then not persisted and the same bytes can be retried).
     public func decrypt(

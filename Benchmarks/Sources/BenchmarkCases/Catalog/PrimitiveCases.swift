@@ -4,13 +4,9 @@ import BenchmarkHarness
 enum PrimitiveCases {
     /// library / floor ≤ 1.10 for every primitive (issue #5).
     static let primitiveTarget = RatioTargets(floor: 1.10)
-    /// AES-GCM at 64 B is held to ≤ 1.20, through the caller-buffer call.
+    /// AES-GCM at 64 B is held to ≤ 1.20 (issue #5 names the caller-buffer call; the array call,
+    /// against a floor that also returns a new array, is held to the same).
     static let smallAEADTarget = RatioTargets(floor: 1.20)
-    /// Where a primitive has both an array call and a caller-buffer call, the target is held by
-    /// the caller-buffer call (as issue #5 does for AES-GCM at 64 B), and the array call is
-    /// reported beside it: its extra cost is the allocation of the result, which the floor,
-    /// writing into a buffer allocated once, does not pay.
-    static let arrayTarget = RatioTargets()
 
     static var all: [BenchmarkCase] {
         [x25519KeyGeneration(), x25519Agreement(), x25519AgreementIntoBuffer(), ed25519Signing(),
@@ -119,9 +115,9 @@ enum PrimitiveCases {
         return [
             .probing(
                 name: "sha512.\(label)", summary: "SHA-512 of \(label), returning a new array", group: .primitives,
-                targets: arrayTarget,
+                targets: primitiveTarget,
                 library: { LibraryPrimitives.sha512(message: message) },
-                floor: { FloorPrimitives.sha512(message: message) },
+                floor: { FloorPrimitives.sha512Array(message: message) },
                 swiftCrypto: { SwiftCryptoPrimitives.sha512(message: message) }),
             .probing(
                 name: "sha512.\(label).buffer", summary: "SHA-512 of \(label) into a caller buffer", group: .primitives,
@@ -136,29 +132,29 @@ enum PrimitiveCases {
     static func aesGCM(size: Int, label: String) -> [BenchmarkCase] {
         let key = Fixture.bytes(32), nonce = Fixture.bytes(12), plaintext = Fixture.bytes(size)
         let ciphertext = FloorPrimitives.sealed(key: key, nonce: nonce, plaintext: plaintext)
-        let bufferTarget = size <= 64 ? smallAEADTarget : primitiveTarget
+        let target = size <= 64 ? smallAEADTarget : primitiveTarget
         return [
             .probing(
                 name: "aes256gcm.seal.\(label)", summary: "AES-256-GCM seal of \(label), returning a new array",
-                group: .primitives, targets: arrayTarget,
+                group: .primitives, targets: target,
                 library: { LibraryPrimitives.aesGCMSeal(key: key, nonce: nonce, plaintext: plaintext) },
-                floor: { FloorPrimitives.aesGCMSeal(key: key, nonce: nonce, plaintext: plaintext) },
+                floor: { FloorPrimitives.aesGCMSealArray(key: key, nonce: nonce, plaintext: plaintext) },
                 swiftCrypto: { try SwiftCryptoPrimitives.aesGCMSeal(key: key, nonce: nonce, plaintext: plaintext) }),
             .probing(
                 name: "aes256gcm.seal.\(label).buffer", summary: "AES-256-GCM seal of \(label) into a caller buffer",
-                group: .primitives, targets: bufferTarget,
+                group: .primitives, targets: target,
                 library: { LibraryPrimitives.aesGCMSealIntoBuffer(key: key, nonce: nonce, plaintext: plaintext) },
                 floor: { FloorPrimitives.aesGCMSeal(key: key, nonce: nonce, plaintext: plaintext) },
                 swiftCrypto: { try SwiftCryptoPrimitives.aesGCMSeal(key: key, nonce: nonce, plaintext: plaintext) }),
             .probing(
                 name: "aes256gcm.open.\(label)", summary: "AES-256-GCM open of \(label), returning a new array",
-                group: .primitives, targets: arrayTarget,
+                group: .primitives, targets: target,
                 library: { LibraryPrimitives.aesGCMOpen(key: key, nonce: nonce, ciphertext: ciphertext) },
-                floor: { FloorPrimitives.aesGCMOpen(key: key, nonce: nonce, ciphertext: ciphertext) },
+                floor: { FloorPrimitives.aesGCMOpenArray(key: key, nonce: nonce, ciphertext: ciphertext) },
                 swiftCrypto: { try SwiftCryptoPrimitives.aesGCMOpen(key: key, nonce: nonce, ciphertext: ciphertext) }),
             .probing(
                 name: "aes256gcm.open.\(label).buffer", summary: "AES-256-GCM open of \(label) into a caller buffer",
-                group: .primitives, targets: bufferTarget,
+                group: .primitives, targets: target,
                 library: { LibraryPrimitives.aesGCMOpenIntoBuffer(key: key, nonce: nonce, ciphertext: ciphertext) },
                 floor: { FloorPrimitives.aesGCMOpen(key: key, nonce: nonce, ciphertext: ciphertext) },
                 swiftCrypto: { try SwiftCryptoPrimitives.aesGCMOpen(key: key, nonce: nonce, ciphertext: ciphertext) }),

@@ -107,6 +107,49 @@ enum FloorPrimitives {
     }
 }
 
+/// The floor of the array-returning calls: the same libsodium call, composed the naive way a
+/// Swift caller returns a new array (`[UInt8](repeating: 0, count: n)`, then the C call into
+/// it). The result is allocated on every operation, as the library's array calls must do;
+/// the `.buffer` rows compare the caller-buffer calls with the floors above, which write into
+/// a buffer allocated once.
+extension FloorPrimitives {
+    static func sha512Array(message: [UInt8]) -> Probe {
+        _ = SodiumBackend.isReady
+        func hash() -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: 64)
+            crypto_hash_sha512(&out, message, UInt64(message.count))
+            return out
+        }
+        return Probe(workload: .repeating { blackHole(hash()) }, output: hash)
+    }
+
+    static func aesGCMSealArray(key: [UInt8], nonce: [UInt8], plaintext: [UInt8]) -> Probe {
+        _ = SodiumBackend.isReady
+        func seal() throws -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: plaintext.count + 16)
+            var written: UInt64 = 0
+            guard crypto_aead_aes256gcm_encrypt(
+                &out, &written, plaintext, UInt64(plaintext.count), nil, 0, nil, nonce, key) == 0
+            else { throw CheckFailure("crypto_aead_aes256gcm_encrypt failed") }
+            return out
+        }
+        return Probe(workload: .repeating { blackHole(try seal()) }, output: seal)
+    }
+
+    static func aesGCMOpenArray(key: [UInt8], nonce: [UInt8], ciphertext: [UInt8]) -> Probe {
+        _ = SodiumBackend.isReady
+        func open() throws -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: ciphertext.count - 16)
+            var written: UInt64 = 0
+            guard crypto_aead_aes256gcm_decrypt(
+                &out, &written, nil, ciphertext, UInt64(ciphertext.count), nil, 0, nonce, key) == 0
+            else { throw CheckFailure("crypto_aead_aes256gcm_decrypt failed") }
+            return out
+        }
+        return Probe(workload: .repeating { blackHole(try open()) }, output: open)
+    }
+}
+
 extension FloorPrimitives {
     /// An Ed25519 public key and the signature of `message` under `seed` (inputs for other cases).
     static func signedMessage(seed: [UInt8], message: [UInt8]) -> (publicKey: [UInt8], signature: [UInt8]) {
