@@ -15,12 +15,33 @@ public enum MessagePadding {
         return (needed + 65535) / 65536 * 65536
     }
 
+    /// The padded length for a plaintext of `count` bytes, when its fill length fits in 32 bits.
+    /// - Throws: `SessionError.invalidMessage` when the fill length would not fit in 32 bits.
+    static func checkedPaddedLength(forPlaintextCount count: Int) throws(SessionError) -> Int {
+        let total = paddedLength(forPlaintextCount: count)
+        guard UInt64(total - count - overhead) <= UInt64(UInt32.max) else { throw .invalidMessage }
+        return total
+    }
+
+    /// Writes `0x01 || plaintext || Z || u32(fillCount)` into `output`, which is zeroed and
+    /// exactly `plaintext.count + fillCount + 5` bytes long (`fillCount` fits in 32 bits).
+    @inline(__always)
+    static func write(_ plaintext: UnsafeRawBufferPointer, fillCount: Int, into output: UnsafeMutableRawBufferPointer) {
+        output[0] = 0x01
+        output.slice(1 ..< 1 + plaintext.count).copyMemory(from: plaintext)
+        let fill = UInt32(truncatingIfNeeded: fillCount)
+        let end = output.count
+        output[end - 4] = UInt8(truncatingIfNeeded: fill >> 24)
+        output[end - 3] = UInt8(truncatingIfNeeded: fill >> 16)
+        output[end - 2] = UInt8(truncatingIfNeeded: fill >> 8)
+        output[end - 1] = UInt8(truncatingIfNeeded: fill)
+    }
+
     /// Pads `plaintext`.
     /// - Throws: `SessionError.invalidMessage` when the fill length would not fit in 32 bits.
     public static func pad(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
-        let total = paddedLength(forPlaintextCount: plaintext.count)
+        let total = try checkedPaddedLength(forPlaintextCount: plaintext.count)
         let fill = total - plaintext.count - overhead
-        guard UInt64(fill) <= UInt64(UInt32.max) else { throw .invalidMessage }
         var out = [UInt8]()
         out.reserveCapacity(total)
         out.append(0x01)

@@ -27,7 +27,11 @@ extension SessionRecord {
 
     /// The record as a blob (see the layout above).
     public func serialized() -> [UInt8] {
-        var writer = StateWriter(kind: .sessionRecord, version: Self.persistenceVersion)
+        let sessionBytes = previousSessions.reduce(currentSession?.persistedBodyByteCountEstimate ?? 0) {
+            $0 + $1.persistedBodyByteCountEstimate
+        }
+        var writer = StateWriter(kind: .sessionRecord, version: Self.persistenceVersion,
+                                 capacity: StateWriter.envelopeByteCount + 1 + 4 + sessionBytes)
         writer.write(currentSession != nil)
         currentSession?.encode(into: &writer)
         writer.write(UInt32(truncatingIfNeeded: previousSessions.count))

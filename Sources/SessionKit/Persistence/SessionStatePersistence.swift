@@ -36,7 +36,8 @@ extension SessionState {
 
     /// The session as a blob (see the layout above).
     public func serialized() -> [UInt8] {
-        var writer = StateWriter(kind: .session, version: Self.persistenceVersion)
+        var writer = StateWriter(kind: .session, version: Self.persistenceVersion,
+                                 capacity: StateWriter.envelopeByteCount + persistedBodyByteCountEstimate)
         encode(into: &writer)
         return writer.finish()
     }
@@ -48,6 +49,16 @@ extension SessionState {
         var reader = try StateReader(blob, kind: .session, supportedVersions: 1 ... Self.persistenceVersion)
         try self.init(decodingFrom: &reader)
         try reader.finish()
+    }
+
+    /// An upper bound on the size of the version-1 body `encode(into:)` writes: every
+    /// optional field present, plus 68 bytes per skipped message key. Only a capacity hint.
+    var persistedBodyByteCountEstimate: Int {
+        // role, maxSkip, maxStored; 4 identity/prefix keys; spk_id; flag + opk_id;
+        // sendsPreKeyMessages; RK; DHs; hasCKs + CKs; Ns; PN; hasDHr + DHr; hasCKr + CKr + Nr;
+        // skippedCount.
+        let fixed = 1 + 4 + 4 + 4 * 32 + 4 + 5 + 1 + 32 + 32 + 33 + 8 + 8 + 33 + 41 + 4
+        return fixed + ratchet.skippedKeys.count * (32 + 4 + 32)
     }
 
     /// Writes the version-1 body (for records that embed sessions in their own blob).

@@ -30,54 +30,170 @@ public enum StateKind: UInt8, Sendable {
 
 /// Writes the body of a persisted state. Secrets written here end in `finish()`'s array;
 /// callers wipe it with `SecureMemory.zero` when they no longer need it.
+///
+/// The bytes being written live in storage whose growth the writer manages itself: when an
+/// append needs more room, the bytes move to an allocation of at least twice the size and the
+/// old allocation is wiped (`sodium_memzero`) before it is freed. The last allocation is wiped
+/// when the writer goes away (after `finish()` copied it out, or when it is abandoned), so
+/// the only copy of the secrets that outlives the writer is the blob `finish()` returns.
 public struct StateWriter {
-    private var bytes: [UInt8]
+    private var storage: StateWriterStorage
     private let kind: StateKind
 
     /// Starts a blob of `kind` at `version`.
-    public init(kind: StateKind, version: UInt8) {
+    /// - Parameter capacity: the expected size of the finished blob in bytes (envelope
+    ///   included). Writing more is fine: the storage grows, wiping what it leaves behind.
+    public init(kind: StateKind, version: UInt8, capacity: Int = StateWriter.defaultCapacity) {
+        self.init(kind: kind, version: version, capacity: capacity, releaseObserver: nil)
+    }
+
+    /// `init(kind:version:capacity:)` with a test hook that sees every allocation the writer
+    /// releases (on growth and at the end), after it was wiped and before it is freed.
+    init(kind: StateKind, version: UInt8, capacity: Int,
+         releaseObserver: ((UnsafeRawBufferPointer) -> Void)?) {
         self.kind = kind
-        bytes = Array("SKST".utf8) + [kind.rawValue, version]
+        storage = StateWriterStorage(capacity: max(capacity, Self.envelopeByteCount), releaseObserver: releaseObserver)
+        let magic: (UInt8, UInt8, UInt8, UInt8) = (0x53, 0x4B, 0x53, 0x54)   // "SKST"
+        withUnsafeBytes(of: magic) { storage.append($0) }
+        storage.append(kind.rawValue)
+        storage.append(version)
+    }
+
+    /// The capacity a writer starts with when the caller gives no estimate.
+    public static let defaultCapacity = 256
+    /// The bytes of the envelope around a body: magic, kind, version and checksum.
+    static let envelopeByteCount = 4 + 1 + 1 + checksumByteCount
+    /// The bytes of the checksum: the first 16 bytes of SHA-256.
+    static let checksumByteCount = 16
+
+    /// The storage, copied first if another writer shares it (a copied writer).
+    private mutating func uniqueStorage() -> StateWriterStorage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
     }
 
     /// Appends one byte.
-    public mutating func write(_ value: UInt8) { bytes.append(value) }
+    public mutating func write(_ value: UInt8) { uniqueStorage().append(value) }
 
     /// Appends a boolean as 0x00 or 0x01.
-    public mutating func write(_ value: Bool) { bytes.append(value ? 1 : 0) }
+    public mutating func write(_ value: Bool) { uniqueStorage().append(value ? 1 : 0) }
 
     /// Appends a big-endian u32.
-    public mutating func write(_ value: UInt32) { bytes.appendBigEndian(value) }
+    public mutating func write(_ value: UInt32) {
+        withUnsafeBytes(of: value.bigEndian) { uniqueStorage().append($0) }
+    }
 
     /// Appends a big-endian u64.
     public mutating func write(_ value: UInt64) {
-        bytes.appendBigEndian(UInt32(truncatingIfNeeded: value >> 32))
-        bytes.appendBigEndian(UInt32(truncatingIfNeeded: value))
+        withUnsafeBytes(of: value.bigEndian) { uniqueStorage().append($0) }
     }
 
     /// Appends exactly `value.count` bytes (a fixed-size field).
-    public mutating func writeFixed(_ value: [UInt8]) { bytes.append(contentsOf: value) }
+    public mutating func writeFixed(_ value: [UInt8]) {
+        value.withUnsafeBytes { uniqueStorage().append($0) }
+    }
 
     /// Appends the secret bytes as a fixed-size field.
-    public mutating func writeFixed(_ value: SecureBytes) { value.withUnsafeBytes { bytes.append(contentsOf: $0) } }
+    public mutating func writeFixed(_ value: SecureBytes) {
+        value.withUnsafeBytes { uniqueStorage().append($0) }
+    }
 
     /// Appends `u32(count) || value`.
     public mutating func writeVariable(_ value: [UInt8]) {
         write(UInt32(value.count))
-        bytes.append(contentsOf: value)
+        writeFixed(value)
     }
 
-    /// Appends the checksum and returns the blob.
+    /// Appends the checksum and returns the blob. The writer's own storage is wiped when it
+    /// is released; the returned array is the caller's to wipe.
     public consuming func finish() -> [UInt8] {
-        bytes.append(contentsOf: SHA256.hash(bytes).prefix(16))
-        return bytes
+        let storage = uniqueStorage()
+        withUnsafeTemporaryAllocation(byteCount: SHA256.byteCount, alignment: 16) { digest in
+            digest.initializeMemory(as: UInt8.self, repeating: 0)
+            storage.withUnsafeBytes { _ = try? SHA256.hash(bytes: $0, into: digest) }
+            storage.append(UnsafeRawBufferPointer(rebasing: digest[..<Self.checksumByteCount]))
+        }
+        return storage.withUnsafeBytes { Array($0) }
     }
 }
 
+/// The bytes of a blob being written, in one allocation whose capacity `StateWriter`
+/// controls. Every allocation it lets go of (the old one on growth, the last one on release)
+/// is wiped with `sodium_memzero` first.
+final class StateWriterStorage {
+    private var pointer: UnsafeMutableRawPointer
+    private var capacity: Int
+    private(set) var count = 0
+    /// Test hook: called with each allocation after it was wiped and before it is freed.
+    private let releaseObserver: ((UnsafeRawBufferPointer) -> Void)?
+
+    init(capacity: Int, releaseObserver: ((UnsafeRawBufferPointer) -> Void)?) {
+        self.capacity = max(capacity, 1)
+        pointer = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
+        self.releaseObserver = releaseObserver
+    }
+
+    /// A new storage holding the same bytes (for a writer that was copied).
+    func copy() -> StateWriterStorage {
+        let other = StateWriterStorage(capacity: capacity, releaseObserver: releaseObserver)
+        withUnsafeBytes { other.append($0) }
+        return other
+    }
+
+    /// Appends `bytes`, growing first if they do not fit.
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (pointer + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    /// Appends one byte.
+    func append(_ byte: UInt8) {
+        reserve(1)
+        pointer.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    /// Makes room for `additional` more bytes: moves the contents to an allocation of at
+    /// least twice the capacity and wipes the old one before freeing it.
+    private func reserve(_ additional: Int) {
+        let required = count + additional
+        guard required > capacity else { return }
+        let newCapacity = max(required, capacity > Int.max / 2 ? required : capacity * 2)
+        let newPointer = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
+        newPointer.copyMemory(from: pointer, byteCount: count)
+        release(pointer, capacity)
+        pointer = newPointer
+        capacity = newCapacity
+    }
+
+    /// Calls `body` with the bytes written so far.
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// Wipes and frees one allocation.
+    private func release(_ allocation: UnsafeMutableRawPointer, _ size: Int) {
+        SecureMemory.zero(UnsafeMutableRawBufferPointer(start: allocation, count: size))
+        releaseObserver?(UnsafeRawBufferPointer(start: allocation, count: size))
+        allocation.deallocate()
+    }
+
+    deinit { release(pointer, capacity) }
+}
+
 /// Reads a persisted state written by `StateWriter`, strictly.
+///
+/// The reader keeps a reference to the caller's array instead of copying it (arrays share
+/// their storage), so reading makes no new copy of the secrets in the blob: only what the
+/// caller asks for (`readSecret` straight into `SecureBytes`, `readFixed`/`readVariable` into
+/// arrays) is copied. Wipe the blob after the reader is gone: while it is alive, a wipe
+/// through `SecureMemory.zero(&blob)` would copy the array first and wipe the copy.
 public struct StateReader {
     private let bytes: [UInt8]
     private var offset: Int
+    /// Where the body ends (the checksum starts).
     private let end: Int
     /// The blob's version byte.
     public let version: UInt8
@@ -86,19 +202,28 @@ public struct StateReader {
     /// - Throws: `SessionError.invalidPayload` for a bad envelope, `SessionError.unsupportedVersion`
     ///   when the version is not in `supportedVersions`.
     public init(_ blob: [UInt8], kind: StateKind, supportedVersions: ClosedRange<UInt8>) throws(SessionError) {
-        guard blob.count >= 6 + 16, blob[0..<4].elementsEqual("SKST".utf8), blob[4] == kind.rawValue else {
+        let checksumCount = StateWriter.checksumByteCount
+        guard blob.count >= StateWriter.envelopeByteCount, blob[0..<4].elementsEqual("SKST".utf8),
+              blob[4] == kind.rawValue else {
             throw .invalidPayload
         }
-        let body = Array(blob[..<(blob.count - 16)])
-        let digest = SHA256.hash(body)
-        guard ConstantTime.equals(Array(digest.prefix(16)), Array(blob[(blob.count - 16)...])) else {
-            throw .invalidPayload
+        let end = blob.count - checksumCount
+        let checksumMatches = blob.withUnsafeBytes { raw in
+            withUnsafeTemporaryAllocation(byteCount: SHA256.byteCount, alignment: 16) { digest in
+                digest.initializeMemory(as: UInt8.self, repeating: 0)
+                guard (try? SHA256.hash(bytes: UnsafeRawBufferPointer(rebasing: raw[..<end]), into: digest)) != nil else {
+                    return false
+                }
+                return ConstantTime.equals(UnsafeRawBufferPointer(rebasing: digest[..<checksumCount]),
+                                           UnsafeRawBufferPointer(rebasing: raw[end...]))
+            }
         }
+        guard checksumMatches else { throw .invalidPayload }
         guard supportedVersions.contains(blob[5]) else { throw .unsupportedVersion }
-        bytes = body
+        bytes = blob
         version = blob[5]
         offset = 6
-        end = body.count
+        self.end = end
     }
 
     private mutating func take(_ count: Int) throws(SessionError) -> ArraySlice<UInt8> {

@@ -3,7 +3,7 @@ import SignalPrimitives
 /// A sending or receiving chain key CK (SPEC §4), advanced by KDF_CK once per message.
 struct ChainKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Length of a chain key.
-    static let byteCount = 32
+    static let byteCount = ChainKeyDerivation.byteCount
     /// The 32 secret bytes.
     let storage: SecureBytes
 
@@ -11,27 +11,15 @@ struct ChainKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible
     init(storage: SecureBytes) { self.storage = storage }
 
     /// KDF_CK: writes mk = HMAC(ck, 0x01) into `messageKey` (32 bytes) and returns
-    /// ck' = HMAC(ck, 0x02). The HMAC key schedule of ck is computed once for both outputs.
+    /// ck' = HMAC(ck, 0x02) (`ChainKeyDerivation`).
     func advance(writingMessageKeyInto messageKey: UnsafeMutableRawBufferPointer) -> ChainKey {
-        var keyed = storage.withUnsafeBytes { HMACSHA256(key: $0) }
-        var forMessage = keyed
-        withUnsafeBytes(of: UInt8(0x01)) { forMessage.update(bytes: $0) }
-        // A 32-byte buffer: finalize cannot fail.
-        try? forMessage.finalize(into: messageKey)
-        withUnsafeBytes(of: UInt8(0x02)) { keyed.update(bytes: $0) }
-        let next = SecureBytes(count: Self.byteCount) { (out: UnsafeMutableRawBufferPointer) in
-            try? keyed.finalize(into: out)
-        }
-        return ChainKey(storage: next)
+        ChainKey(storage: ChainKeyDerivation.advance(storage, writingMessageKeyInto: messageKey))
     }
 
     /// KDF_CK returning mk in zeroing storage (for keys that are stored as skipped).
     func advance() -> (chainKey: ChainKey, messageKey: MessageKey) {
-        var next: ChainKey?
-        let mk = SecureBytes(count: MessageKey.byteCount) { (out: UnsafeMutableRawBufferPointer) in
-            next = advance(writingMessageKeyInto: out)
-        }
-        return (next ?? self, MessageKey(storage: mk))
+        let (next, messageKey) = ChainKeyDerivation.advance(storage)
+        return (ChainKey(storage: next), MessageKey(storage: messageKey))
     }
 
     /// A redacted description.

@@ -62,9 +62,7 @@ struct DoubleRatchet: Sendable, CustomStringConvertible, CustomDebugStringConver
     mutating func encrypt(_ plaintext: [UInt8], associatedData: [UInt8], prefix: [UInt8]) throws(SessionError) -> [UInt8] {
         guard let chain = sendingChain else { throw .noSession }
         guard sendCounter <= UInt64(UInt32.max), previousSendCounter <= UInt64(UInt32.max) else { throw .chainExhausted }
-        let paddedCount = MessagePadding.paddedLength(forPlaintextCount: plaintext.count)
-        let fillCount = paddedCount - plaintext.count - MessagePadding.overhead
-        guard UInt64(fillCount) <= UInt64(UInt32.max) else { throw .invalidMessage }
+        let paddedCount = try MessagePadding.checkedPaddedLength(forPlaintextCount: plaintext.count)
         let headerStart = prefix.count
         let bodyStart = headerStart + RatchetMessage.headerByteCount
         var message = [UInt8](repeating: 0, count: bodyStart + paddedCount + RatchetMessage.tagByteCount)
@@ -75,34 +73,20 @@ struct DoubleRatchet: Sendable, CustomStringConvertible, CustomDebugStringConver
             let header = out.slice(headerStart ..< bodyStart)
             RatchetMessage.writeHeader(ratchetKey: ratchetKey, previousCounter: previousCounter, counter: counter, into: header)
             return try Self.withAssociatedData(associatedData, header: UnsafeRawBufferPointer(header)) { (aad: UnsafeRawBufferPointer) throws(SessionError) -> ChainKey in
-                try withSecretScratch(paddedCount) { (padded: UnsafeMutableRawBufferPointer) throws(SessionError) -> ChainKey in
-                    Self.writePadding(plaintext, fillCount: fillCount, into: padded)
-                    return try withSecretScratch(MessageKey.byteCount) { (messageKey: UnsafeMutableRawBufferPointer) throws(SessionError) -> ChainKey in
-                        let next = chain.advance(writingMessageKeyInto: messageKey)
+                try withSecretScratch(MessageKey.byteCount) { (messageKey: UnsafeMutableRawBufferPointer) throws(SessionError) -> ChainKey in
+                    let next = chain.advance(writingMessageKeyInto: messageKey)
+                    try plaintext.withBytes { (plaintext: UnsafeRawBufferPointer) throws(SessionError) in
                         try MessageKeys.seal(
-                            UnsafeRawBufferPointer(padded), messageKey: UnsafeRawBufferPointer(messageKey),
+                            plaintext, messageKey: UnsafeRawBufferPointer(messageKey),
                             authenticating: aad, into: out.slice(bodyStart ..< out.count))
-                        return next
                     }
+                    return next
                 }
             }
         }
         sendingChain = nextChain
         sendCounter += 1
         return message
-    }
-
-    /// `0x01 || plaintext || Z || u32(len(Z))` (SPEC §2) into `output`, which is zeroed and
-    /// exactly `plaintext.count + fillCount + 5` bytes long.
-    private static func writePadding(_ plaintext: [UInt8], fillCount: Int, into output: UnsafeMutableRawBufferPointer) {
-        output[0] = 0x01
-        plaintext.withUnsafeBytes { output.slice(1 ..< 1 + plaintext.count).copyMemory(from: $0) }
-        let fill = UInt32(truncatingIfNeeded: fillCount)
-        let end = output.count
-        output[end - 4] = UInt8(truncatingIfNeeded: fill >> 24)
-        output[end - 3] = UInt8(truncatingIfNeeded: fill >> 16)
-        output[end - 2] = UInt8(truncatingIfNeeded: fill >> 8)
-        output[end - 1] = UInt8(truncatingIfNeeded: fill)
     }
 
     // MARK: Decrypt

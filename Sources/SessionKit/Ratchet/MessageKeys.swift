@@ -15,11 +15,11 @@ struct MessageKey: Sendable, CustomStringConvertible, CustomDebugStringConvertib
 }
 
 /// MSGKEYS(mk) = HKDF(ZERO32, mk, "SessionKit MessageKeys v1", 44) → AES-256-GCM key [0,32)
-/// and nonce [32,44) (SPEC §4), and the AEAD operations under them. The derived keys live
-/// only in a wiped scratch buffer for the duration of one seal or open.
+/// and nonce [32,44) (SPEC §4), and the AEAD operations under them (`PaddedAEAD`). The derived
+/// keys live only in a wiped scratch buffer for the duration of one seal or open.
 enum MessageKeys {
     /// Bytes of MSGKEYS output: 32 key bytes and a 12-byte nonce.
-    static let byteCount = AES256GCM.keyByteCount + AES256GCM.nonceByteCount
+    static let byteCount = PaddedAEAD.keyAndNonceByteCount
 
     /// Calls `body` with the key and nonce derived from `messageKey`.
     @inlinable
@@ -28,27 +28,20 @@ enum MessageKeys {
         _ body: (_ key: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer) throws(E) -> R
     ) throws(E) -> R {
         try withSecretScratch(byteCount) { (okm: UnsafeMutableRawBufferPointer) throws(E) -> R in
-            ProtocolInfo.messageKeys.withUnsafeBytes { info in
-                // 44 bytes is far below HKDF's limit: the call cannot fail.
-                try? ZeroSaltHKDF.extractor.deriveKey(inputKeyMaterial: messageKey, info: info, into: okm)
-            }
-            let keys = UnsafeRawBufferPointer(okm)
-            return try body(keys.slice(0 ..< AES256GCM.keyByteCount), keys.slice(AES256GCM.keyByteCount ..< byteCount))
+            PaddedAEAD.deriveKeyAndNonce(messageKey: messageKey, info: ProtocolInfo.messageKeys, into: okm)
+            return try PaddedAEAD.withKeyAndNonce(in: UnsafeRawBufferPointer(okm), body)
         }
     }
 
-    /// Seals `plaintext` under MSGKEYS(mk) into `output` (ciphertext || tag).
+    /// Pads `plaintext` and seals it under MSGKEYS(mk) into `output` (ciphertext || tag),
+    /// which is exactly the padded length + 16 bytes.
     /// - Throws: `SessionError.primitive` when AES-GCM is unavailable or the message too long.
     static func seal(
         _ plaintext: UnsafeRawBufferPointer, messageKey: UnsafeRawBufferPointer,
         authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(SessionError) {
         try withKeys(messageKey: messageKey) { (key, nonce) throws(SessionError) in
-            do throws(CryptoError) {
-                _ = try AES256GCM.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output)
-            } catch {
-                throw SessionError.primitive(error)
-            }
+            try PaddedAEAD.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output)
         }
     }
 
@@ -60,29 +53,8 @@ enum MessageKeys {
         _ ciphertext: UnsafeRawBufferPointer, messageKey: UnsafeRawBufferPointer,
         authenticating aad: UnsafeRawBufferPointer
     ) throws(SessionError) -> [UInt8] {
-        let paddedCount = ciphertext.count - AES256GCM.tagByteCount
-        guard paddedCount >= 0 else { throw .invalidMessage }
-        var failure: SessionError?
-        var padded = [UInt8](unsafeUninitializedCapacity: paddedCount) { buffer, initialized in
-            initialized = 0
-            do throws(CryptoError) {
-                try withKeys(messageKey: messageKey) { (key, nonce) throws(CryptoError) in
-                    initialized = try AES256GCM.open(
-                        ciphertext, key: key, nonce: nonce, authenticating: aad,
-                        into: UnsafeMutableRawBufferPointer(buffer))
-                }
-            } catch .authenticationFailure {
-                failure = .invalidMessage
-            } catch {
-                failure = SessionError(error)
-            }
+        try withKeys(messageKey: messageKey) { (key, nonce) throws(SessionError) in
+            try PaddedAEAD.open(ciphertext, key: key, nonce: nonce, authenticating: aad)
         }
-        if let failure { throw failure }
-        let range = try padded.withBytes { (buffer: UnsafeRawBufferPointer) throws(SessionError) in
-            try MessagePadding.plaintextRange(in: buffer)
-        }
-        padded.removeSubrange(range.upperBound...)
-        padded.removeFirst(range.lowerBound)
-        return padded
     }
 }

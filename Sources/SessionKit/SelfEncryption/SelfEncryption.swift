@@ -37,24 +37,19 @@ public struct SelfEncryption: Sendable, CustomStringConvertible, CustomDebugStri
     /// - Throws: `SessionError.invalidMessage` for a plaintext too long to pad, and
     ///   `SessionError.primitive` when AES-GCM is unavailable.
     public func seal(_ plaintext: [UInt8], context: [UInt8] = []) throws(SessionError) -> [UInt8] {
-        var padded = try MessagePadding.pad(plaintext)
-        defer { SecureMemory.zero(&padded) }
-        var sealed = [UInt8](repeating: 0, count: Self.headerByteCount + padded.count + AES256GCM.tagByteCount)
+        let paddedCount = try MessagePadding.checkedPaddedLength(forPlaintextCount: plaintext.count)
+        var sealed = [UInt8](repeating: 0, count: Self.headerByteCount + paddedCount + AES256GCM.tagByteCount)
         sealed[0] = WireType.selfEncrypted
         var aad = [UInt8]()
         try sealed.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(SessionError) in
             let nonce = UnsafeMutableRawBufferPointer(rebasing: out[1 ..< Self.headerByteCount])
             random.fill(nonce)
             aad = Array(UnsafeRawBufferPointer(rebasing: out[0 ..< Self.headerByteCount])) + context
-            try padded.withBytes { (input: UnsafeRawBufferPointer) throws(SessionError) in
+            try plaintext.withBytes { (input: UnsafeRawBufferPointer) throws(SessionError) in
                 try aad.withBytes { (aadBytes: UnsafeRawBufferPointer) throws(SessionError) in
-                    do throws(CryptoError) {
-                        _ = try key.withUnsafeBytes { (k: UnsafeRawBufferPointer) throws(CryptoError) in
-                            try AES256GCM.seal(input, key: k, nonce: UnsafeRawBufferPointer(nonce), authenticating: aadBytes,
-                                               into: UnsafeMutableRawBufferPointer(rebasing: out[Self.headerByteCount...]))
-                        }
-                    } catch {
-                        throw .primitive(error)
+                    try key.withUnsafeBytes { (k: UnsafeRawBufferPointer) throws(SessionError) in
+                        try PaddedAEAD.seal(input, key: k, nonce: UnsafeRawBufferPointer(nonce), authenticating: aadBytes,
+                                            into: UnsafeMutableRawBufferPointer(rebasing: out[Self.headerByteCount...]))
                     }
                 }
             }
@@ -72,24 +67,15 @@ public struct SelfEncryption: Sendable, CustomStringConvertible, CustomDebugStri
         guard version == WireType.selfEncrypted else { throw .unsupportedVersion }
         guard sealed.count >= Self.minimumByteCount else { throw .invalidMessage }
         let aad = Array(sealed[0 ..< Self.headerByteCount]) + context
-        var padded = [UInt8](repeating: 0, count: sealed.count - Self.minimumByteCount)
-        defer { SecureMemory.zero(&padded) }
-        do throws(CryptoError) {
-            try sealed.withBytes { (all: UnsafeRawBufferPointer) throws(CryptoError) in
-                try aad.withBytes { (aadBytes: UnsafeRawBufferPointer) throws(CryptoError) in
-                    try padded.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(CryptoError) in
-                        _ = try key.withUnsafeBytes { (k: UnsafeRawBufferPointer) throws(CryptoError) in
-                            try AES256GCM.open(UnsafeRawBufferPointer(rebasing: all[Self.headerByteCount...]), key: k,
-                                               nonce: UnsafeRawBufferPointer(rebasing: all[1 ..< Self.headerByteCount]),
-                                               authenticating: aadBytes, into: out)
-                        }
-                    }
+        return try sealed.withBytes { (all: UnsafeRawBufferPointer) throws(SessionError) in
+            try aad.withBytes { (aadBytes: UnsafeRawBufferPointer) throws(SessionError) in
+                try key.withUnsafeBytes { (k: UnsafeRawBufferPointer) throws(SessionError) in
+                    try PaddedAEAD.open(UnsafeRawBufferPointer(rebasing: all[Self.headerByteCount...]), key: k,
+                                        nonce: UnsafeRawBufferPointer(rebasing: all[1 ..< Self.headerByteCount]),
+                                        authenticating: aadBytes)
                 }
             }
-        } catch {
-            throw SessionError(error)
         }
-        return try MessagePadding.unpad(padded)
     }
 
     /// A redacted description.

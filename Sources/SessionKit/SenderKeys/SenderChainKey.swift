@@ -2,14 +2,10 @@ import SignalPrimitives
 
 /// A sender-key chain key at one iteration (SPEC §5):
 /// `mk = HMAC(ck, 0x01)` is the message key of this iteration, `ck' = HMAC(ck, 0x02)` the
-/// chain key of the next one. The HMAC is keyed once and the keyed state copied for both.
+/// chain key of the next one (`ChainKeyDerivation`, the KDF_CK of the Double Ratchet).
 struct SenderChainKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// The HMAC input that derives the message key.
-    static let messageKeyInput: UInt8 = 0x01
-    /// The HMAC input that derives the next chain key.
-    static let chainKeyInput: UInt8 = 0x02
     /// The length of a chain key and of a message key.
-    static let byteCount = 32
+    static let byteCount = ChainKeyDerivation.byteCount
     /// One past the largest iteration (2^32): a chain key here has no message key to give.
     static let endOfChain = UInt64(UInt32.max) + 1
 
@@ -26,9 +22,7 @@ struct SenderChainKey: Sendable, CustomStringConvertible, CustomDebugStringConve
 
     /// The message key of this iteration and the chain key of the next one.
     func step() -> (messageKey: SecureBytes, next: SenderChainKey) {
-        let keyed = key.withUnsafeBytes { HMACSHA256(key: $0) }
-        let messageKey = Self.derive(keyed, Self.messageKeyInput)
-        let nextKey = Self.derive(keyed, Self.chainKeyInput)
+        let (nextKey, messageKey) = ChainKeyDerivation.advance(key)
         return (messageKey, SenderChainKey(iteration: iteration + 1, key: nextKey))
     }
 
@@ -37,15 +31,6 @@ struct SenderChainKey: Sendable, CustomStringConvertible, CustomDebugStringConve
         var current = self
         while current.iteration < target { current = current.step().next }
         return current
-    }
-
-    private static func derive(_ keyed: HMACSHA256, _ input: UInt8) -> SecureBytes {
-        var mac = keyed
-        withUnsafeBytes(of: input) { mac.update(bytes: $0) }
-        return SecureBytes(count: byteCount) { (out: UnsafeMutableRawBufferPointer) in
-            // `out` is exactly 32 bytes, so finalize cannot fail.
-            try? mac.finalize(into: out)
-        }
     }
 
     /// A redacted description: the iteration only.

@@ -80,12 +80,10 @@ struct SenderKeyReceivingChain: Sendable, CustomStringConvertible, CustomDebugSt
 
         let keys = SenderMessageKeys(messageKey: messageKey)
         let ciphertextRange = message.ciphertextRange
-        var padded = try bytes.withBytes { (all: UnsafeRawBufferPointer) throws(SessionError) in
+        let plaintext = try bytes.withBytes { (all: UnsafeRawBufferPointer) throws(SessionError) in
             try keys.open(UnsafeRawBufferPointer(rebasing: all[ciphertextRange]),
                           aad: UnsafeRawBufferPointer(rebasing: all[0 ..< SenderKeyMessage.headerByteCount]))
         }
-        defer { SecureMemory.zero(&padded) }
-        let plaintext = try MessagePadding.unpad(padded)
 
         chainKey = newChainKey
         skipped = newSkipped

@@ -67,13 +67,12 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     ///   `SessionError.primitive` when AES-GCM is unavailable.
     public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
         guard !isExhausted else { throw .chainExhausted }
-        var padded = try MessagePadding.pad(plaintext)
-        defer { SecureMemory.zero(&padded) }
+        let paddedCount = try MessagePadding.checkedPaddedLength(forPlaintextCount: plaintext.count)
         let (messageKey, next) = chainKey.step()
         let keys = SenderMessageKeys(messageKey: messageKey)
 
         let header = SenderKeyMessage.headerByteCount
-        let signatureStart = header + padded.count + AES256GCM.tagByteCount
+        let signatureStart = header + paddedCount + AES256GCM.tagByteCount
         var message = [UInt8]()
         message.reserveCapacity(signatureStart + Ed25519.signatureByteCount)
         message.append(WireType.senderKeyMessage)
@@ -82,7 +81,7 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
         message.append(contentsOf: repeatElement(0, count: signatureStart + Ed25519.signatureByteCount - header))
 
         let signing = signingKey
-        try padded.withBytes { (input: UnsafeRawBufferPointer) throws(SessionError) in
+        try plaintext.withBytes { (input: UnsafeRawBufferPointer) throws(SessionError) in
             try message.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(SessionError) in
                 try keys.seal(input, aad: UnsafeRawBufferPointer(rebasing: out[0 ..< header]),
                               into: UnsafeMutableRawBufferPointer(rebasing: out[header ..< signatureStart]))

@@ -1,0 +1,101 @@
+import SignalPrimitives
+
+/// The AEAD step shared by the Double Ratchet (SPEC §4), sender keys (§5) and
+/// self-encryption (§6): AES-256-GCM over the padded plaintext (§2), and its inverse, which
+/// verifies, decrypts and removes the padding. Also the key-and-nonce derivation the ratchet
+/// and sender keys share: `HKDF(ZERO32, mk, info, 44)`, key = [0, 32), nonce = [32, 44).
+///
+/// Padded plaintexts only ever live in buffers that are wiped: a wiped scratch buffer while
+/// sealing, and while opening the array that is returned, whose bytes beyond the plaintext
+/// are wiped (and which is wiped whole when the padding is invalid).
+enum PaddedAEAD {
+    /// Bytes of derived key material: a 32-byte AES-256-GCM key and a 12-byte nonce.
+    static let keyAndNonceByteCount = AES256GCM.keyByteCount + AES256GCM.nonceByteCount
+
+    /// Writes `HKDF(ZERO32, messageKey, info, 44)` (key || nonce) into `output` (44 bytes).
+    @inline(__always)
+    static func deriveKeyAndNonce(
+        messageKey: UnsafeRawBufferPointer, info: [UInt8], into output: UnsafeMutableRawBufferPointer
+    ) {
+        info.withUnsafeBytes { info in
+            // 44 bytes is far below HKDF's 8160-byte limit: the call cannot fail.
+            try? ZeroSaltHKDF.extractor.deriveKey(inputKeyMaterial: messageKey, info: info, into: output)
+        }
+    }
+
+    /// Calls `body` with the key [0, 32) and the nonce [32, 44) of derived key material.
+    @inline(__always)
+    static func withKeyAndNonce<R, E: Error>(
+        in material: UnsafeRawBufferPointer,
+        _ body: (_ key: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer) throws(E) -> R
+    ) throws(E) -> R {
+        try body(material.slice(0 ..< AES256GCM.keyByteCount),
+                 material.slice(AES256GCM.keyByteCount ..< keyAndNonceByteCount))
+    }
+
+    /// Pads `plaintext` (SPEC §2) in a wiped scratch buffer and seals it into `output`
+    /// (ciphertext || tag). `output` is exactly `MessagePadding.checkedPaddedLength(forPlaintextCount:)
+    /// + 16` bytes long: the caller checked the length before building its message.
+    /// - Throws: `SessionError.primitive` when AES-GCM fails (unavailable on this CPU), and
+    ///   `SessionError.invalidMessage` when `output` cannot hold the padded plaintext.
+    @inline(__always)
+    static func seal(
+        _ plaintext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+        authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(SessionError) {
+        let paddedCount = output.count - AES256GCM.tagByteCount
+        let fillCount = paddedCount - plaintext.count - MessagePadding.overhead
+        guard fillCount >= 0, UInt64(fillCount) <= UInt64(UInt32.max) else { throw .invalidMessage }
+        try withSecretScratch(paddedCount) { (padded: UnsafeMutableRawBufferPointer) throws(SessionError) in
+            MessagePadding.write(plaintext, fillCount: fillCount, into: padded)
+            do throws(CryptoError) {
+                _ = try AES256GCM.seal(UnsafeRawBufferPointer(padded), key: key, nonce: nonce, authenticating: aad, into: output)
+            } catch {
+                throw .primitive(error)
+            }
+        }
+    }
+
+    /// Verifies and decrypts `ciphertext` (ciphertext || tag), then removes the padding in
+    /// place: the plaintext is moved to the front of the decrypted buffer and the bytes after
+    /// it are wiped, so no copy of the padded plaintext is left behind.
+    /// - Throws: `SessionError.invalidMessage` for a ciphertext shorter than a tag or a tag that
+    ///   does not verify (before any padding is looked at), `SessionError.invalidPadding` when
+    ///   the authentic plaintext does not unpad (the decrypted bytes are wiped first), and
+    ///   `SessionError.primitive` when AES-GCM is unavailable.
+    @inline(__always)
+    static func open(
+        _ ciphertext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+        authenticating aad: UnsafeRawBufferPointer
+    ) throws(SessionError) -> [UInt8] {
+        let paddedCount = ciphertext.count - AES256GCM.tagByteCount
+        guard paddedCount >= 0 else { throw .invalidMessage }
+        var failure: SessionError?
+        let plaintext = [UInt8](unsafeUninitializedCapacity: paddedCount) { buffer, initialized in
+            initialized = 0
+            let padded = UnsafeMutableRawBufferPointer(buffer)
+            do throws(CryptoError) {
+                // On failure libsodium wipes what it wrote: nothing to clean up here.
+                _ = try AES256GCM.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: padded)
+            } catch {
+                failure = SessionError(error)
+                return
+            }
+            let range: Range<Int>
+            do throws(SessionError) {
+                range = try MessagePadding.plaintextRange(in: UnsafeRawBufferPointer(padded))
+            } catch {
+                SecureMemory.zero(padded)
+                failure = error
+                return
+            }
+            if let base = padded.baseAddress, !range.isEmpty {
+                base.copyMemory(from: base + range.lowerBound, byteCount: range.count)   // overlapping: memmove
+            }
+            SecureMemory.zero(padded.slice(range.count ..< paddedCount))
+            initialized = range.count
+        }
+        if let failure { throw failure }
+        return plaintext
+    }
+}
