@@ -68,9 +68,10 @@ fuzz: deps
 # The test suite under the sanitizers, each in its own scratch path. LeakSanitizer is off for
 # the test run: XCTest on Linux leaks its test-case objects (retain cycles), which would fail
 # every run; leaks in library code are caught by the fuzz harnesses, which run with leak
-# detection on.
+# detection on. Both stop at the first report (ASan always does; TSan with halt_on_error=1),
+# so any report fails the run.
 asan: deps
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address --scratch-path .build-asan
 
 tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
