@@ -31,11 +31,17 @@ enum ChainKeyDerivation {
     /// KDF_CK returning both keys in zeroing storage.
     @inline(__always)
     static func advance(_ chainKey: SecureBytes) -> (chainKey: SecureBytes, messageKey: SecureBytes) {
-        var next: SecureBytes?
+        var keyed = chainKey.withUnsafeBytes { HMACSHA256(key: $0) }
+        var forMessage = keyed
+        withUnsafeBytes(of: messageKeyInput) { forMessage.update(bytes: $0) }
+        withUnsafeBytes(of: chainKeyInput) { keyed.update(bytes: $0) }
+        // 32-byte buffers: finalize cannot fail.
         let messageKey = SecureBytes(count: byteCount) { (out: UnsafeMutableRawBufferPointer) in
-            next = advance(chainKey, writingMessageKeyInto: out)
+            try? forMessage.finalize(into: out)
         }
-        // The initializer above always runs, so `next` is set.
-        return (next ?? chainKey, messageKey)
+        let next = SecureBytes(count: byteCount) { (out: UnsafeMutableRawBufferPointer) in
+            try? keyed.finalize(into: out)
+        }
+        return (next, messageKey)
     }
 }
