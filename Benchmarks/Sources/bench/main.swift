@@ -3,7 +3,9 @@
 // Measures every case of the catalog (or those whose name contains a FILTER), prints the
 // table, and writes DIR/latest.json, DIR/latest.md and DIR/memory.json (DIR defaults to
 // Benchmarks/results). BENCH_QUICK=1 selects the short smoke run; BENCH_ROUNDS=n overrides
-// the number of rounds; BENCH_FILTER=a,b adds filters.
+// the number of rounds; BENCH_FILTER=a,b adds filters. Only a full run (every case, not
+// quick) writes the latest.* files; a filtered or quick run writes partial.json,
+// partial.md and partial-memory.json instead, so it never replaces the full results.
 //
 // `bench --count N --contender NAME [--prepare-only] CASE` runs N operations of one
 // contender of the named case (exact name) and nothing else, for instruction counting under
@@ -117,13 +119,16 @@ let markdown = """
     \(table)
     \(memory.isEmpty ? "" : "\n" + MemoryMeasurement.markdown(memory) + "\n")
     """
+let isFullRun = filters.isEmpty && !quick
+let (resultsName, tableName, memoryName) = isFullRun
+    ? ("latest.json", "latest.md", "memory.json") : ("partial.json", "partial.md", "partial-memory.json")
 do {
     try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
     try Data(JSONReport.encode(results, rounds: configuration.rounds, clock: configuration.clock).utf8)
-        .write(to: outputDirectory.appendingPathComponent("latest.json"))
-    try Data(markdown.utf8).write(to: outputDirectory.appendingPathComponent("latest.md"))
-    try Data(MemoryMeasurement.json(memory).utf8).write(to: outputDirectory.appendingPathComponent("memory.json"))
-    FileHandle.standardError.write(Data("wrote \(outputDirectory.path)/latest.json\n".utf8))
+        .write(to: outputDirectory.appendingPathComponent(resultsName))
+    try Data(markdown.utf8).write(to: outputDirectory.appendingPathComponent(tableName))
+    try Data(MemoryMeasurement.json(memory).utf8).write(to: outputDirectory.appendingPathComponent(memoryName))
+    FileHandle.standardError.write(Data("wrote \(outputDirectory.path)/\(resultsName)\n".utf8))
 } catch {
     FileHandle.standardError.write(Data("bench: cannot write results: \(error)\n".utf8))
     exit(1)
