@@ -187,9 +187,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
             do throws(SessionError) {
                 let plaintext = try session.decrypt(message, random: random)
                 currentSession = session
-                return Decryption(
-                    plaintext: plaintext, consumedOneTimePreKeyID: nil, establishedSession: false,
-                    promotedPreviousSession: false, remoteIdentityKey: session.remoteIdentityKey)
+                return Decryption(plaintext: plaintext, existingSession: session, promoted: false)
             } catch {
                 currentSession = session
                 if session.recognizesRatchetKey(of: ratchetMessage) { throw error }
@@ -197,20 +195,27 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
             }
         }
         for index in previousSessions.indices {
-            var session = previousSessions[index]
             do throws(SessionError) {
-                let plaintext = try session.decrypt(message, random: random)
-                previousSessions.remove(at: index)
-                promote(session)
-                return Decryption(
-                    plaintext: plaintext, consumedOneTimePreKeyID: nil, establishedSession: false,
-                    promotedPreviousSession: true, remoteIdentityKey: session.remoteIdentityKey)
+                return try decryptWithPreviousSession(at: index, message, random: random)
             } catch {
-                if session.recognizesRatchetKey(of: ratchetMessage) { throw error }
+                // A failed decrypt leaves the session unchanged (it is transactional).
+                if previousSessions[index].recognizesRatchetKey(of: ratchetMessage) { throw error }
                 if firstError == nil { firstError = error }
             }
         }
         throw firstError ?? .noSession
+    }
+
+    /// Decrypts with the previous session at `index`; when it succeeds, that session becomes
+    /// current again (`promote` takes it out of the previous sessions). When it throws, the
+    /// record is unchanged.
+    private mutating func decryptWithPreviousSession(
+        at index: Int, _ message: IncomingMessage, random: any RandomSource
+    ) throws(SessionError) -> Decryption {
+        var session = previousSessions[index]
+        let plaintext = try session.decrypt(message, random: random)
+        promote(session)
+        return Decryption(plaintext: plaintext, existingSession: session, promoted: true)
     }
 
     private mutating func decryptPreKeyMessage(
@@ -222,18 +227,10 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
             currentSession = nil
             defer { currentSession = session }
             let plaintext = try session.decrypt(message, random: random)
-            return Decryption(
-                plaintext: plaintext, consumedOneTimePreKeyID: nil, establishedSession: false,
-                promotedPreviousSession: false, remoteIdentityKey: session.remoteIdentityKey)
+            return Decryption(plaintext: plaintext, existingSession: session, promoted: false)
         }
         if let index = previousSessions.firstIndex(where: { $0.isCreated(byPreKeyMessageWith: prefix) }) {
-            var session = previousSessions[index]
-            let plaintext = try session.decrypt(message, random: random)
-            previousSessions.remove(at: index)
-            promote(session)
-            return Decryption(
-                plaintext: plaintext, consumedOneTimePreKeyID: nil, establishedSession: false,
-                promotedPreviousSession: true, remoteIdentityKey: session.remoteIdentityKey)
+            return try decryptWithPreviousSession(at: index, message, random: random)
         }
         let established = try SessionState.accept(
             preKeyMessage, identity: identity, preKeys: preKeys, configuration: configuration, random: random)
@@ -250,6 +247,15 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     }
     /// A redacted description.
     public var debugDescription: String { description }
+}
+
+extension SessionRecord.Decryption {
+    /// A decryption by a session the record already held (no X3DH ran).
+    init(plaintext: [UInt8], existingSession session: SessionState, promoted: Bool) {
+        self.init(
+            plaintext: plaintext, consumedOneTimePreKeyID: nil, establishedSession: false,
+            promotedPreviousSession: promoted, remoteIdentityKey: session.remoteIdentityKey)
+    }
 }
 
 extension SessionState {
