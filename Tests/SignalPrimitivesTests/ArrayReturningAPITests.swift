@@ -16,6 +16,22 @@ final class ArrayReturningAPITests: XCTestCase {
                         + "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f")
     }
 
+    func testUninitializedCountInitializerKeepsWhatTheBodyInitialisedAndRethrowsItsTypedError() throws {
+        let filled = [UInt8](uninitializedCount: 10) { (buffer: UnsafeMutableRawBufferPointer) -> Int in
+            for index in 0..<4 { buffer[index] = UInt8(index + 1) }
+            return 4
+        }
+        XCTAssertEqual(filled, [1, 2, 3, 4], "only the bytes the body says it initialised")
+        do {
+            _ = try [UInt8](uninitializedCount: 8) { (_: UnsafeMutableRawBufferPointer) throws(CryptoError) -> Int in
+                throw .authenticationFailure
+            }
+            XCTFail("expected the body's error")
+        } catch {
+            XCTAssertEqual(error, .authenticationFailure)
+        }
+    }
+
     func testOneShotDigestsIntoBuffersEqualTheArrayCalls() throws {
         for count in [0, 1, 64, 111, 112, 128, 1000] {
             let message = SecureRandom.bytes(count)

@@ -70,32 +70,25 @@ enum PaddedAEAD {
     ) throws(SessionError) -> [UInt8] {
         let paddedCount = ciphertext.count - AES256GCM.tagByteCount
         guard paddedCount >= 0 else { throw .invalidMessage }
-        var failure: SessionError?
-        let plaintext = [UInt8](unsafeUninitializedCapacity: paddedCount) { buffer, initialized in
-            initialized = 0
-            let padded = UnsafeMutableRawBufferPointer(buffer)
+        return try [UInt8](uninitializedCount: paddedCount) { (padded) throws(SessionError) -> Int in
             do throws(CryptoError) {
                 // On failure libsodium wipes what it wrote: nothing to clean up here.
                 _ = try AES256GCM.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: padded)
             } catch {
-                failure = SessionError(error)
-                return
+                throw SessionError(error)
             }
             let range: Range<Int>
             do throws(SessionError) {
                 range = try MessagePadding.plaintextRange(in: UnsafeRawBufferPointer(padded))
             } catch {
                 SecureMemory.zero(padded)
-                failure = error
-                return
+                throw error
             }
             if let base = padded.baseAddress, !range.isEmpty {
                 base.copyMemory(from: base + range.lowerBound, byteCount: range.count)   // overlapping: memmove
             }
             SecureMemory.zero(padded.slice(range.count ..< paddedCount))
-            initialized = range.count
+            return range.count
         }
-        if let failure { throw failure }
-        return plaintext
     }
 }

@@ -72,25 +72,19 @@ public enum AES256GCM {
         _ plaintext: [UInt8], using key: SymmetricKey, nonce: [UInt8], authenticating aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
         // The result is written in place (no zero-fill, no intermediate copy).
-        var failure: CryptoError?
-        let sealed = [UInt8](unsafeUninitializedCapacity: plaintext.count + tagByteCount) { buffer, initialized in
-            key.withUnsafeBytes { k in
+        try [UInt8](uninitializedCount: plaintext.count + tagByteCount) { (out) throws(CryptoError) -> Int in
+            // One Result from the innermost call: the buffer accesses themselves cannot fail.
+            let written: Result<Int, CryptoError> = key.withUnsafeBytes { k in
                 plaintext.withUnsafeBytes { p in
                     nonce.withUnsafeBytes { n in
                         aad.withUnsafeBytes { a in
-                            do throws(CryptoError) {
-                                initialized = try seal(p, key: k, nonce: n, authenticating: a,
-                                                       into: UnsafeMutableRawBufferPointer(buffer))
-                            } catch {
-                                failure = error
-                            }
+                            Result { () throws(CryptoError) in try seal(p, key: k, nonce: n, authenticating: a, into: out) }
                         }
                     }
                 }
             }
+            return try written.get()
         }
-        if let failure { throw failure }
-        return sealed
     }
 
     /// Verifies and decrypts ciphertext || tag, returning the plaintext.
@@ -104,25 +98,19 @@ public enum AES256GCM {
         guard ciphertext.count >= tagByteCount else {
             throw .ciphertextTooShort(minimum: tagByteCount, actual: ciphertext.count)
         }
-        var failure: CryptoError?
-        let opened = [UInt8](unsafeUninitializedCapacity: ciphertext.count - tagByteCount) { buffer, initialized in
-            key.withUnsafeBytes { k in
+        return try [UInt8](uninitializedCount: ciphertext.count - tagByteCount) { (out) throws(CryptoError) -> Int in
+            // One Result from the innermost call: the buffer accesses themselves cannot fail.
+            let written: Result<Int, CryptoError> = key.withUnsafeBytes { k in
                 ciphertext.withUnsafeBytes { c in
                     nonce.withUnsafeBytes { n in
                         aad.withUnsafeBytes { a in
-                            do throws(CryptoError) {
-                                initialized = try open(c, key: k, nonce: n, authenticating: a,
-                                                       into: UnsafeMutableRawBufferPointer(buffer))
-                            } catch {
-                                failure = error
-                            }
+                            Result { () throws(CryptoError) in try open(c, key: k, nonce: n, authenticating: a, into: out) }
                         }
                     }
                 }
             }
+            return try written.get()
         }
-        if let failure { throw failure }
-        return opened
     }
 
     @usableFromInline

@@ -29,6 +29,25 @@ extension Array where Element == UInt8 {
         return try result.get()
     }
 
+    /// `init(unsafeUninitializedCapacity:initializingWith:)` with a typed error: `body` fills
+    /// the new storage (`count` bytes, uninitialised) and returns how many bytes from the start
+    /// it initialised. When `body` throws, the bytes are discarded and the error rethrown (wipe
+    /// anything secret before throwing).
+    @inlinable
+    public init<E: Error>(
+        uninitializedCount count: Int, initializingWith body: (UnsafeMutableRawBufferPointer) throws(E) -> Int
+    ) throws(E) {
+        var failure: E?
+        self.init(unsafeUninitializedCapacity: count) { buffer, initialized in
+            do throws(E) {
+                initialized = try body(UnsafeMutableRawBufferPointer(buffer))
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+    }
+
     /// `withUnsafeMutableBytes` with a typed error.
     @inlinable
     public mutating func withMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
