@@ -11,7 +11,7 @@ import struct
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519, x25519
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF as _HKDF
 
 P = 2**255 - 19
@@ -19,6 +19,7 @@ L = 2**252 + 27742317777372353535851937790883648493
 D = (-121665 * pow(121666, P - 2, P)) % P
 ZERO32 = bytes(32)
 FF32 = b"\xff" * 32
+SCHEMA = "sessionkit-vectors/2"
 
 
 class SpecError(Exception):
@@ -75,6 +76,98 @@ def aead_open(key: bytes, nonce: bytes, ct: bytes, aad: bytes) -> bytes:
         raise SpecError("invalidMessage")
 
 
+# ---------------------------------------------------------------- XAEAD (§1): XChaCha20-Poly1305-IETF
+_M32 = 0xFFFFFFFF
+
+
+def _rotl32(v: int, c: int) -> int:
+    return ((v << c) & _M32) | (v >> (32 - c))
+
+
+def _quarter_round(s: list, a: int, b: int, c: int, d: int) -> None:
+    s[a] = (s[a] + s[b]) & _M32
+    s[d] = _rotl32(s[d] ^ s[a], 16)
+    s[c] = (s[c] + s[d]) & _M32
+    s[b] = _rotl32(s[b] ^ s[c], 12)
+    s[a] = (s[a] + s[b]) & _M32
+    s[d] = _rotl32(s[d] ^ s[a], 8)
+    s[c] = (s[c] + s[d]) & _M32
+    s[b] = _rotl32(s[b] ^ s[c], 7)
+
+
+def hchacha20(key: bytes, nonce16: bytes) -> bytes:
+    """HChaCha20 (draft-irtf-cfrg-xchacha §2.2): 20 ChaCha rounds over constants || key ||
+    nonce, output words 0-3 and 12-15 (no feed-forward addition)."""
+    assert len(key) == 32 and len(nonce16) == 16
+    s = [0x61707865, 0x3320646E, 0x79622D32, 0x6B206574]
+    s += list(struct.unpack("<8I", key)) + list(struct.unpack("<4I", nonce16))
+    for _ in range(10):
+        _quarter_round(s, 0, 4, 8, 12)
+        _quarter_round(s, 1, 5, 9, 13)
+        _quarter_round(s, 2, 6, 10, 14)
+        _quarter_round(s, 3, 7, 11, 15)
+        _quarter_round(s, 0, 5, 10, 15)
+        _quarter_round(s, 1, 6, 11, 12)
+        _quarter_round(s, 2, 7, 8, 13)
+        _quarter_round(s, 3, 4, 9, 14)
+    return struct.pack("<8I", *(s[0:4] + s[12:16]))
+
+
+def _xchacha_parts(key: bytes, nonce: bytes):
+    if len(key) != 32 or len(nonce) != 24:
+        raise SpecError("invalidMessage")
+    return ChaCha20Poly1305(hchacha20(key, nonce[:16])), b"\x00" * 4 + nonce[16:24]
+
+
+def xaead_seal(key: bytes, nonce: bytes, pt: bytes, aad: bytes) -> bytes:
+    """XChaCha20-Poly1305-IETF = ChaCha20-Poly1305 (RFC 8439) under the key HChaCha20(key,
+    nonce[0:16]) with the 12-byte nonce 0x00000000 || nonce[16:24]; tag appended."""
+    aead, n12 = _xchacha_parts(key, nonce)
+    return aead.encrypt(n12, pt, aad)
+
+
+def xaead_open(key: bytes, nonce: bytes, ct: bytes, aad: bytes) -> bytes:
+    from cryptography.exceptions import InvalidTag
+    aead, n12 = _xchacha_parts(key, nonce)
+    if len(ct) < 16:
+        raise SpecError("invalidMessage")
+    try:
+        return aead.decrypt(n12, ct, aad)
+    except InvalidTag:
+        raise SpecError("invalidMessage")
+
+
+def xaead_self_check(wycheproof_dir: str) -> dict:
+    """HChaCha20 KAT (draft-irtf-cfrg-xchacha-03 §2.2.1) and every Wycheproof
+    xchacha20_poly1305 test: valid ones must match, invalid ones (modified tags, nonces that
+    are not 24 bytes) must be refused."""
+    import json
+    import os
+    sub = hchacha20(bytes(range(32)), bytes.fromhex("000000090000004a0000000031415927"))
+    assert sub.hex() == "82413b4227b27bfed30e42508a877d73a0f9e4d58a74a853c12ec41326d3ecdc", "HChaCha20 KAT"
+    with open(os.path.join(wycheproof_dir, "xchacha20_poly1305_test.json")) as f:
+        d = json.load(f)
+    assert d["algorithm"] == "XCHACHA20-POLY1305"
+    counts = {"valid": 0, "invalid": 0}
+    for g in d["testGroups"]:
+        for t in g["tests"]:
+            key, iv, aad, msg, ct, tag = (bytes.fromhex(t[k]) for k in ("key", "iv", "aad", "msg", "ct", "tag"))
+            if t["result"] == "valid":
+                assert len(iv) == 24
+                assert xaead_seal(key, iv, msg, aad) == ct + tag, f"xchacha tcId {t['tcId']}"
+                assert xaead_open(key, iv, ct + tag, aad) == msg, f"xchacha tcId {t['tcId']}"
+                counts["valid"] += 1
+            else:
+                assert t["result"] == "invalid"
+                try:
+                    xaead_open(key, iv, ct + tag, aad)
+                    raise AssertionError(f"xchacha tcId {t['tcId']} accepted")
+                except SpecError:
+                    pass
+                counts["invalid"] += 1
+    return counts
+
+
 # ---------------------------------------------------------------- padding (§2)
 BUCKETS = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
 
@@ -122,6 +215,32 @@ def is_canonical_x25519(pk: bytes) -> bool:
 
 def encode_x25519(pk: bytes) -> bytes:
     return b"\x05" + pk
+
+
+def encode_kem(ek: bytes) -> bytes:
+    """EncodeKEM(ek) = 0x0B || ek (SPEC §1)."""
+    return b"\x0b" + ek
+
+
+def encode_address(uid: str, device_id: int) -> bytes:
+    """Encode(address) = u8(len(uid)) || uid (UTF-8, 1-255 bytes) || u32(device_id)."""
+    u = uid.encode("utf-8")
+    assert 1 <= len(u) <= 255 and 0 <= device_id <= 0xFFFFFFFF
+    return bytes([len(u)]) + u + u32(device_id)
+
+
+def address_json(uid: str, device_id: int) -> dict:
+    return {"uid": uid, "device_id": device_id}
+
+
+def encode_address_json(a: dict) -> bytes:
+    return encode_address(a["uid"], a["device_id"])
+
+
+def encode_group(gid: bytes) -> bytes:
+    """Encode(group) = u8(len(gid)) || gid, 1-255 bytes."""
+    assert 1 <= len(gid) <= 255
+    return bytes([len(gid)]) + gid
 
 
 # ---------------------------------------------------------------- Ed25519
@@ -260,7 +379,7 @@ def x_to_ed_public(x_pk: bytes) -> bytes:
 def write_suite(path: str, suite: str, source: str, tests: list) -> None:
     import json
     with open(path, "w") as f:
-        json.dump({"schema": "sessionkit-vectors/1", "suite": suite, "source": source, "tests": tests}, f, indent=1)
+        json.dump({"schema": SCHEMA, "suite": suite, "source": source, "tests": tests}, f, indent=1)
         f.write("\n")
 
 
