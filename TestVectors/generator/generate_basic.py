@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Deterministic protocol vectors (SPEC.md §1, §2, §3, §6, §7, §8) for the
+"""Deterministic protocol vectors (SPEC.md version 2: §1, §2, §3, §6, §7, §8) for the
 suites that need no session state:
 
     ed25519-to-x25519, ed25519-seed-to-x25519, x25519-to-ed25519, padding,
-    x3dh, self-encryption, safety-number, qr-payload
+    bundle, x3dh, self-encryption, safety-number, qr-payload
 
 Everything is derived from `--seed` (default 1; the committed files use 1)
-through spec_primitives.Drbg, so a rerun gives byte-identical files. Every
-suite is self-checked before it is written (independent recomputation,
-round trips, both X3DH sides, libsignal's fingerprint KAT); a failed check
-aborts with an AssertionError and writes nothing further.
+through spec_primitives.Drbg, so a rerun gives byte-identical files. The run starts
+with the primitive self-checks (XChaCha20-Poly1305 and ML-KEM-768 against Wycheproof
+and `cryptography`); every suite is self-checked before it is written (independent
+recomputation, round trips, both X3DH sides, libsignal's fingerprint KAT); a failed
+check aborts with an AssertionError and writes nothing further.
 
 Usage: python3 generate_basic.py [--seed N] [--out DIR]
 """
@@ -28,8 +29,11 @@ import spec_primitives as sp  # noqa: E402
 from spec_primitives import (  # noqa: E402
     FF32, L, P, ZERO32, Drbg, SpecError, aead_seal, aead_open, dh, ed25519_point_is_valid,
     ed25519_pub, ed25519_sign, ed25519_verify, ed_seed_to_x_private, ed_to_x_public,
-    encode_x25519, hkdf, pad, sha512, unpad, write_suite, x25519_pub, x_to_ed_public,
+    address_json, encode_address_json, encode_kem, encode_x25519, hkdf, pad, sha512, unpad, write_suite,
+    x25519_pub, x_to_ed_public,
 )
+import ref_mlkem  # noqa: E402
+import ref_x3dh as rx  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.normpath(os.path.join(HERE, "..", "protocol"))
@@ -424,117 +428,403 @@ def suite_padding(seed: int):
     return files
 
 
+# =========================================================================== addresses (§1)
+ADDRESS_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789-_.@+"
+
+
+def random_address(dr: Drbg) -> dict:
+    n = 1 + dr.int_below(24)
+    uid = "".join(ADDRESS_ALPHABET[b % len(ADDRESS_ALPHABET)] for b in dr.bytes(n))
+    return address_json(uid, dr.int_below(2**32) if dr.int_below(2) else 1 + dr.int_below(8))
+
+
+def addr_note(*addrs: dict) -> str | None:
+    """UTF-8 hex of non-ASCII uids (the runner compares bytes, never Strings)."""
+    parts = [f"uid {a['uid'].encode().hex()}" for a in addrs if not a["uid"].isascii()]
+    return ("uids as UTF-8: " + ", ".join(parts)) if parts else None
+
+
+# =========================================================================== suite: bundle
+def wycheproof_invalid_eks(count: int) -> list:
+    """Invalid 1184-byte ML-KEM encapsulation keys from Wycheproof (FIPS 203 modulus check
+    fails), spread over the file: [(tcId, comment, ek)]."""
+    import json
+    with open(os.path.join(sp.find_wycheproof(), "mlkem_768_encaps_test.json")) as f:
+        d = json.load(f)
+    cands = []
+    for g in d["testGroups"]:
+        src = g["source"]["name"]
+        for t in g["tests"]:
+            ek = bytes.fromhex(t["ek"])
+            if t["result"] == "invalid" and len(ek) == ref_mlkem.EK_LEN:
+                assert not ref_mlkem.ek_is_valid(ek)
+                cands.append((t["tcId"], f"{src}: {t.get('comment') or ', '.join(t['flags'])}", ek))
+    step = len(cands) / count
+    return [cands[int(i * step)] for i in range(count)]
+
+
+def bundle_json(identity_seed, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed) -> dict:
+    return {"identity_seed": hx(identity_seed), "spk_id": spk_id, "spk_sk": hx(spk_sk),
+            "opk_id": opk_id if opk_sk is not None else None, "opk_sk": hx(opk_sk) if opk_sk is not None else None,
+            "kem_id": kem_id if kem_seed is not None else None,
+            "kem_seed": hx(kem_seed) if kem_seed is not None else None}
+
+
+def suite_bundle(seed: int):
+    dr = Drbg(seed, "bundle")
+    tests = []
+
+    def rid():
+        return dr.int_below(2**32)
+
+    def valid(ident, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed, comment):
+        b = rx.make_bundle(ident, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed)
+        enc = rx.encode_bundle(b)
+        want = rx.BUNDLE_BASE_LEN + (36 if opk_sk is not None else 0) + (1252 if kem_seed is not None else 0)
+        assert len(enc) == want and enc[0] == 0x26 and enc[133] == b.flags
+        assert rx.process_bundle(enc) == b, comment
+        # independent re-derivation of the parts
+        assert b.ik == ed25519_pub(ident) and b.spk == x25519_pub(spk_sk)
+        assert ed25519_verify(b.ik, b.spk_sig, b"SessionKit SPK v2\x05" + b.spk + bytes([b.kem_bit]))
+        if kem_seed is not None:
+            assert b.kem_ek == ref_mlkem.lib_ek_from_seed(kem_seed)
+            assert ed25519_verify(b.ik, b.kem_sig, b"SessionKit KEM v2\x0b" + b.kem_ek)
+        t = {"comment": comment}
+        t.update(bundle_json(ident, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed))
+        t["bundle"] = hx(enc)
+        tests.append(t)
+        return b
+
+    combos = ((False, False, "without OPK, without KEM prekey"), (True, False, "with OPK, without KEM prekey"),
+              (False, True, "without OPK, with KEM prekey"), (True, True, "with OPK and KEM prekey"))
+    for i in range(8):
+        ident, spk_sk, opk_sk, kem_seed = dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(64)
+        spk_id, opk_id, kem_id = rid(), rid(), rid()
+        for with_opk, with_kem, desc in combos:
+            valid(ident, spk_id, spk_sk, opk_id, opk_sk if with_opk else None, kem_id,
+                  kem_seed if with_kem else None, f"random keys #{i}, {desc}")
+    valid(dr.bytes(32), 0, dr.bytes(32), 0, dr.bytes(32), 0, dr.bytes(64),
+          "all three ids 0 (ids are looked up independently)")
+    valid(dr.bytes(32), 0xFFFFFFFF, dr.bytes(32), 0xFFFFFFFF, dr.bytes(32), 0xFFFFFFFF, dr.bytes(64),
+          "all three ids 0xffffffff")
+    valid(ZERO32, 7, ZERO32, 8, FF32, 9, bytes(64), "identity seed and SPK of 32 zero bytes, OPK of 32 0xff "
+          "bytes, KEM seed of 64 zero bytes (private keys stored unclamped)")
+    valid(FF32, 1, FF32, None, None, 2, b"\xff" * 64, "identity seed and SPK 32 0xff bytes, KEM seed 64 0xff bytes")
+
+    # ---------------------------------------------------------------- error tests (bundle only)
+    def err(name: str, data: bytes, comment: str, note: str | None = None):
+        expect_error(name, rx.process_bundle, data)
+        t = {"comment": comment, "bundle": hx(data), "error": name}
+        if note:
+            t["note"] = note
+        tests.append(t)
+
+    def keys():
+        return dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(64), rid(), rid(), rid()
+
+    def flip(b: bytes, i: int, bit: int = 0) -> bytes:
+        x = bytearray(b)
+        x[i] ^= 1 << bit
+        return bytes(x)
+
+    # decoding
+    ident, spk_sk, opk_sk, kem_seed, spk_id, opk_id, kem_id = keys()
+    full = rx.encode_bundle(rx.make_bundle(ident, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed))
+    classic = rx.encode_bundle(rx.make_bundle(ident, spk_id, spk_sk, opk_id, opk_sk))
+    bare = rx.encode_bundle(rx.make_bundle(ident, spk_id, spk_sk))
+    kem_only = rx.encode_bundle(rx.make_bundle(ident, spk_id, spk_sk, None, None, kem_id, kem_seed))
+    err("invalidPayload", b"", "empty input", "no type byte at all: invalidPayload (as for the QR payload)")
+    for tb, what in ((0x00, "0x00"), (0x01, "0x01 (a version-1 ratchet message type)"),
+                     (0x02, "0x02 (a version-1 prekey message type)"), (0x05, "0x05 (a key type byte)"),
+                     (0x22, "0x22 (the prekey message type)"), (0x25, "0x25 (the self-encryption type)"),
+                     (0x27, "0x27"), (0xFF, "0xff")):
+        err("unsupportedVersion", bytes([tb]) + full[1:], f"first byte {what}, otherwise a valid bundle")
+    err("unsupportedVersion", b"\x01", "the single byte 0x01: the type byte is checked before the length")
+    err("invalidPayload", full[:1], "type byte only")
+    err("invalidPayload", bare[:133], "133 bytes: everything but the flags byte")
+    for name, data in (("without OPK or KEM prekey", bare), ("with OPK", classic), ("with KEM prekey", kem_only),
+                       ("with OPK and KEM prekey", full)):
+        err("invalidPayload", data[:-1], f"bundle {name}, last byte removed")
+        err("invalidPayload", data + b"\x00", f"bundle {name}, one extra byte appended")
+    err("invalidPayload", bare[:133] + b"\x01", "flags 0x01 but no OPK part")
+    err("invalidPayload", bare[:133] + b"\x02", "flags 0x02 but no KEM part")
+    err("invalidPayload", classic[:133] + b"\x00" + classic[134:], "flags 0x00 but an OPK part follows")
+    err("invalidPayload", full[:133] + b"\x01" + full[134:], "flags 0x01 but OPK and KEM parts follow")
+    err("invalidPayload", full[:133] + b"\x02" + full[134:], "flags 0x02 but OPK and KEM parts follow")
+    for fl in (0x04, 0x08, 0x80, 0xFC):
+        err("invalidPayload", bare[:133] + bytes([fl]), f"flags 0x{fl:02x} (a bit outside 0-1) on a bundle of "
+            "base length")
+    err("invalidPayload", full[:133] + b"\x07" + full[134:], "flags 0x07: bits 0 and 1 with bit 2, "
+        "length right for bits 0 and 1")
+    err("invalidPayload", classic[:133] + b"\x81" + classic[134:], "flags 0x81: bit 0 with bit 7, length right "
+        "for bit 0")
+
+    # signatures
+    def bundle_with(**kw) -> bytes:
+        ident, spk_sk, opk_sk, kem_seed, spk_id, opk_id, kem_id = keys()
+        with_opk, with_kem = kw.pop("opk", True), kw.pop("kem", True)
+        b = rx.make_bundle(ident, spk_id, spk_sk, opk_id, opk_sk if with_opk else None, kem_id,
+                           kem_seed if with_kem else None, spk_kem_bit=kw.pop("spk_kem_bit", None))
+        fields = {}
+        for k, v in kw.items():
+            fields[k] = v(ident, b) if callable(v) else v
+        return rx.encode_bundle(replace_fields(b, **fields))
+
+    for bit in (0, 100, 255, 256, 511):
+        err("invalidSignature", bundle_with(spk_sig=lambda i, b, bit=bit: flip(b.spk_sig, bit // 8, bit % 8),
+                                            opk=bit % 2 == 0, kem=bit > 200),
+            f"spk_sig with bit {bit} flipped ({'R' if bit < 256 else 'S'})")
+    for bit in (3, 300, 508):
+        err("invalidSignature", bundle_with(kem_sig=lambda i, b, bit=bit: flip(b.kem_sig, bit // 8, bit % 8)),
+            f"kem_sig with bit {bit} flipped ({'R' if bit < 256 else 'S'})")
+    err("invalidSignature", bundle_with(spk_kem_bit=0), "KEM prekey present, spk_sig signed with kem = 0")
+    err("invalidSignature", bundle_with(spk_kem_bit=0, opk=False), "KEM prekey present, no OPK, spk_sig signed with "
+        "kem = 0")
+    err("invalidSignature", bundle_with(kem=False, spk_kem_bit=1), "no KEM prekey, spk_sig signed with kem = 1")
+    # a KEM prekey stripped by the server: flag bit 1 cleared, KEM part removed, spk_sig (kem = 1) kept
+    for with_opk in (True, False):
+        ident, spk_sk, opk_sk, kem_seed, spk_id, opk_id, kem_id = keys()
+        b = rx.make_bundle(ident, spk_id, spk_sk, opk_id, opk_sk if with_opk else None, kem_id, kem_seed)
+        stripped = rx.encode_bundle(replace_fields(b, kem_id=None, kem_ek=None, kem_sig=None))
+        assert stripped[133] == (1 if with_opk else 0)
+        err("invalidSignature", stripped, f"KEM prekey stripped ({'with' if with_opk else 'without'} OPK): flag bit 1 "
+            "cleared and the KEM part removed, spk_sig signed with kem = 1", "SPEC §3: the signed kem bit stops a "
+            "server from stripping the KEM prekey")
+    err("invalidSignature", bundle_with(spk_sig=lambda i, b: ed25519_sign(i, encode_x25519(b.spk)), kem=False),
+        "spk_sig over Encode(SPK) alone (version 1's signed message)")
+    err("invalidSignature", bundle_with(spk_sig=lambda i, b: ed25519_sign(i, b"SessionKit SPK v1" + encode_x25519(b.spk)
+                                                                       + bytes([b.kem_bit]))),
+        "spk_sig with the label \"SessionKit SPK v1\"")
+    err("invalidSignature", bundle_with(spk_sig=lambda i, b: ed25519_sign(i, b"SessionKit SPK v2" + b.spk
+                                                                       + bytes([b.kem_bit]))),
+        "spk_sig over the raw SPK without the 0x05 of Encode")
+    err("invalidSignature", bundle_with(spk_sig=lambda i, b: ed25519_sign(dr.bytes(32), rx.spk_signed_bytes(b.spk, 1))),
+        "spk_sig by an unrelated identity key")
+    err("invalidSignature", bundle_with(spk_sig=bytes(64), opk=False, kem=False), "all-zero spk_sig")
+    err("invalidSignature", bundle_with(spk_sig=lambda i, b: b.spk_sig[:32] + (int.from_bytes(b.spk_sig[32:], "little")
+                                                                             + L).to_bytes(32, "little")),
+        "spk_sig with non-canonical S (S + L)")
+    err("invalidSignature", bundle_with(kem_sig=lambda i, b: ed25519_sign(i, b"SessionKit KEM v2" + b.kem_ek)),
+        "kem_sig over the raw ek without the 0x0b of EncodeKEM")
+    err("invalidSignature", bundle_with(kem_sig=lambda i, b: ed25519_sign(i, rx.kem_signed_bytes(
+        ref_mlkem.ek_from_seed(dr.bytes(64))))), "kem_sig by Bob, but over another KEM prekey")
+    err("invalidSignature", bundle_with(kem_sig=lambda i, b: b.spk_sig), "kem_sig replaced by spk_sig")
+    err("invalidSignature", bundle_with(kem_sig=lambda i, b: ed25519_sign(dr.bytes(32), rx.kem_signed_bytes(b.kem_ek))),
+        "kem_sig by an unrelated identity key")
+    err("invalidSignature", bundle_with(kem_sig=lambda i, b: b.kem_sig[:32] + (int.from_bytes(b.kem_sig[32:], "little")
+                                                                             + L).to_bytes(32, "little"), opk=False),
+        "kem_sig with non-canonical S (S + L)")
+
+    # keys (signatures valid over the bad keys, so the key check is what fails)
+    def with_key(spk: bytes | None = None, opk: bytes | None = None, ek: bytes | None = None, kem=True,
+                 bad_spk_sig=False, bad_kem_sig=False) -> bytes:
+        ident, spk_sk, opk_sk, kem_seed, spk_id, opk_id, kem_id = keys()
+        b = rx.make_bundle(ident, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed if kem else None)
+        spk = b.spk if spk is None else spk
+        ek_ = b.kem_ek if ek is None else ek
+        fields = {"spk": spk, "spk_sig": rx.spk_signature(ident, spk, b.kem_bit), "opk": b.opk if opk is None else opk}
+        if kem:
+            fields.update(kem_ek=ek_, kem_sig=rx.kem_signature(ident, ek_))
+        if bad_spk_sig:
+            fields["spk_sig"] = flip(fields["spk_sig"], 5)
+        if bad_kem_sig:
+            fields["kem_sig"] = flip(fields["kem_sig"], 40)
+        return rx.encode_bundle(replace_fields(b, **fields))
+
+    le = lambda v: v.to_bytes(32, "little")  # noqa: E731
+    good_pk = x25519_pub(dr.bytes(32))
+    high = good_pk[:31] + bytes([good_pk[31] | 0x80])
+    for v, what in ((high, "bit 255 set on a valid key"), (le(P), "u = p"), (le(P + 1), "u = p + 1"),
+                    (le(2**255 - 1), "u = 2^255 - 1"), (b"\xff" * 32, "32 0xff bytes")):
+        err("invalidKey", with_key(spk=v, kem=v != le(P)), f"non-canonical SPK ({what}), validly signed")
+    for v, what in ((high, "bit 255 set on a valid key"), (le(P + 5), "u = p + 5"), (le(2**255 + 9), "u = 9 with bit 255 set")):
+        err("invalidKey", with_key(opk=v, kem=False), f"non-canonical OPK ({what})")
+    err("invalidKey", with_key(opk=le(P + 2)), "non-canonical OPK (u = p + 2), bundle with a KEM prekey")
+    for tc, what, ek in wycheproof_invalid_eks(6):
+        err("invalidKey", with_key(ek=ek), f"KEM prekey that fails FIPS 203's modulus check (Wycheproof tcId {tc}), "
+            "with a valid kem_sig",
+            f"ek from Wycheproof mlkem_768_encaps_test.json tcId {tc} ({what})")
+    bad_ek = wycheproof_invalid_eks(1)[0][2]
+    # order: signatures before keys
+    err("invalidSignature", with_key(spk=high, bad_spk_sig=True), "non-canonical SPK and a bad spk_sig: "
+        "signatures are checked first")
+    err("invalidSignature", with_key(ek=bad_ek, bad_kem_sig=True), "invalid KEM ek and a bad kem_sig: "
+        "signatures are checked first")
+    err("invalidSignature", with_key(opk=high, bad_kem_sig=True), "non-canonical OPK and a bad kem_sig: "
+        "signatures are checked first")
+    err("invalidKey", with_key(opk=high, ek=bad_ek), "non-canonical OPK and an invalid KEM ek, both validly signed")
+    return tests
+
+
+def replace_fields(b: "rx.Bundle", **kw) -> "rx.Bundle":
+    import dataclasses
+    return dataclasses.replace(b, **kw)
+
+
 # =========================================================================== suite: x3dh
-X3DH_INFO = b"SessionKit X3DH v1"
-
-
-def x3dh_alice(a_seed, ek_sk, b_ik, spk_pk, sig, opk_pk):
-    if not ed25519_verify(b_ik, sig, encode_x25519(spk_pk)):
-        raise SpecError("invalidSignature")
-    dh1 = dh(ed_seed_to_x_private(a_seed), spk_pk)
-    dh2 = dh(ek_sk, ed_to_x_public(b_ik))
-    dh3 = dh(ek_sk, spk_pk)
-    ikm = FF32 + dh1 + dh2 + dh3 + (dh(ek_sk, opk_pk) if opk_pk is not None else b"")
-    return hkdf(ZERO32, ikm, X3DH_INFO, 32), ed25519_pub(a_seed) + b_ik
-
-
-def x3dh_bob(b_seed, spk_sk, opk_sk, a_ik, ek_pk):
-    dh1 = dh(spk_sk, ed_to_x_public(a_ik))
-    dh2 = dh(ed_seed_to_x_private(b_seed), ek_pk)
-    dh3 = dh(spk_sk, ek_pk)
-    ikm = FF32 + dh1 + dh2 + dh3 + (dh(opk_sk, ek_pk) if opk_sk is not None else b"")
-    return hkdf(ZERO32, ikm, X3DH_INFO, 32), a_ik + ed25519_pub(b_seed)
-
-
 def suite_x3dh(seed: int):
     dr = Drbg(seed, "x3dh")
     tests = []
 
-    def valid(a_seed, ek, b_seed, spk, opk, comment):
-        b_ik = ed25519_pub(b_seed)
-        spk_pk = x25519_pub(spk)
-        sig = ed25519_sign(b_seed, encode_x25519(spk_pk))
-        assert ed25519_verify(b_ik, sig, b"\x05" + spk_pk)
-        opk_pk = x25519_pub(opk) if opk is not None else None
-        sk_a, ad_a = x3dh_alice(a_seed, ek, b_ik, spk_pk, sig, opk_pk)
-        sk_b, ad_b = x3dh_bob(b_seed, spk, opk, ed25519_pub(a_seed), x25519_pub(ek))
-        assert sk_a == sk_b and ad_a == ad_b and len(ad_a) == 64, comment
-        tests.append({"comment": comment,
-                      "alice_identity_seed": hx(a_seed), "alice_ephemeral_sk": hx(ek),
-                      "bob_identity_seed": hx(b_seed), "bob_spk_sk": hx(spk),
-                      "bob_spk_signature": hx(sig), "bob_opk_sk": hx(opk) if opk is not None else None,
-                      "shared_secret": hx(sk_a), "associated_data": hx(ad_a)})
+    def rid():
+        return dr.int_below(2**32)
+
+    def fields(a_seed, a_addr, ek, b_seed, b_addr, spk_id, spk, spk_sig, opk_id, opk, kem_id, kem_seed, kem_sig, encaps):
+        return {"alice_identity_seed": hx(a_seed), "alice_address": a_addr, "alice_ephemeral_sk": hx(ek),
+                "bob_identity_seed": hx(b_seed), "bob_address": b_addr, "bob_spk_id": spk_id, "bob_spk_sk": hx(spk),
+                "bob_spk_signature": hx(spk_sig),
+                "bob_opk_id": opk_id if opk is not None else None, "bob_opk_sk": hx(opk) if opk is not None else None,
+                "bob_kem_id": kem_id if kem_seed is not None else None,
+                "bob_kem_seed": hx(kem_seed) if kem_seed is not None else None,
+                "bob_kem_signature": hx(kem_sig) if kem_seed is not None else None,
+                "kem_encapsulation": ({"ciphertext": hx(encaps[0]), "shared_secret": hx(encaps[1])}
+                                      if kem_seed is not None else None)}
+
+    def make(b_seed, spk_id, spk, opk_id, opk, kem_id, kem_seed, m):
+        b = rx.make_bundle(b_seed, spk_id, spk, opk_id, opk, kem_id, kem_seed)
+        encaps = None
+        if kem_seed is not None:
+            encaps = rx.encapsulate(b, m)
+            assert ref_mlkem.lib_decaps(kem_seed, encaps[0]) == encaps[1]
+        return b, encaps
+
+    def valid(a_seed, a_addr, ek, b_seed, b_addr, spk_id, spk, opk_id, opk, kem_id, kem_seed, m, comment):
+        b, encaps = make(b_seed, spk_id, spk, opk_id, opk, kem_id, kem_seed, m)
+        ea, eb = encode_address_json(a_addr), encode_address_json(b_addr)
+        sk_a, ad_a, p = rx.x3dh_initiator(a_seed, ea, ek, b, eb, encaps)
+        sk_b, ad_b = rx.x3dh_responder(b_seed, eb, spk, opk, kem_seed, ea, p)
+        assert sk_a == sk_b and ad_a == ad_b, comment
+        # independent restatement of SPEC §3 for the prefix and AD
+        flags = (1 if opk is not None else 0) | (2 if kem_seed is not None else 0)
+        want_p = (ed25519_pub(a_seed) + x25519_pub(ek) + sp.u32(spk_id) + bytes([flags])
+                  + (sp.u32(opk_id) if opk is not None else b"")
+                  + (sp.u32(kem_id) + encaps[0] if kem_seed is not None else b""))
+        assert p == want_p and len(p) == 69 + 4 * (flags & 1) + 1092 * (flags >> 1)
+        assert ad_a == ed25519_pub(a_seed) + ed25519_pub(b_seed) + ea + eb
+        t = {"comment": comment}
+        t.update(fields(a_seed, a_addr, ek, b_seed, b_addr, spk_id, spk, b.spk_sig, opk_id, opk, kem_id, kem_seed,
+                        b.kem_sig, encaps))
+        t.update({"prefix": hx(p), "shared_secret": hx(sk_a), "associated_data": hx(ad_a)})
+        note = addr_note(a_addr, b_addr)
+        if note:
+            t["note"] = note
+        tests.append(t)
         return sk_a
 
-    # with and without OPK over the same other keys, so the OPK changes the secret
-    for i in range(32):
-        a, ek, b, spk, opk = (dr.bytes(32) for _ in range(5))
-        s1 = valid(a, ek, b, spk, opk, f"random keys #{i}, with one-time prekey")
-        s2 = valid(a, ek, b, spk, None, f"random keys #{i}, without one-time prekey")
-        assert s1 != s2
-    # edge private keys (stored unclamped; X25519 clamps)
+    combos = ((True, False, "with OPK, without KEM prekey"), (False, False, "without OPK, without KEM prekey"),
+              (True, True, "with OPK and KEM prekey"), (False, True, "without OPK, with KEM prekey"))
+    for i in range(12):
+        a, ek, b, spk, opk, kem_seed, m = (dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32),
+                                           dr.bytes(64), dr.bytes(32))
+        a_addr, b_addr = random_address(dr), random_address(dr)
+        spk_id, opk_id, kem_id = rid(), rid(), rid()
+        secrets = set()
+        for with_opk, with_kem, desc in combos:
+            secrets.add(valid(a, a_addr, ek, b, b_addr, spk_id, spk, opk_id, opk if with_opk else None, kem_id,
+                              kem_seed if with_kem else None, m, f"random keys #{i}, {desc}"))
+        assert len(secrets) == 4
+    # edge keys (stored unclamped; X25519 clamps)
+    A1, B1 = address_json("alice", 1), address_json("bob", 1)
     a, b = dr.bytes(32), dr.bytes(32)
-    valid(a, ZERO32, b, dr.bytes(32), dr.bytes(32), "ephemeral private key of 32 zero bytes (clamped by X25519)")
-    valid(a, FF32, b, dr.bytes(32), None, "ephemeral private key of 32 0xff bytes (clamped by X25519)")
-    valid(a, dr.bytes(32), b, FF32, ZERO32, "signed prekey 32 0xff bytes, one-time prekey 32 zero bytes")
-    valid(ZERO32, dr.bytes(32), FF32, dr.bytes(32), None, "identity seeds of 32 zero bytes (Alice) and 32 0xff bytes (Bob)")
-    valid(a, dr.bytes(32), a, dr.bytes(32), dr.bytes(32), "Alice and Bob share the same identity seed")
+    valid(a, A1, ZERO32, b, B1, 1, dr.bytes(32), 2, dr.bytes(32), 3, dr.bytes(64), dr.bytes(32),
+          "ephemeral private key of 32 zero bytes (clamped by X25519)")
+    valid(a, A1, FF32, b, B1, 1, dr.bytes(32), None, None, None, None, None,
+          "ephemeral private key of 32 0xff bytes (clamped by X25519)")
+    valid(a, A1, dr.bytes(32), b, B1, 5, FF32, 6, ZERO32, None, None, None,
+          "signed prekey 32 0xff bytes, one-time prekey 32 zero bytes")
+    valid(ZERO32, A1, dr.bytes(32), FF32, B1, 0, dr.bytes(32), None, None, 0, bytes(64), bytes(32),
+          "identity seeds of 32 zero bytes (Alice) and 32 0xff bytes (Bob); KEM seed and m all zero; ids 0")
+    valid(a, A1, dr.bytes(32), a, B1, 9, dr.bytes(32), 9, dr.bytes(32), 9, dr.bytes(64), dr.bytes(32),
+          "Alice and Bob share the same identity seed; spk_id = opk_id = kem_id")
+    valid(dr.bytes(32), A1, dr.bytes(32), dr.bytes(32), B1, 0xFFFFFFFF, dr.bytes(32), 0xFFFFFFFF, dr.bytes(32),
+          0xFFFFFFFF, dr.bytes(64), b"\xff" * 32, "ids 0xffffffff; m all 0xff")
+    # addresses: the same keys with different addresses give the same secret and a different AD
+    a, ek, b, spk, opk = (dr.bytes(32) for _ in range(5))
+    for a_addr, b_addr, what in (
+            (address_json("carol", 1), address_json("carol", 2), "two devices of one user (same uid, device 1 and 2)"),
+            (address_json("carol", 2), address_json("carol", 1), "the same two devices, roles swapped"),
+            (address_json("é", 1), address_json("bob", 1), "uid U+00E9 precomposed (c3 a9)"),
+            (address_json("e\u0301", 1), address_json("bob", 1), "uid e + U+0301 decomposed (65 cc 81): another AD"),
+            (address_json("x" * 255, 0), address_json("y", 0xFFFFFFFF), "uid of 255 bytes with device 0; "
+                                                                       "1-byte uid with device 0xffffffff"),
+            (address_json("3f2504e0-4f89-11d3-9a0c-0305e82c3301", 7), address_json("😀 用户", 3),
+             "UUID uid; uid with an emoji and CJK")):
+        valid(a, a_addr, ek, b, b_addr, 11, spk, 12, opk, None, None, None, f"addresses: {what}")
+    ads = [t["associated_data"] for t in tests[-6:]]
+    assert len(set(ads)) == 6 and len({t["shared_secret"] for t in tests[-6:]}) == 1
 
-    # error tests: the bundle signature does not verify
-    def bad(a_seed, ek, b_seed, spk, opk, sig, comment):
-        b_ik = ed25519_pub(b_seed)
-        spk_pk = x25519_pub(spk)
-        assert not ed25519_verify(b_ik, sig, encode_x25519(spk_pk)), comment
-        expect_error("invalidSignature", x3dh_alice, a_seed, ek, b_ik, spk_pk, sig,
-                     x25519_pub(opk) if opk is not None else None)
-        tests.append({"comment": comment,
-                      "alice_identity_seed": hx(a_seed), "alice_ephemeral_sk": hx(ek),
-                      "bob_identity_seed": hx(b_seed), "bob_spk_sk": hx(spk),
-                      "bob_spk_signature": hx(sig), "bob_opk_sk": hx(opk) if opk is not None else None,
-                      "error": "invalidSignature"})
+    # ---------------------------------------------------------------- error tests: invalidSignature
+    def bad(comment, *, opk=True, kem=True, spk_sig=None, kem_sig=None, spk_kem_bit=None):
+        a, ek, b, spk, opk_sk, kem_seed, m = (dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32),
+                                              dr.bytes(64), dr.bytes(32))
+        a_addr, b_addr = random_address(dr), random_address(dr)
+        spk_id, opk_id, kem_id = rid(), rid(), rid()
+        opk_sk = opk_sk if opk else None
+        kem_seed = kem_seed if kem else None
+        bundle, encaps = make(b, spk_id, spk, opk_id, opk_sk, kem_id, kem_seed, m)
+        if spk_kem_bit is not None:
+            bundle = replace_fields(bundle, spk_sig=rx.spk_signature(b, bundle.spk, spk_kem_bit))
+        if spk_sig is not None:
+            bundle = replace_fields(bundle, spk_sig=spk_sig(b, bundle))
+        if kem_sig is not None:
+            bundle = replace_fields(bundle, kem_sig=kem_sig(b, bundle))
+        expect_error("invalidSignature", rx.x3dh_initiator, a, encode_address_json(a_addr), ek, bundle,
+                     encode_address_json(b_addr), encaps)
+        t = {"comment": comment}
+        t.update(fields(a, a_addr, ek, b, b_addr, spk_id, spk, bundle.spk_sig, opk_id, opk_sk, kem_id, kem_seed,
+                        bundle.kem_sig, encaps))
+        t["error"] = "invalidSignature"
+        tests.append(t)
 
-    def keys(with_opk=True):
-        return dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32), (dr.bytes(32) if with_opk else None)
+    def flipped(sig: bytes, bit: int) -> bytes:
+        x = bytearray(sig)
+        x[bit // 8] ^= 1 << (bit % 8)
+        return bytes(x)
 
     for bit in (0, 7, 100, 255, 256, 300, 504, 511):
-        a, ek, b, spk, opk = keys(bit % 2 == 0)
-        sig = bytearray(ed25519_sign(b, encode_x25519(x25519_pub(spk))))
-        sig[bit // 8] ^= 1 << (bit % 8)
-        part = "R" if bit < 256 else "S"
-        bad(a, ek, b, spk, opk, bytes(sig), f"signature with bit {bit} flipped (in {part})")
-    a, ek, b, spk, opk = keys()
-    bad(a, ek, b, spk, opk, ed25519_sign(b, x25519_pub(spk)),
-        "signature over the raw 32-byte SPK, without the 0x05 prefix")
-    a, ek, b, spk, opk = keys(False)
-    bad(a, ek, b, spk, opk, ed25519_sign(b, x25519_pub(spk)),
-        "signature over the raw 32-byte SPK, without the 0x05 prefix (no OPK)")
-    a, ek, b, spk, opk = keys()
-    bad(a, ek, b, spk, opk, ed25519_sign(a, encode_x25519(x25519_pub(spk))),
-        "signature by the wrong identity (Alice's key instead of Bob's)")
-    a, ek, b, spk, opk = keys()
-    bad(a, ek, b, spk, opk, ed25519_sign(dr.bytes(32), encode_x25519(x25519_pub(spk))),
-        "signature by an unrelated identity key")
-    a, ek, b, spk, opk = keys()
-    bad(a, ek, b, spk, opk, bytes(64), "all-zero signature")
-    a, ek, b, spk, opk = keys(False)
-    bad(a, ek, b, spk, opk, bytes(64), "all-zero signature (no OPK)")
-    a, ek, b, spk, opk = keys()
-    bad(a, ek, b, spk, opk, ed25519_sign(b, encode_x25519(x25519_pub(dr.bytes(32)))),
-        "Bob's valid signature, but over a different signed prekey")
-    a, ek, b, spk, opk = keys()
-    sig = ed25519_sign(b, encode_x25519(x25519_pub(spk)))
-    s_val = int.from_bytes(sig[32:], "little") + L
-    assert s_val < 2**256
-    bad(a, ek, b, spk, opk, sig[:32] + s_val.to_bytes(32, "little"),
-        "non-canonical S (S + L) of an otherwise valid signature")
-    a, ek, b, spk, opk = keys()
-    sig = ed25519_sign(b, b"\x05" + x25519_pub(spk) + b"\x00")
-    bad(a, ek, b, spk, opk, sig, "signature over 0x05 || SPK || 0x00 (one byte too many)")
+        bad(f"spk_sig with bit {bit} flipped (in {'R' if bit < 256 else 'S'})", opk=bit % 2 == 0, kem=bit % 3 == 0,
+            spk_sig=lambda s, b, bit=bit: flipped(b.spk_sig, bit))
+    for bit in (1, 200, 257, 510):
+        bad(f"kem_sig with bit {bit} flipped (in {'R' if bit < 256 else 'S'})", opk=bit % 2 == 0,
+            kem_sig=lambda s, b, bit=bit: flipped(b.kem_sig, bit))
+    bad("KEM prekey present, spk_sig signed with kem = 0", spk_kem_bit=0)
+    bad("KEM prekey present, no OPK, spk_sig signed with kem = 0", opk=False, spk_kem_bit=0)
+    bad("no KEM prekey, spk_sig signed with kem = 1 (what a bundle stripped of its KEM prekey carries)",
+        kem=False, spk_kem_bit=1)
+    bad("no KEM prekey, no OPK, spk_sig signed with kem = 1", kem=False, opk=False, spk_kem_bit=1)
+    bad("spk_sig over Encode(SPK) alone (version 1's signed message)", kem=False,
+        spk_sig=lambda s, b: ed25519_sign(s, encode_x25519(b.spk)))
+    bad("spk_sig with the label \"SessionKit SPK v1\"", spk_sig=lambda s, b: ed25519_sign(
+        s, b"SessionKit SPK v1" + encode_x25519(b.spk) + bytes([b.kem_bit])))
+    bad("spk_sig over the raw SPK without the 0x05 of Encode", opk=False, kem=False,
+        spk_sig=lambda s, b: ed25519_sign(s, b"SessionKit SPK v2" + b.spk + b"\x00"))
+    bad("spk_sig by the wrong identity (an unrelated key)", spk_sig=lambda s, b: ed25519_sign(
+        dr.bytes(32), rx.spk_signed_bytes(b.spk, b.kem_bit)))
+    bad("all-zero spk_sig", kem=False, spk_sig=lambda s, b: bytes(64))
+    bad("Bob's valid spk_sig, but over a different signed prekey",
+        spk_sig=lambda s, b: rx.spk_signature(s, x25519_pub(dr.bytes(32)), b.kem_bit))
+    bad("spk_sig with non-canonical S (S + L)", opk=False,
+        spk_sig=lambda s, b: b.spk_sig[:32] + (int.from_bytes(b.spk_sig[32:], "little") + L).to_bytes(32, "little"))
+    bad("spk_sig over the signed bytes plus one extra byte", kem=False,
+        spk_sig=lambda s, b: ed25519_sign(s, rx.spk_signed_bytes(b.spk, 0) + b"\x00"))
+    bad("kem_sig over the raw ek without the 0x0b of EncodeKEM",
+        kem_sig=lambda s, b: ed25519_sign(s, b"SessionKit KEM v2" + b.kem_ek))
+    bad("kem_sig with the SPK label", kem_sig=lambda s, b: ed25519_sign(s, b"SessionKit SPK v2" + encode_kem(b.kem_ek)))
+    bad("kem_sig over another KEM prekey", opk=False, kem_sig=lambda s, b: rx.kem_signature(
+        s, ref_mlkem.ek_from_seed(dr.bytes(64))))
+    bad("kem_sig by an unrelated identity key", kem_sig=lambda s, b: rx.kem_signature(dr.bytes(32), b.kem_ek))
+    bad("kem_sig replaced by spk_sig", kem_sig=lambda s, b: b.spk_sig)
+    bad("kem_sig with non-canonical S (S + L)",
+        kem_sig=lambda s, b: b.kem_sig[:32] + (int.from_bytes(b.kem_sig[32:], "little") + L).to_bytes(32, "little"))
+    bad("both signatures bad (spk_sig is checked first)", spk_sig=lambda s, b: flipped(b.spk_sig, 9),
+        kem_sig=lambda s, b: flipped(b.kem_sig, 9))
     return tests
 
 
 # =========================================================================== suite: self-encryption
-SELF_INFO = b"SessionKit Self v1"
+SELF_INFO = b"SessionKit Self v2"
+SELF_TYPE = 0x25
+SELF_MIN = 1 + 24 + 16
 
 
 def self_key(identity_seed: bytes) -> bytes:
@@ -542,20 +832,21 @@ def self_key(identity_seed: bytes) -> bytes:
 
 
 def self_seal_raw(identity_seed, context, nonce, padded):
-    hdr = b"\x20" + nonce
-    return hdr + aead_seal(self_key(identity_seed), nonce, padded, hdr + context)
+    assert len(nonce) == 24
+    hdr = bytes([SELF_TYPE]) + nonce
+    return hdr + sp.xaead_seal(self_key(identity_seed), nonce, padded, hdr + context)
 
 
 def self_open(identity_seed, context, sealed):
-    """Reference decoder (SPEC §6). Reading chosen for the empty input: invalidMessage."""
+    """Reference decoder (SPEC §6). Reading kept for the empty input: invalidMessage."""
     if len(sealed) == 0:
         raise SpecError("invalidMessage")
-    if sealed[0] != 0x20:
+    if sealed[0] != SELF_TYPE:
         raise SpecError("unsupportedVersion")
-    if len(sealed) < 1 + 12 + 16:
+    if len(sealed) < SELF_MIN:
         raise SpecError("invalidMessage")
-    nonce = sealed[1:13]
-    padded = aead_open(self_key(identity_seed), nonce, sealed[13:], sealed[:13] + context)
+    nonce = sealed[1:25]
+    padded = sp.xaead_open(self_key(identity_seed), nonce, sealed[25:], sealed[:25] + context)
     return unpad(padded)
 
 
@@ -566,7 +857,12 @@ def suite_self(seed: int):
     def valid(s, ctx, nonce, pt, comment):
         sealed = self_seal_raw(s, ctx, nonce, pad(pt))
         assert self_open(s, ctx, sealed) == pt
-        assert len(sealed) == 1 + 12 + len(pad(pt)) + 16
+        assert len(sealed) == 1 + 24 + len(pad(pt)) + 16
+        # independent check of the XChaCha20 construction: the same seal through libsodium's
+        # definition written differently (subkey, then RFC 8439 with the 4-zero-byte prefix)
+        sub = sp.hchacha20(self_key(s), nonce[:16])
+        from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+        assert ChaCha20Poly1305(sub).decrypt(bytes(4) + nonce[16:], sealed[25:], sealed[:25] + ctx) == pad(pt)
         tests.append({"comment": comment, "identity_seed": hx(s), "context": hx(ctx),
                       "nonce": hx(nonce), "plaintext": hx(pt), "sealed": hx(sealed)})
         return sealed
@@ -583,14 +879,23 @@ def suite_self(seed: int):
     for ctx, cdesc in contexts:
         for n in lengths[i % 3::3] if ctx != b"" else lengths:
             c = ctx if ctx is not None else dr.bytes(32)
-            valid(dr.bytes(32), c, dr.bytes(12), dr.bytes(n), f"{cdesc}, plaintext of {n} bytes")
+            valid(dr.bytes(32), c, dr.bytes(24), dr.bytes(n), f"{cdesc}, plaintext of {n} bytes")
         i += 1
-    valid(dr.bytes(32), "conversation:é".encode("utf-8"), dr.bytes(12), dr.bytes(70000),
+    valid(dr.bytes(32), "conversation:é".encode("utf-8"), dr.bytes(24), dr.bytes(70000),
           "70,000-byte plaintext (padded to 131072 bytes)")
-    valid(ZERO32, b"", bytes(12), b"", "all-zero seed and nonce, empty context and plaintext")
-    valid(FF32, FF32, b"\xff" * 12, b"\xff" * 32, "all-0xff seed, context, nonce and plaintext")
+    valid(ZERO32, b"", bytes(24), b"", "all-zero seed and nonce, empty context and plaintext")
+    valid(FF32, FF32, b"\xff" * 24, b"\xff" * 32, "all-0xff seed, context, nonce and plaintext")
     long_ctx = dr.bytes(1000)
-    valid(dr.bytes(32), long_ctx, dr.bytes(12), dr.bytes(100), "1000-byte context")
+    valid(dr.bytes(32), long_ctx, dr.bytes(24), dr.bytes(100), "1000-byte context")
+    s0, n0 = dr.bytes(32), dr.bytes(24)
+    a = valid(s0, b"ctx", n0, b"same", "same seed and nonce as the next test, context \"ctx\"")
+    b = valid(s0, b"ctx2", n0, b"same", "same seed, nonce and plaintext as the previous test, context \"ctx2\"")
+    assert a[:-16] == b[:-16] and a[-16:] != b[-16:]   # the context is AAD only
+    n1 = bytearray(n0)
+    n1[20] ^= 1
+    c = valid(s0, b"ctx", bytes(n1), b"same", "nonce differing from the previous tests only in byte 20 (the part "
+                                             "outside HChaCha20)")
+    assert c[25:-16] != a[25:-16]
 
     # error tests: identity_seed, context, sealed, error
     def err(name, s, ctx, sealed, comment, note=None):
@@ -600,18 +905,24 @@ def suite_self(seed: int):
             t["note"] = note
         tests.append(t)
 
-    s, ctx, nonce, pt = dr.bytes(32), b"conversation:42", dr.bytes(12), dr.bytes(40)
+    s, ctx, nonce, pt = dr.bytes(32), b"conversation:42", dr.bytes(24), dr.bytes(40)
     good = self_seal_raw(s, ctx, nonce, pad(pt))
     assert self_open(s, ctx, good) == pt
-    err("unsupportedVersion", s, ctx, b"\x21" + good[1:], "first byte 0x21 (otherwise a valid sealed blob)")
-    err("unsupportedVersion", s, ctx, b"\x00" + good[1:], "first byte 0x00 (otherwise a valid sealed blob)")
-    err("unsupportedVersion", s, ctx, b"\x02" + good[1:], "first byte 0x02 (a protocol message type)")
+    err("unsupportedVersion", s, ctx, b"\x20" + good[1:], "first byte 0x20 (version 1's self-encryption type), "
+        "otherwise a valid sealed blob")
+    err("unsupportedVersion", s, ctx, b"\x21" + good[1:], "first byte 0x21 (the ratchet message type)")
+    err("unsupportedVersion", s, ctx, b"\x00" + good[1:], "first byte 0x00")
+    err("unsupportedVersion", s, ctx, b"\x02" + good[1:], "first byte 0x02 (version 1's prekey message type)")
+    err("unsupportedVersion", s, ctx, b"\x26" + good[1:], "first byte 0x26 (the bundle type)")
     err("unsupportedVersion", s, ctx, b"\xff" + good[1:], "first byte 0xff")
-    err("invalidMessage", s, ctx, good[:1], "only the version byte")
-    err("invalidMessage", s, ctx, good[:13], "version and nonce, no ciphertext or tag")
-    err("invalidMessage", s, ctx, good[:28], "28 bytes: one short of 1 + 12 + 16")
+    err("unsupportedVersion", s, ctx, b"\x20" + good[1:10], "10 bytes starting 0x20: the type byte is checked "
+        "before the length")
+    err("invalidMessage", s, ctx, good[:1], "only the type byte")
+    err("invalidMessage", s, ctx, good[:25], "type byte and nonce, no ciphertext or tag")
+    err("invalidMessage", s, ctx, good[:40], "40 bytes: one short of 1 + 24 + 16")
+    err("invalidMessage", s, ctx, good[:29], "29 bytes (version 1's minimum length)")
     err("invalidMessage", s, ctx, b"", "empty input",
-        "no version byte at all; read as a short input (invalidMessage), not unsupportedVersion")
+        "no type byte at all; read as a short input (invalidMessage), not unsupportedVersion")
     err("invalidMessage", s, b"conversation:43", good, "wrong context")
     err("invalidMessage", s, b"", good, "empty context instead of the sealing one")
     err("invalidMessage", s, ctx + b"\x00", good, "context with an extra trailing zero byte")
@@ -619,13 +930,16 @@ def suite_self(seed: int):
     wrong_seed[0] ^= 1
     err("invalidMessage", bytes(wrong_seed), ctx, good, "wrong identity seed (one bit different)")
     err("invalidMessage", dr.bytes(32), ctx, good, "unrelated identity seed")
-    for where, pos in (("nonce", 5), ("ciphertext", 13), ("ciphertext", 60), ("tag", len(good) - 16),
-                       ("tag", len(good) - 1)):
+    for where, pos in (("nonce (HChaCha20 part)", 5), ("nonce (last 8 bytes)", 22), ("ciphertext", 25),
+                       ("ciphertext", 70), ("tag", len(good) - 16), ("tag", len(good) - 1)):
         b = bytearray(good)
         b[pos] ^= 0x01
         err("invalidMessage", s, ctx, bytes(b), f"{where} byte {pos} with its low bit flipped")
     err("invalidMessage", s, ctx, good[:-1], "last byte (of the tag) removed")
     err("invalidMessage", s, ctx, good + b"\x00", "one extra byte appended")
+    aes = b"\x25" + nonce + aead_seal(self_key(s), nonce[:12], pad(pt), b"\x25" + nonce + ctx)
+    err("invalidMessage", s, ctx, aes, "sealed with AES-256-GCM under the first 12 nonce bytes instead of "
+        "XChaCha20-Poly1305")
     # authentic ciphertexts whose plaintext does not unpad
     for padded, comment, note in (
         (b"\x00" + pad(pt)[1:], "authentic plaintext whose first byte is 0x00", None),
@@ -633,10 +947,10 @@ def suite_self(seed: int):
         (pad(pt)[:-4] + sp.u32(len(pad(pt)) - 4), "authentic padded plaintext with L = length - 4 (one too big)", None),
         (pad(pt)[:-4] + sp.u32(0xFFFFFFFF), "authentic padded plaintext with L = 0xffffffff", None),
         (b"\x01\x00\x00", "authentic 3-byte plaintext (shorter than 5)", None),
-        (b"", "authentic empty plaintext: 29-byte blob (version, nonce, tag only)",
-         "1 + 12 + 16 bytes is not short; it authenticates, and the empty plaintext does not unpad"),
+        (b"", "authentic empty plaintext: 41-byte blob (type byte, nonce, tag only)",
+         "1 + 24 + 16 bytes is not short; it authenticates, and the empty plaintext does not unpad"),
     ):
-        n2 = dr.bytes(12)
+        n2 = dr.bytes(24)
         blob = self_seal_raw(s, ctx, n2, padded)
         err("invalidPadding", s, ctx, blob, comment, note)
     return tests
@@ -849,9 +1163,30 @@ def suite_qr(seed: int):
 
 
 # =========================================================================== main
+FILE_BUDGET = 900_000   # split a suite before a file reaches this many bytes (the limit is 1 MB)
+
+
+def split_by_size(base: str, tests: list) -> list:
+    """[(file name, tests)]: base.json, base_2.json, ... each under FILE_BUDGET (estimated with
+    the indent=1 serialisation write_suite uses)."""
+    import json
+    files, cur, size = [], [], 0
+    for t in tests:
+        n = len(json.dumps(t, indent=1)) + 8
+        if cur and size + n > FILE_BUDGET:
+            files.append(cur)
+            cur, size = [], 0
+        cur.append(t)
+        size += n
+    files.append(cur)
+    return [(f"{base}.json" if i == 0 else f"{base}_{i + 1}.json", f) for i, f in enumerate(files)]
+
+
 def generate(seed: int, out_dir: str) -> dict:
     os.makedirs(out_dir, exist_ok=True)
     counts = {}
+    checks = sp.run_self_checks(seed)
+    print("self-checks:", "; ".join(f"{k} {v}" for k, v in checks.items()))
 
     def write(name, suite, what, tests, start=1):
         numbered = number(tests, start)
@@ -873,8 +1208,16 @@ def generate(seed: int, out_dir: str) -> dict:
     for name, tests in suite_padding(seed):
         next_id = write(name, "padding", "SPEC.md §2 message padding (ids continue across the padding*.json files)",
                         tests, next_id)
-    write("x3dh.json", "x3dh", "SPEC.md §3 X3DH (both sides computed and compared)", suite_x3dh(seed))
-    write("self_encryption.json", "self-encryption", "SPEC.md §6 self-encryption", suite_self(seed))
+    next_id = 1
+    for name, tests in split_by_size("bundle", suite_bundle(seed)):
+        next_id = write(name, "bundle", "SPEC.md §3 bundle encoding and the initiator's bundle checks "
+                        "(ids continue across the bundle*.json files)", tests, next_id)
+    next_id = 1
+    for name, tests in split_by_size("x3dh", suite_x3dh(seed)):
+        next_id = write(name, "x3dh", "SPEC.md §3 X3DH with optional KEM prekey (both sides computed and compared; "
+                        "ids continue across the x3dh*.json files)", tests, next_id)
+    write("self_encryption.json", "self-encryption", "SPEC.md §6 self-encryption (XChaCha20-Poly1305)",
+          suite_self(seed))
     write("safety_number.json", "safety-number",
           "SPEC.md §7 safety numbers (algorithm checked against libsignal's fingerprint KAT)", suite_safety(seed))
     write("qr_payload.json", "qr-payload", "SPEC.md §7 QR payload version 1", suite_qr(seed))

@@ -1,7 +1,9 @@
-"""Independent reference primitives for SPEC.md, used by the vector generators.
+"""Independent reference primitives for SPEC.md (version 2), used by the vector generators.
 
 Built only on PyPI's `cryptography` package and plain Python integers; it shares
 no code with the Swift library, so vectors it produces are an independent check.
+XChaCha20-Poly1305 is HChaCha20 (written out here) + cryptography's ChaCha20Poly1305;
+ML-KEM-768 lives in ref_mlkem.py.
 """
 from __future__ import annotations
 
@@ -381,6 +383,35 @@ def write_suite(path: str, suite: str, source: str, tests: list) -> None:
     with open(path, "w") as f:
         json.dump({"schema": SCHEMA, "suite": suite, "source": source, "tests": tests}, f, indent=1)
         f.write("\n")
+
+
+def find_wycheproof() -> str:
+    """The folder with the Wycheproof files the self-checks read: $SESSIONKIT_WYCHEPROOF,
+    else TestVectors/wycheproof/ next to this generator, else /work/shared/vectors/wycheproof."""
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    cands = [os.environ.get("SESSIONKIT_WYCHEPROOF", ""), os.path.join(here, "..", "wycheproof"),
+             "/work/shared/vectors/wycheproof"]
+    for c in cands:
+        if c and all(os.path.exists(os.path.join(c, n)) for n in
+                     ("xchacha20_poly1305_test.json", "mlkem_768_test.json", "mlkem_768_encaps_test.json")):
+            return os.path.normpath(c)
+    raise SystemExit("Wycheproof files for the ML-KEM / XChaCha20-Poly1305 self-checks not found "
+                     "(set SESSIONKIT_WYCHEPROOF to a folder holding them)")
+
+
+_SELF_CHECKED: dict = {}
+
+
+def run_self_checks(seed: int) -> dict:
+    """The primitive self-checks that every generation run starts with (once per process):
+    XChaCha20-Poly1305 (HChaCha20 KAT + Wycheproof) and ML-KEM-768 (cryptography + Wycheproof)."""
+    if seed not in _SELF_CHECKED:
+        import ref_mlkem
+        wy = find_wycheproof()
+        _SELF_CHECKED[seed] = {"xchacha20-poly1305": xaead_self_check(wy),
+                               "ml-kem-768": ref_mlkem.self_check(wy, Drbg(seed, "ml-kem-self-check"))}
+    return _SELF_CHECKED[seed]
 
 
 class Drbg:
