@@ -5,10 +5,18 @@ let package = Package(
     name: "SessionKit",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
+        // The core: libsodium is its only dependency.
         .library(name: "SignalPrimitives", targets: ["SignalPrimitives"]),
         .library(name: "SessionKit", targets: ["SessionKit"]),
         .library(name: "Verification", targets: ["Verification"]),
+        // Opt-in: ML-KEM-768 for post-quantum sessions, on apple/swift-crypto (BoringSSL on
+        // Linux, CryptoKit on Apple platforms 26+). An app that does not import it builds none
+        // of swift-crypto.
+        .library(name: "SessionKitMLKEM", targets: ["SessionKitMLKEM"]),
         .executable(name: "signal-vectors", targets: ["signal-vectors"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.0.0" ..< "5.0.0"),
     ],
     targets: [
         // libsodium, found with pkg-config (Debian: libsodium-dev, Homebrew: libsodium).
@@ -20,14 +28,18 @@ let package = Package(
         .target(name: "SignalPrimitives", dependencies: ["CSodium"]),
         .target(name: "SessionKit", dependencies: ["SignalPrimitives"]),
         .target(name: "Verification", dependencies: ["SignalPrimitives", "SessionKit"]),
+        .target(
+            name: "SessionKitMLKEM",
+            dependencies: ["SessionKit", "SignalPrimitives", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // The conformance engine behind `signal-vectors`, shared with the test suite.
         .target(
             name: "SignalVectorKit",
-            dependencies: ["SignalPrimitives", "SessionKit", "Verification"]
+            dependencies: ["SignalPrimitives", "SessionKit", "Verification", "SessionKitMLKEM"]
         ),
         .executableTarget(name: "signal-vectors", dependencies: ["SignalVectorKit"]),
         .testTarget(name: "SignalPrimitivesTests", dependencies: ["SignalPrimitives", "CSodium"]),
-        .testTarget(name: "SessionKitTests", dependencies: ["SessionKit"]),
+        .testTarget(name: "SessionKitTests", dependencies: ["SessionKit", "SessionKitMLKEM"]),
         .testTarget(name: "VerificationTests", dependencies: ["Verification", "SessionKit"]),
         .testTarget(name: "SignalVectorKitTests", dependencies: ["SignalVectorKit"]),
     ],

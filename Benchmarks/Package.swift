@@ -10,7 +10,7 @@ let package = Package(
         // The library, by path. Its package identity comes from the checkout's folder name,
         // so it is named explicitly for `.product(name:package:)` below.
         .package(name: "SessionKit", path: ".."),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.0.0" ..< "5.0.0"),
     ],
     targets: [
         // libsodium for the floor: raw C calls, naively composed. The root package keeps its

@@ -205,3 +205,77 @@ final class WycheproofAlgorithmTests: XCTestCase {
         try assertOutcome(picked, passed: 0, failed: 1)
     }
 }
+
+/// SPEC v2's Wycheproof algorithms: XChaCha20-Poly1305 and ML-KEM-768.
+final class WycheproofVersion2AlgorithmTests: XCTestCase {
+    private func document(_ file: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: try PackageLocations.vectorPath(file)))
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    /// Runs `document` with its first test matching `isTest`, after `change` edits it.
+    private func runOne(_ document: [String: Any], where isTest: ([String: Any]) -> Bool,
+                        change: (inout [String: Any], inout [String: Any]) -> Void = { _, _ in }) throws -> VectorFileResult {
+        let groups = try XCTUnwrap(document["testGroups"] as? [[String: Any]])
+        for var group in groups {
+            let tests = try XCTUnwrap(group["tests"] as? [[String: Any]])
+            guard var test = tests.first(where: isTest) else { continue }
+            change(&group, &test)
+            group["tests"] = [test]
+            var single = document
+            single["testGroups"] = [group]
+            single["numberOfTests"] = 1
+            return ConformanceRunner().verify(data: try JSONSerialization.data(withJSONObject: single), path: "one.json")
+        }
+        throw MissingVectors(path: "no matching test")
+    }
+
+    private func counts(_ result: VectorFileResult) -> [Int] { [result.passed, result.failed, result.skipped] }
+
+    func testXChaChaNoncesOfAnotherLengthAreRunAndMustBeRefused() throws {
+        let file = try document("wycheproof/xchacha20_poly1305_test.json")
+        let shortNonce: ([String: Any]) -> Bool = { ($0["iv"] as? String)?.count == 24 }   // 96-bit nonce
+        XCTAssertEqual(counts(try runOne(file, where: shortNonce)), [1, 0, 0], "refused, as an invalid test must be")
+        // Marked valid, the same test fails: it is run, never skipped.
+        XCTAssertEqual(counts(try runOne(file, where: shortNonce) { _, test in test["result"] = "valid" }), [0, 1, 0])
+    }
+
+    func testXChaChaATamperedValidTestFails() throws {
+        let file = try document("wycheproof/xchacha20_poly1305_test.json")
+        let valid: ([String: Any]) -> Bool = { $0["result"] as? String == "valid" && ($0["msg"] as? String)?.isEmpty == false }
+        XCTAssertEqual(counts(try runOne(file, where: valid)), [1, 0, 0])
+        XCTAssertEqual(counts(try runOne(file, where: valid) { _, test in
+            test["tag"] = String(repeating: "0", count: 32)
+        }), [0, 1, 0])
+    }
+
+    func testMLKEMKeyGenerationAndDecapsulationAreCompared() throws {
+        let file = try document("wycheproof/mlkem_768_test.json")
+        let valid: ([String: Any]) -> Bool = { $0["result"] as? String == "valid" }
+        XCTAssertEqual(counts(try runOne(file, where: valid)), [1, 0, 0])
+        XCTAssertEqual(counts(try runOne(file, where: valid) { _, test in
+            test["K"] = String(repeating: "0", count: 64)
+        }), [0, 1, 0], "a wrong K must fail")
+        XCTAssertEqual(counts(try runOne(file, where: valid) { _, test in
+            test["result"] = "invalid"
+        }), [0, 1, 0], "a test the library accepts cannot pass as invalid")
+        let invalid: ([String: Any]) -> Bool = { $0["result"] as? String == "invalid" }
+        XCTAssertEqual(counts(try runOne(file, where: invalid)), [1, 0, 0])
+    }
+
+    func testMLKEMInvalidEncapsulationKeysMustBeRefusedAsInvalidKey() throws {
+        let file = try document("wycheproof/mlkem_768_encaps_test.json")
+        let invalid: ([String: Any]) -> Bool = { $0["result"] as? String == "invalid" }
+        XCTAssertEqual(counts(try runOne(file, where: invalid)), [1, 0, 0])
+        XCTAssertEqual(counts(try runOne(file, where: invalid) { _, test in test["result"] = "valid" }), [0, 1, 0])
+        let valid: ([String: Any]) -> Bool = { $0["result"] as? String == "valid" }
+        XCTAssertEqual(counts(try runOne(file, where: valid)), [1, 0, 0])
+        XCTAssertEqual(counts(try runOne(file, where: valid) { _, test in test["result"] = "invalid" }), [0, 1, 0])
+    }
+
+    func testMLKEMGroupsOfAnotherParameterSetAreSkipped() throws {
+        let file = try document("wycheproof/mlkem_768_test.json")
+        let result = try runOne(file, where: { _ in true }) { group, _ in group["parameterSet"] = "ML-KEM-1024" }
+        XCTAssertEqual(counts(result), [0, 0, 1])
+    }
+}

@@ -15,7 +15,7 @@ struct RootKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible 
         withSecretScratch(96) { (scratch: UnsafeMutableRawBufferPointer) -> (RootKey, ChainKey) in
             let prk = scratch.slice(0 ..< 32)
             let okm = scratch.slice(32 ..< 96)
-            var extract = storage.withUnsafeBytes { HMACSHA256(key: $0) }
+            var extract = HMACSHA256(key: storage)
             extract.update(bytes: dhOutput)
             // Fixed 32- and 64-byte buffers: neither call can fail.
             try? extract.finalize(into: prk)

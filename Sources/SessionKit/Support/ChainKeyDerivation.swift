@@ -17,7 +17,7 @@ enum ChainKeyDerivation {
     /// in zeroing storage.
     @inline(__always)
     static func advance(_ chainKey: SecureBytes, writingMessageKeyInto messageKey: UnsafeMutableRawBufferPointer) -> SecureBytes {
-        var keyed = chainKey.withUnsafeBytes { HMACSHA256(key: $0) }
+        var keyed = HMACSHA256(key: chainKey)
         var forMessage = keyed
         withUnsafeBytes(of: messageKeyInput) { forMessage.update(bytes: $0) }
         // A 32-byte buffer: finalize cannot fail.
@@ -31,7 +31,7 @@ enum ChainKeyDerivation {
     /// KDF_CK returning both keys in zeroing storage.
     @inline(__always)
     static func advance(_ chainKey: SecureBytes) -> (chainKey: SecureBytes, messageKey: SecureBytes) {
-        var keyed = chainKey.withUnsafeBytes { HMACSHA256(key: $0) }
+        var keyed = HMACSHA256(key: chainKey)
         var forMessage = keyed
         withUnsafeBytes(of: messageKeyInput) { forMessage.update(bytes: $0) }
         withUnsafeBytes(of: chainKeyInput) { keyed.update(bytes: $0) }

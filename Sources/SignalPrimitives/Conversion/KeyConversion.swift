@@ -7,9 +7,10 @@ extension Ed25519.PublicKey {
     /// the prime-order subgroup, as `crypto_core_ed25519_is_valid_point` decides). The map is
     /// computed with this library's GF(2^255 − 19) arithmetic; it equals libsodium's
     /// `crypto_sign_ed25519_pk_to_curve25519`.
-    /// - Throws: `CryptoError.invalidKey` for an invalid point.
+    /// - Throws: `CryptoError.invalidKey` for an invalid point, `.unsoundPointValidation` when
+    ///   the linked libsodium failed the self-check of SPEC §1 (see `Sodium`).
     public func convertToX25519() throws(CryptoError) -> X25519.PublicKey {
-        guard isValidPoint else { throw .invalidKey }
+        try validatePoint()
         let y = FieldElement(bytes: rawRepresentation)
         return try X25519.PublicKey(rawRepresentation: FieldElement.montgomeryU(fromEdwardsY: y).encoded)
     }

@@ -123,12 +123,26 @@ public enum Ed25519 {
         }
 
         /// Whether the key is a valid point: canonical, on the curve, not of small order and in
-        /// the prime-order subgroup (`crypto_core_ed25519_is_valid_point`).
-        public var isValidPoint: Bool {
-            guard Sodium.isInitialized else { return false }
-            return rawRepresentation.withUnsafeBytes {
-                crypto_core_ed25519_is_valid_point($0.u8) == 1
-            }
+        /// the prime-order subgroup (`crypto_core_ed25519_is_valid_point`). `false` also when
+        /// the linked libsodium failed its self-check (`Sodium.pointValidationIsSound`); use
+        /// `validatePoint()` to tell the two apart.
+        public var isValidPoint: Bool { (try? validatePoint()) != nil }
+
+        /// Checks that the key is a valid point (see `isValidPoint`).
+        /// - Throws: `CryptoError.invalidKey` for an invalid point,
+        ///   `CryptoError.unsoundPointValidation` when the linked libsodium's point validation
+        ///   accepts mixed-order points (SPEC §1's self-check), and
+        ///   `CryptoError.libraryInitializationFailed` when libsodium is unusable.
+        public func validatePoint() throws(CryptoError) {
+            try validatePoint(libraryIsSound: Sodium.pointValidationIsSound)
+        }
+
+        /// `validatePoint()` against a given outcome of the self-check (tests force `false`).
+        func validatePoint(libraryIsSound: Bool) throws(CryptoError) {
+            try Sodium.ensureInitialized()
+            guard libraryIsSound else { throw .unsoundPointValidation }
+            let valid = rawRepresentation.withUnsafeBytes { crypto_core_ed25519_is_valid_point($0.u8) == 1 }
+            guard valid else { throw .invalidKey }
         }
 
         /// Lowercase hex of the key.

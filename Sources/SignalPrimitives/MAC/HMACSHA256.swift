@@ -17,14 +17,23 @@ public struct HMACSHA256: Sendable {
         crypto_auth_hmacsha256_init(&state, key.u8, key.count)
     }
 
-    /// Keys a new HMAC with `key`.
+    /// Keys a new HMAC with `key`. The state is keyed in place: no copy of it is made.
     public init(key: [UInt8]) {
-        self = key.withUnsafeBytes { HMACSHA256(key: $0) }
+        _ = Sodium.isInitialized
+        key.withUnsafeBytes { k in _ = crypto_auth_hmacsha256_init(&state, k.u8, k.count) }
     }
 
-    /// Keys a new HMAC with a symmetric key.
+    /// Keys a new HMAC with a symmetric key, in place.
     public init(key: SymmetricKey) {
-        self = key.withUnsafeBytes { HMACSHA256(key: $0) }
+        self.init(key: key.storage)
+    }
+
+    /// Keys a new HMAC with secret bytes, in place (no copy of the keyed state is made, so
+    /// finalizing or `wipe()` leaves none behind).
+    @inlinable
+    public init(key: SecureBytes) {
+        _ = Sodium.isInitialized
+        key.withUnsafeBytes { k in _ = crypto_auth_hmacsha256_init(&state, k.u8, k.count) }
     }
 
     /// Absorbs `data`.
@@ -87,7 +96,12 @@ public struct HMACSHA256: Sendable {
         guard (1 ... Self.byteCount).contains(byteCount), tag.count == byteCount else { return false }
         var full = authenticationCode(for: message, using: key)
         defer { SecureMemory.zero(&full) }
-        return ConstantTime.equals(Array(full.prefix(byteCount)), tag)
+        // Compared in place: no copy of the expected tag is made (it would be left unwiped).
+        return full.withUnsafeBytes { expected in
+            tag.withUnsafeBytes { given in
+                ConstantTime.equals(UnsafeRawBufferPointer(rebasing: expected[..<byteCount]), given)
+            }
+        }
     }
 
     /// Overwrites the keyed state with zeros. A keyed state is as secret as its key: wipe a

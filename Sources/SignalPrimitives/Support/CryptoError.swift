@@ -25,6 +25,12 @@ public enum CryptoError: Error, Equatable, Hashable, Sendable, CustomStringConve
     case invalidOutputLength(requested: Int, maximum: Int)
     /// A caller-supplied output buffer is too small.
     case bufferTooSmall(required: Int, actual: Int)
+    /// The linked libsodium accepts mixed-order Ed25519 points in its point validation
+    /// (CVE-2025-69277, fixed in releases after 2025-12-30 and in Debian's 1.0.18-1+deb12u1):
+    /// operations that validate points refuse to run on it. Update libsodium.
+    case unsoundPointValidation
+    /// A key-encapsulation operation failed inside its implementation.
+    case kemFailure
 
     /// A short, secret-free description of the error.
     public var description: String {
@@ -40,6 +46,9 @@ public enum CryptoError: Error, Equatable, Hashable, Sendable, CustomStringConve
         case .aesGCMUnavailable: return "AES-256-GCM is unavailable on this CPU (libsodium needs AES-NI and PCLMUL)"
         case let .invalidOutputLength(r, m): return "invalid output length \(r): at most \(m) bytes"
         case let .bufferTooSmall(r, a): return "output buffer too small: \(r) bytes needed, got \(a)"
+        case .unsoundPointValidation:
+            return "the linked libsodium accepts mixed-order Ed25519 points (CVE-2025-69277): update libsodium"
+        case .kemFailure: return "the key-encapsulation mechanism failed"
         }
     }
 }

@@ -36,39 +36,14 @@ public enum AESGCMAlgorithm: WycheproofAlgorithm {
         return .run
     }
 
-    /// Checks one test.
+    /// Checks one test (`AEADVectorCheck`).
     /// - Throws: `VectorFailure` when `key`, `iv`, `aad`, `msg`, `ct` or `tag` is missing or
     ///   not hex, when a valid test does not open to `msg` or does not seal to `ct || tag`, when
     ///   an invalid test opens, or when an acceptable test opens to anything but `msg`.
     public static func run(_ test: VectorTest, expecting expectation: WycheproofExpectation, in group: VectorTest) throws -> VectorOutcome {
-        let key = SymmetricKey(data: try test.hex("key"))
-        let nonce = try test.hex("iv")
-        let aad = try test.hex("aad")
-        let message = try test.hex("msg")
-        let sealed = try test.hex("ct") + test.hex("tag")
-
-        let opened: [UInt8]?
-        do {
-            opened = try AES256GCM.open(sealed, using: key, nonce: nonce, authenticating: aad)
-        } catch {
-            if expectation == .valid { throw VectorFailure("open failed (\(error))") }
-            opened = nil
-        }
-        switch expectation {
-        case .invalid:
-            if let opened { throw VectorFailure("an invalid ciphertext opened (to \(Hex.encode(opened)))") }
-        case .acceptable:
-            if let opened { try ExpectedError.equal(opened, message, "opened plaintext") }
-        case .valid:
-            try ExpectedError.equal(opened ?? [], message, "opened plaintext")
-            let resealed: [UInt8]
-            do {
-                resealed = try AES256GCM.seal(message, using: key, nonce: nonce, authenticating: aad)
-            } catch {
-                throw VectorFailure("seal failed (\(error))")
-            }
-            try ExpectedError.equal(resealed, sealed, "ct || tag")
-        }
-        return .passed
+        try AEADVectorCheck.run(
+            test, expecting: expectation,
+            open: { (sealed, key, nonce, aad) throws(CryptoError) in try AES256GCM.open(sealed, using: key, nonce: nonce, authenticating: aad) },
+            seal: { (message, key, nonce, aad) throws(CryptoError) in try AES256GCM.seal(message, using: key, nonce: nonce, authenticating: aad) })
     }
 }

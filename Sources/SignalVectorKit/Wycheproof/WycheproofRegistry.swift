@@ -9,6 +9,8 @@ public enum WycheproofRegistry {
             AESGCMAlgorithm.self,
             HKDFSHA256Algorithm.self,
             HMACSHA256Algorithm.self,
+            XChaCha20Poly1305Algorithm.self,
+            MLKEMAlgorithm.self,
         ] {
             all[algorithm.name] = algorithm
         }
