@@ -29,8 +29,8 @@ import spec_primitives as sp  # noqa: E402
 from spec_primitives import (  # noqa: E402
     FF32, L, P, ZERO32, Drbg, SpecError, aead_seal, aead_open, dh, ed25519_point_is_valid,
     ed25519_pub, ed25519_sign, ed25519_verify, ed_seed_to_x_private, ed_to_x_public,
-    address_json, encode_address_json, encode_kem, encode_x25519, hkdf, pad, sha512, unpad, write_suite,
-    x25519_pub, x_to_ed_public,
+    address_json, encode_address_json, encode_kem, encode_x25519, hkdf, pad, random_address, sha512, unpad,
+    write_suite, x25519_pub, x_to_ed_public,
 )
 import ref_mlkem  # noqa: E402
 import ref_x3dh as rx  # noqa: E402
@@ -429,15 +429,6 @@ def suite_padding(seed: int):
 
 
 # =========================================================================== addresses (§1)
-ADDRESS_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789-_.@+"
-
-
-def random_address(dr: Drbg) -> dict:
-    n = 1 + dr.int_below(24)
-    uid = "".join(ADDRESS_ALPHABET[b % len(ADDRESS_ALPHABET)] for b in dr.bytes(n))
-    return address_json(uid, dr.int_below(2**32) if dr.int_below(2) else 1 + dr.int_below(8))
-
-
 def addr_note(*addrs: dict) -> str | None:
     """UTF-8 hex of non-ASCII uids (the runner compares bytes, never Strings)."""
     parts = [f"uid {a['uid'].encode().hex()}" for a in addrs if not a["uid"].isascii()]

@@ -1,50 +1,45 @@
-"""Independent reference of SPEC.md §3 (X3DH) and §4 (Double Ratchet, prekey messages).
+"""Independent reference of SPEC.md version 2, §3 (X3DH with optional KEM prekey, as used by a
+session) and §4 (Double Ratchet, prekey messages, sessions per address).
 
-Built only on spec_primitives (PyPI `cryptography` + plain Python); it shares no code
-with the Swift library. Used by generate_sessions.py to produce and self-check
-TestVectors/protocol/ratchet.json.
+Built only on spec_primitives / ref_x3dh / ref_mlkem (PyPI `cryptography` + plain Python); it
+shares no code with the Swift library. Used by generate_sessions.py to produce and self-check
+the `ratchet` suite.
 
 Model (SPEC §8, `ratchet` suite):
-* Alice is the initiator. Her session exists from the start (she has processed Bob's
-  bundle and verified its signature). She holds no prekeys, so any prekey message
-  delivered to her is `unknownPreKey`. She sends prekey messages (0x02 prefix) until she
-  has successfully decrypted one message from Bob.
-* Bob is the responder. He holds one signed prekey (spk_id) and optionally one one-time
-  prekey (opk_id), deleted after its first successful use. He has no session until the
-  first prekey message decrypts.
-* Each party takes its next `ratchet_keys` entry whenever §4 says "a new X25519 key"
-  (Alice's first one at initialisation).
-* Decryption is transactional: the work is done on a deep copy of the whole party
-  (session, skipped keys, one-time prekeys, ratchet-key cursor, prekey-mode flag) and
-  committed only on success.
+* Every party has an address (encoded with spec_primitives.encode_address) and keeps, per peer
+  address, a list of sessions: index 0 is the current one, then up to 40 previous ones, most
+  recently current first (§3 "Sessions per address").
+* Alice is the initiator. Her session exists from the start (she has processed Bob's bundle with
+  the fixed KEM encapsulation). She holds no prekeys, so a prekey message delivered to her is
+  `unknownPreKey`. A session sends prekey messages (0x22 || P || message) until it has
+  decrypted one message.
+* Bob is the responder: one signed prekey (spk_id, with its signed `kem` bit), optionally one
+  one-time prekey and one one-time KEM prekey, both deleted when the session they created is
+  stored. He records EK_A under spk_id for every X3DH he completes.
+* Each party takes its next `ratchet_keys` entry whenever §4 says "a new X25519 key".
+* Decryption is transactional: all work is done on a deep copy of the party and committed only
+  on success (a failed message changes nothing, draws no key, consumes no prekey, records no
+  EK_A).
 
-Resolutions of points SPEC.md leaves open (each also reported to the team; the vector
-generator avoids tests whose expected error depends on them):
-R1. Bob keeps ONE session slot. A prekey message whose EK_A differs from the EK_A that
-    created the current session runs X3DH and, on success, replaces the session
-    (Signal archives the old one; no vector exercises replacement).
-R2. For a prekey message, the "session created from the same EK_A" lookup happens before
-    any spk/opk lookup; when it matches, IK_A, spk_id and the OPK part (flag and opk_id)
-    are compared byte for byte (mismatch: invalidMessage) and no prekey is looked up.
-    (This is forced by SPEC: Alice's later prekey messages name an OPK that was already
-    deleted and must still decrypt.)
-R3. IK_A's point validity (§1 ed->x) is checked inside X3DH (invalidKey), not in the
-    "key canonicity" stage; key canonicity covers the X25519 keys EK_A and header.dh.
-R4. The inner message of a prekey message must start with 0x01; another byte there is
-    `unsupportedVersion` (checked after the prefix lengths/flag). Not in the vectors.
-R5. An empty input has no type byte: `invalidMessage`.
-R6. The new sending key pair of a DH step is drawn after the message authenticated and
-    unpadded (SPEC: "drawn only once the message has authenticated"); the sending-chain
-    KDF_RK is done then. This gives the same bytes as the Double Ratchet spec's order
-    because skip()/KDF_CK never touch RK.
-R7. When header.dh == DHr and there is no receiving chain the message is invalidMessage
-    before skip(header.n) is evaluated (so a huge n there is invalidMessage, not
-    tooManySkippedMessages). Not in the vectors.
-R8. Eviction: after each stored key, while more than MAX_STORED keys are stored, the
-    oldest (first inserted) is dropped. Skipped keys of a message that then fails are
-    never stored (transactional).
-R9. chainExhausted: encrypt refuses when Ns or PN does not fit in u32; Sender Keys the same
-    for the iteration. Receiving never needs a counter above 2^32 - 1 in a header.
+Readings of SPEC v2 (also in README.md, "Readings of SPEC v2"):
+R1. Empty input has no type byte: `invalidMessage`.
+R2. The prekey message's inner type byte is checked after the prefix length, the flags and the
+    minimum inner length (57), and before key canonicity: other than 0x21 it is
+    `unsupportedVersion`.
+R3. Key canonicity covers EK_A and header.dh; IK_A's point validity is checked when X3DH
+    converts it, after the lookups (`invalidKey`).
+R4. A prekey message whose EK_A matches a session of that address (current or previous) is
+    decided by that session alone: prefix mismatch -> `invalidMessage`; otherwise that
+    session's ratchet decryption result (success makes it current).
+R5. "A session that knows the message's ratchet key": header.dh equals its DHr, or equals the
+    ratchet key of any skipped key it stores. Such a session decides (first one in the order
+    current, previous most recent first). Otherwise every session is tried in that order and
+    the error is the current session's.
+R6. header.dh = DHr with no receiving chain is `invalidMessage`, decided before skip().
+R7. The new sending key pair of a DH step is drawn after the message authenticated and
+    unpadded; since skip()/KDF_CK never touch RK this gives the Double Ratchet's bytes.
+R8. MAX_STORED eviction is per session across all chains, oldest inserted first.
+R9. chainExhausted: encrypting refuses when Ns or PN would not fit in u32 (never reached).
 """
 from __future__ import annotations
 
@@ -53,25 +48,28 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Optional
 
-from spec_primitives import (FF32, ZERO32, SpecError, aead_open, aead_seal, dh, ed25519_pub,
-                             ed25519_sign, ed25519_verify, ed_seed_to_x_private, ed_to_x_public,
-                             encode_x25519, hkdf, is_canonical_x25519, kdf_ck, pad, read_u32, u32,
-                             unpad, x25519_pub)
+import ref_mlkem
+import ref_x3dh as rx
+from spec_primitives import (ZERO32, SpecError, aead_open, aead_seal, dh, ed25519_pub, hkdf,
+                             is_canonical_x25519, kdf_ck, pad, read_u32, u32, unpad, x25519_pub)
 
-INFO_X3DH = b"SessionKit X3DH v1"
-INFO_RATCHET = b"SessionKit Ratchet v1"
-INFO_MSGKEYS = b"SessionKit MessageKeys v1"
+INFO_RATCHET = b"SessionKit Ratchet v2"
+INFO_MSGKEYS = b"SessionKit MessageKeys v2"
 
-TYPE_MESSAGE = 0x01
-TYPE_PREKEY = 0x02
+TYPE_MESSAGE = 0x21
+TYPE_PREKEY = 0x22
 HEADER_LEN = 41
 TAG_LEN = 16
 MIN_MESSAGE = HEADER_LEN + TAG_LEN          # 57
-PREFIX_NO_OPK = 70                          # 0x02 || IK_A || EK_A || u32(spk_id) || flag
-PREFIX_OPK = 74                             # ... || u32(opk_id)
+PREFIX_BASE = 1 + rx.PREFIX_BASE_LEN        # 70: 0x22 || IK_A || EK_A || u32(spk_id) || flags
 MAX_U32 = 0xFFFFFFFF
 DEFAULT_MAX_SKIP = 256
 DEFAULT_MAX_STORED = 2000
+MAX_PREVIOUS = 40
+
+
+def prefix_len(flags: int) -> int:
+    return PREFIX_BASE + (4 if flags & 1 else 0) + (rx.PREFIX_KEM_LEN if flags & 2 else 0)
 
 
 # ---------------------------------------------------------------- KDFs (§4)
@@ -85,45 +83,18 @@ def message_keys(mk: bytes) -> tuple[bytes, bytes]:
     return out[:32], out[32:]
 
 
-# ---------------------------------------------------------------- X3DH (§3)
-def spk_signature(bob_identity_seed: bytes, spk_pub: bytes) -> bytes:
-    return ed25519_sign(bob_identity_seed, encode_x25519(spk_pub))
-
-
-def x3dh_initiator(alice_seed: bytes, ek_sk: bytes, ik_b: bytes, spk_pub: bytes, spk_sig: bytes,
-                   opk_pub: Optional[bytes]) -> tuple[bytes, bytes]:
-    """-> (SK, AD). The signature is checked before any conversion or DH."""
-    if not ed25519_verify(ik_b, spk_sig, encode_x25519(spk_pub)):
-        raise SpecError("invalidSignature")
-    ik_a = ed25519_pub(alice_seed)
-    dh1 = dh(ed_seed_to_x_private(alice_seed), spk_pub)
-    dh2 = dh(ek_sk, ed_to_x_public(ik_b))
-    dh3 = dh(ek_sk, spk_pub)
-    ikm = FF32 + dh1 + dh2 + dh3
-    if opk_pub is not None:
-        ikm += dh(ek_sk, opk_pub)
-    return hkdf(ZERO32, ikm, INFO_X3DH, 32), ik_a + ik_b
-
-
-def x3dh_responder(bob_seed: bytes, spk_sk: bytes, opk_sk: Optional[bytes], ik_a: bytes,
-                   ek_a: bytes) -> tuple[bytes, bytes]:
-    """-> (SK, AD). IK_A must be a valid Ed25519 point (ed->x, else invalidKey)."""
-    ik_a_x = ed_to_x_public(ik_a)
-    dh1 = dh(spk_sk, ik_a_x)
-    dh2 = dh(ed_seed_to_x_private(bob_seed), ek_a)
-    dh3 = dh(spk_sk, ek_a)
-    ikm = FF32 + dh1 + dh2 + dh3
-    if opk_sk is not None:
-        ikm += dh(opk_sk, ek_a)
-    return hkdf(ZERO32, ikm, INFO_X3DH, 32), ik_a + ed25519_pub(bob_seed)
-
-
-def prekey_prefix(ik_a: bytes, ek_a: bytes, spk_id: int, opk_id: Optional[int]) -> bytes:
-    p = bytes([TYPE_PREKEY]) + ik_a + ek_a + u32(spk_id)
-    return p + (b"\x00" if opk_id is None else b"\x01" + u32(opk_id))
-
-
 # ---------------------------------------------------------------- session state
+@dataclass
+class Origin:
+    """What created a responder session (the prefix match of §4)."""
+    ik_a: bytes
+    ek_a: bytes
+    spk_id: int
+    opk_id: Optional[int]
+    kem_id: Optional[int]
+    ct: Optional[bytes]
+
+
 @dataclass
 class Session:
     ad: bytes
@@ -137,19 +108,14 @@ class Session:
     nr: int = 0
     pn: int = 0
     skipped: "OrderedDict[tuple[bytes, int], bytes]" = field(default_factory=OrderedDict)
+    prefix: Optional[bytes] = None        # initiator: 0x22 || P until a message decrypts
+    origin: Optional[Origin] = None       # responder: what created it
+
+    def knows(self, dh_pub: bytes) -> bool:
+        return (self.dhr is not None and self.dhr == dh_pub) or any(k[0] == dh_pub for k in self.skipped)
 
 
-@dataclass
-class Origin:
-    """What created a responder session (for the prefix match of §4)."""
-    ik_a: bytes
-    ek_a: bytes
-    spk_id: int
-    opk_id: Optional[int]
-
-
-def ratchet_encrypt(s: Session, padded: bytes, *, pn: Optional[int] = None,
-                    n: Optional[int] = None) -> bytes:
+def ratchet_encrypt(s: Session, padded: bytes, *, pn: Optional[int] = None, n: Optional[int] = None) -> bytes:
     """§4 Encrypt of already padded bytes. pn / n overrides exist only for forging test
     messages (n >= Ns advances the sending chain to n first); real sends never use them."""
     if n is not None:
@@ -167,46 +133,64 @@ def ratchet_encrypt(s: Session, padded: bytes, *, pn: Optional[int] = None,
     return header + aead_seal(key, nonce, padded, s.ad + header)
 
 
+@dataclass
+class SignedPreKey:
+    spk_id: int
+    sk: bytes
+    kem: int          # the signed kem bit
+
+
 class Party:
-    def __init__(self, name: str, identity_seed: bytes, ratchet_keys, max_skip: int = DEFAULT_MAX_SKIP,
-                 max_stored: int = DEFAULT_MAX_STORED):
+    def __init__(self, name: str, identity_seed: bytes, address: bytes, ratchet_keys,
+                 max_skip: int = DEFAULT_MAX_SKIP, max_stored: int = DEFAULT_MAX_STORED):
         if not (0 <= max_skip <= max_stored):
             raise ValueError("MAX_SKIP <= MAX_STORED is required")
         self.name = name
         self.identity_seed = identity_seed
         self.ik_pk = ed25519_pub(identity_seed)
+        self.address = address
         self.ratchet_keys = tuple(ratchet_keys)
         self.keys_used = 0
         self.max_skip = max_skip
         self.max_stored = max_stored
-        self.session: Optional[Session] = None
-        self.prefix: Optional[bytes] = None          # initiator: prekey prefix until first reply
-        self.origin: Optional[Origin] = None         # responder: what created the session
-        self.spk: Optional[tuple[int, bytes]] = None  # (spk_id, spk_sk)
-        self.opks: dict[int, bytes] = {}             # opk_id -> opk_sk (deleted on first use)
+        self.sessions: dict[bytes, list[Session]] = {}
+        self.spk: Optional[SignedPreKey] = None
+        self.opks: dict[int, bytes] = {}
+        self.kems: dict[int, bytes] = {}                 # one-time KEM prekeys: kem_id -> seed
+        self.ek_records: dict[int, set] = {}             # spk_id -> {EK_A}
+        self.trace: list = []                            # (how a message was decided), for generator checks
 
     # ------------------------------------------------ construction
     @classmethod
-    def initiator(cls, identity_seed: bytes, ek_sk: bytes, ratchet_keys, *, ik_b: bytes, spk_pub: bytes,
-                  spk_id: int, spk_sig: bytes, opk_pub: Optional[bytes], opk_id: Optional[int],
-                  max_skip: int = DEFAULT_MAX_SKIP, max_stored: int = DEFAULT_MAX_STORED) -> "Party":
-        p = cls("alice", identity_seed, ratchet_keys, max_skip, max_stored)
-        sk, ad = x3dh_initiator(identity_seed, ek_sk, ik_b, spk_pub, spk_sig, opk_pub)
-        dhs_sk = p._new_key()
-        rk, cks = kdf_rk(sk, dh(dhs_sk, spk_pub))
-        p.session = Session(ad=ad, rk=rk, dhs_sk=dhs_sk, dhs_pk=x25519_pub(dhs_sk), dhr=spk_pub,
-                            cks=cks, ckr=None)
-        p.prefix = prekey_prefix(p.ik_pk, x25519_pub(ek_sk), spk_id, opk_id if opk_pub is not None else None)
+    def initiator(cls, identity_seed: bytes, address: bytes, ek_sk: bytes, ratchet_keys, *, bundle: rx.Bundle,
+                  peer: bytes, encapsulation: Optional[tuple[bytes, bytes]], check: bool = True,
+                  max_skip: int = DEFAULT_MAX_SKIP, max_stored: int = DEFAULT_MAX_STORED,
+                  name: str = "alice") -> "Party":
+        p = cls(name, identity_seed, address, ratchet_keys, max_skip, max_stored)
+        p.start_session(ek_sk, bundle, peer, encapsulation, check=check)
         return p
 
+    def start_session(self, ek_sk: bytes, bundle: rx.Bundle, peer: bytes,
+                      encapsulation: Optional[tuple[bytes, bytes]], *, check: bool = True) -> None:
+        """X3DH as initiator (§3) and the ratchet's initialisation (§4): the new session becomes
+        current for `peer`."""
+        sk, ad, p = rx.x3dh_initiator(self.identity_seed, self.address, ek_sk, bundle, peer, encapsulation,
+                                      check=check)
+        dhs_sk = self._new_key()
+        rk, cks = kdf_rk(sk, dh(dhs_sk, bundle.spk))
+        s = Session(ad=ad, rk=rk, dhs_sk=dhs_sk, dhs_pk=x25519_pub(dhs_sk), dhr=bundle.spk, cks=cks, ckr=None,
+                    prefix=bytes([TYPE_PREKEY]) + p)
+        self._insert(peer, s)
+
     @classmethod
-    def responder(cls, identity_seed: bytes, spk_sk: bytes, spk_id: int, opk_sk: Optional[bytes],
-                  opk_id: Optional[int], ratchet_keys, *, max_skip: int = DEFAULT_MAX_SKIP,
-                  max_stored: int = DEFAULT_MAX_STORED) -> "Party":
-        p = cls("bob", identity_seed, ratchet_keys, max_skip, max_stored)
-        p.spk = (spk_id, spk_sk)
-        if opk_sk is not None:
-            p.opks[opk_id] = opk_sk
+    def responder(cls, identity_seed: bytes, address: bytes, ratchet_keys, *, spk_id: int, spk_sk: bytes,
+                  kem_bit: int, opks: Optional[dict] = None, kems: Optional[dict] = None,
+                  max_skip: int = DEFAULT_MAX_SKIP, max_stored: int = DEFAULT_MAX_STORED,
+                  name: str = "bob") -> "Party":
+        p = cls(name, identity_seed, address, ratchet_keys, max_skip, max_stored)
+        p.spk = SignedPreKey(spk_id, spk_sk, kem_bit)
+        p.opks = dict(opks or {})
+        p.kems = dict(kems or {})
         return p
 
     def _new_key(self) -> bytes:
@@ -216,38 +200,58 @@ class Party:
         self.keys_used += 1
         return k
 
+    def _insert(self, peer: bytes, s: Session) -> None:
+        lst = self.sessions.setdefault(peer, [])
+        lst.insert(0, s)
+        del lst[1 + MAX_PREVIOUS:]
+
     def state(self):
         """A comparable snapshot of everything decryption may change."""
-        return copy.deepcopy((self.keys_used, self.session, self.prefix, self.origin, self.spk,
-                              dict(self.opks)))
+        return copy.deepcopy((self.keys_used, self.sessions, self.spk, self.opks, self.kems, self.ek_records))
+
+    def current(self, peer: bytes) -> Session:
+        return self.sessions[peer][0]
 
     # ------------------------------------------------ encrypt
-    def encrypt(self, plaintext: bytes) -> bytes:
-        if self.session is None or self.session.cks is None:
+    def encrypt(self, peer: bytes, plaintext: bytes) -> bytes:
+        lst = self.sessions.get(peer)
+        if not lst or lst[0].cks is None:
             raise SpecError("noSession")
-        s = copy.deepcopy(self.session)
+        s = copy.deepcopy(lst[0])
         body = ratchet_encrypt(s, pad(plaintext))
-        self.session = s
-        return (self.prefix or b"") + body
+        lst[0] = s
+        return (s.prefix or b"") + body
 
-    def forge(self, *, plaintext: bytes = b"", padded: Optional[bytes] = None, pn: Optional[int] = None,
-              n: Optional[int] = None, prefix: Optional[bytes] = None) -> bytes:
-        """A message this party could send next (optionally with overridden header counters or
-        raw padded bytes), computed on a copy: the party's state is NOT changed."""
-        s = copy.deepcopy(self.session)
+    def forge(self, peer: bytes, *, plaintext: bytes = b"", padded: Optional[bytes] = None,
+              pn: Optional[int] = None, n: Optional[int] = None, prefix: Optional[bytes] = None) -> bytes:
+        """A message this party could send next on its current session to `peer` (optionally with
+        overridden header counters, raw padded bytes or another prefix), computed on a copy:
+        the party's state is NOT changed."""
+        s = copy.deepcopy(self.sessions[peer][0])
         body = ratchet_encrypt(s, pad(plaintext) if padded is None else padded, pn=pn, n=n)
-        return ((self.prefix or b"") if prefix is None else prefix) + body
+        return ((s.prefix or b"") if prefix is None else prefix) + body
 
     # ------------------------------------------------ decrypt (transactional)
-    def decrypt(self, message: bytes) -> bytes:
+    def decrypt(self, peer: bytes, message: bytes) -> bytes:
         trial = copy.deepcopy(self)
-        pt = trial._decrypt(message)
+        trial.trace = []
+        pt = trial._decrypt(peer, message)
         self.__dict__ = trial.__dict__   # commit only on success
         return pt
 
-    def _decrypt(self, m: bytes) -> bytes:
+    def decide(self, peer: bytes, message: bytes):
+        """(outcome, trace) without changing this party: outcome is ('ok', plaintext) or
+        (error name, None); trace says which session decided (for the generator's checks)."""
+        trial = copy.deepcopy(self)
+        trial.trace = []
+        try:
+            return ("ok", trial._decrypt(peer, message)), trial.trace
+        except SpecError as e:
+            return (e.name, None), trial.trace
+
+    def _decrypt(self, peer: bytes, m: bytes) -> bytes:
         if len(m) == 0:
-            raise SpecError("invalidMessage")                      # R5
+            raise SpecError("invalidMessage")                       # R1
         t = m[0]
         if t == TYPE_MESSAGE:
             if len(m) < MIN_MESSAGE:
@@ -255,49 +259,106 @@ class Party:
             header, body = m[:HEADER_LEN], m[HEADER_LEN:]
             if not is_canonical_x25519(header[1:33]):
                 raise SpecError("invalidKey")
-            if self.session is None:
-                raise SpecError("noSession")
-            pt = self._ratchet_decrypt(self.session, header, body)
-            self.prefix = None        # an initiator stops sending prekey messages after a reply
-            return pt
+            return self._decrypt_message(peer, header, body)
         if t != TYPE_PREKEY:
             raise SpecError("unsupportedVersion")
-        # ---- prekey message: lengths and flag
-        if len(m) < PREFIX_NO_OPK:
+        # ---- prekey message: lengths and flags
+        if len(m) < PREFIX_BASE:
             raise SpecError("invalidMessage")
-        ik_a, ek_a, spk_id, flag = m[1:33], m[33:65], read_u32(m, 65), m[69]
-        if flag not in (0, 1):
+        ik_a, ek_a, spk_id, flags = m[1:33], m[33:65], read_u32(m, 65), m[69]
+        if flags & ~0x03:
             raise SpecError("invalidMessage")
-        plen = PREFIX_OPK if flag == 1 else PREFIX_NO_OPK
+        plen = prefix_len(flags)
         if len(m) < plen + MIN_MESSAGE:
             raise SpecError("invalidMessage")
-        opk_id = read_u32(m, 70) if flag == 1 else None
+        off = PREFIX_BASE
+        opk_id = kem_id = ct = None
+        if flags & 1:
+            opk_id = read_u32(m, off)
+            off += 4
+        if flags & 2:
+            kem_id = read_u32(m, off)
+            ct = m[off + 4:off + 4 + ref_mlkem.CT_LEN]
+            off += rx.PREFIX_KEM_LEN
+        assert off == plen
         inner = m[plen:]
         if inner[0] != TYPE_MESSAGE:
-            raise SpecError("unsupportedVersion")                  # R4
+            raise SpecError("unsupportedVersion")                   # R2
         header, body = inner[:HEADER_LEN], inner[HEADER_LEN:]
-        # ---- key canonicity
+        # ---- key canonicity (R3)
         if not is_canonical_x25519(ek_a) or not is_canonical_x25519(header[1:33]):
             raise SpecError("invalidKey")
-        # ---- session or prekey lookup (R2: same-EK_A session first, then prekeys)
-        if self.origin is not None and self.origin.ek_a == ek_a:
-            if (self.origin.ik_a, self.origin.spk_id, self.origin.opk_id) != (ik_a, spk_id, opk_id):
-                raise SpecError("invalidMessage")
-            return self._ratchet_decrypt(self.session, header, body)
-        if self.spk is None or self.spk[0] != spk_id:
+        # ---- lookups in §3's order: same-EK_A session, spk_id, EK_A record, opk_id, kem_id, stripped KEM
+        lst = self.sessions.get(peer, [])
+        for i, s in enumerate(lst):
+            if s.origin is not None and s.origin.ek_a == ek_a:
+                o = s.origin
+                if (o.ik_a, o.spk_id, o.opk_id, o.kem_id, o.ct) != (ik_a, spk_id, opk_id, kem_id, ct):
+                    self.trace.append(("prefix-mismatch", i))
+                    raise SpecError("invalidMessage")
+                self.trace.append(("ek-session", i))
+                pt = self._ratchet_decrypt(s, header, body)         # R4: errors are this session's
+                lst.insert(0, lst.pop(i))
+                return pt
+        if self.spk is None or self.spk.spk_id != spk_id:
+            self.trace.append(("lookup", "spk_id"))
             raise SpecError("unknownPreKey")
+        if ek_a in self.ek_records.get(spk_id, set()):
+            self.trace.append(("lookup", "ek-record"))
+            raise SpecError("duplicateMessage")
         if opk_id is not None and opk_id not in self.opks:
+            self.trace.append(("lookup", "opk_id"))
             raise SpecError("unknownPreKey")
-        # ---- X3DH as responder; the new session replaces any previous one (R1)
-        spk_sk = self.spk[1]
+        if kem_id is not None and kem_id not in self.kems:
+            self.trace.append(("lookup", "kem_id"))
+            raise SpecError("unknownPreKey")
+        if kem_id is None and self.spk.kem == 1:
+            self.trace.append(("lookup", "stripped-kem"))
+            raise SpecError("invalidMessage")
+        # ---- X3DH as responder
+        self.trace.append(("x3dh", None))
+        p = m[1:plen]
         opk_sk = self.opks.pop(opk_id) if opk_id is not None else None
-        sk, ad = x3dh_responder(self.identity_seed, spk_sk, opk_sk, ik_a, ek_a)
-        self.session = Session(ad=ad, rk=sk, dhs_sk=spk_sk, dhs_pk=x25519_pub(spk_sk), dhr=None,
-                               cks=None, ckr=None)
-        self.origin = Origin(ik_a=ik_a, ek_a=ek_a, spk_id=spk_id, opk_id=opk_id)
-        return self._ratchet_decrypt(self.session, header, body)
+        kem_seed = self.kems.pop(kem_id) if kem_id is not None else None
+        sk, ad = rx.x3dh_responder(self.identity_seed, self.address, self.spk.sk, opk_sk, kem_seed, peer, p)
+        s = Session(ad=ad, rk=sk, dhs_sk=self.spk.sk, dhs_pk=x25519_pub(self.spk.sk), dhr=None, cks=None, ckr=None,
+                    origin=Origin(ik_a=ik_a, ek_a=ek_a, spk_id=spk_id, opk_id=opk_id, kem_id=kem_id, ct=ct))
+        pt = self._ratchet_decrypt(s, header, body)
+        self.ek_records.setdefault(spk_id, set()).add(ek_a)
+        self._insert(peer, s)
+        return pt
 
-    # ------------------------------------------------ §4 Decrypt
+    def _decrypt_message(self, peer: bytes, header: bytes, body: bytes) -> bytes:
+        """A 0x21 message: current session, then the previous ones, most recent first (R5)."""
+        lst = self.sessions.get(peer)
+        if not lst:
+            self.trace.append(("no-session", None))
+            raise SpecError("noSession")
+        dh_pub = header[1:33]
+        first_error = None
+        for i, s in enumerate(lst):
+            knows = s.knows(dh_pub)
+            trial = copy.deepcopy(s)
+            keys_before = self.keys_used
+            nr_before, dhr_before = s.nr, s.dhr
+            try:
+                pt = self._ratchet_decrypt(trial, header, body)
+            except SpecError as e:
+                self.keys_used = keys_before
+                if knows:
+                    self.trace.append(("decided", i, e.name))
+                    raise
+                if i == 0:
+                    first_error = e
+                continue
+            self.trace.append(("decrypted", i, knows, read_u32(header, 33) == nr_before and dhr_before != dh_pub))
+            lst[i] = trial
+            lst.insert(0, lst.pop(i))
+            return pt
+        self.trace.append(("current-error", first_error.name))
+        raise first_error
+
+    # ------------------------------------------------ §4 Decrypt in one session
     def _skip(self, s: Session, until: int) -> None:
         if s.nr + self.max_skip < until:
             raise SpecError("tooManySkippedMessages")
@@ -306,7 +367,7 @@ class Party:
         while s.nr < until:
             mk, s.ckr = kdf_ck(s.ckr)
             s.skipped[(s.dhr, s.nr)] = mk
-            while len(s.skipped) > self.max_stored:          # R8: oldest first
+            while len(s.skipped) > self.max_stored:                 # R8: oldest first
                 s.skipped.popitem(last=False)
             s.nr += 1
 
@@ -316,21 +377,26 @@ class Party:
         return unpad(aead_open(key, nonce, body, s.ad + header))
 
     def _ratchet_decrypt(self, s: Session, header: bytes, body: bytes) -> bytes:
+        """Works on s in place; callers pass a copy or discard s on error."""
         dh_pub, pn, n = header[1:33], read_u32(header, 33), read_u32(header, 37)
         # 1. stored skipped key
         if (dh_pub, n) in s.skipped:
             mk = s.skipped.pop((dh_pub, n))
-            return self._open(s, mk, header, body)
+            pt = self._open(s, mk, header, body)
+            s.prefix = None
+            return pt
         # current chain
         if s.dhr is not None and dh_pub == s.dhr:
             if s.ckr is None:
-                raise SpecError("invalidMessage")                 # R7
+                raise SpecError("invalidMessage")                   # R6
             if n < s.nr:
                 raise SpecError("duplicateMessage")
             self._skip(s, n)
             mk, s.ckr = kdf_ck(s.ckr)
             s.nr += 1
-            return self._open(s, mk, header, body)
+            pt = self._open(s, mk, header, body)
+            s.prefix = None
+            return pt
         # 2. DH ratchet step
         self._skip(s, pn)
         s.pn, s.ns, s.nr, s.dhr = s.ns, 0, 0, dh_pub
@@ -341,8 +407,9 @@ class Party:
         mk, s.ckr = kdf_ck(s.ckr)
         s.nr += 1
         pt = self._open(s, mk, header, body)
-        # authenticated: only now draw the new sending key (R6)
+        # authenticated and unpadded: only now draw the new sending key (R7)
         s.dhs_sk = self._new_key()
         s.dhs_pk = x25519_pub(s.dhs_sk)
         s.rk, s.cks = kdf_rk(s.rk, dh(s.dhs_sk, s.dhr))
+        s.prefix = None
         return pt

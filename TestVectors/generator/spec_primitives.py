@@ -239,6 +239,15 @@ def encode_address_json(a: dict) -> bytes:
     return encode_address(a["uid"], a["device_id"])
 
 
+ADDRESS_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789-_.@+"
+
+
+def random_address(dr: "Drbg") -> dict:
+    n = 1 + dr.int_below(24)
+    uid = "".join(ADDRESS_ALPHABET[b % len(ADDRESS_ALPHABET)] for b in dr.bytes(n))
+    return address_json(uid, dr.int_below(2**32) if dr.int_below(2) else 1 + dr.int_below(8))
+
+
 def encode_group(gid: bytes) -> bytes:
     """Encode(group) = u8(len(gid)) || gid, 1-255 bytes."""
     assert 1 <= len(gid) <= 255
