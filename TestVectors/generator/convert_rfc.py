@@ -34,7 +34,8 @@ DEFAULT_SRC = os.path.join(HERE, "rfc_sources")
 DEFAULT_OUT = os.path.normpath(os.path.join(HERE, "..", "rfc"))
 DEFAULT_WYCHEPROOF_OUT = os.path.normpath(os.path.join(HERE, "..", "wycheproof"))
 WYCHEPROOF_FILES = ["x25519_test.json", "ed25519_test.json", "aes_gcm_test.json",
-                    "hkdf_sha256_test.json", "hmac_sha256_test.json", "LICENSE-wycheproof", "SOURCES.md"]
+                    "hkdf_sha256_test.json", "hmac_sha256_test.json", "xchacha20_poly1305_test.json",
+                    "mlkem_768_test.json", "mlkem_768_encaps_test.json", "LICENSE-wycheproof", "SOURCES.md"]
 
 h = bytes.fromhex
 

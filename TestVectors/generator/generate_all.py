@@ -1,23 +1,27 @@
 #!/usr/bin/env python3
-"""Regenerate every generated file under TestVectors/ (deterministic from --seed;
-the committed files use seed 1):
+"""Regenerate every generated file under TestVectors/ (SPEC.md version 2; deterministic from
+--seed; the committed files use seed 1):
 
     python3 TestVectors/generator/generate_all.py --seed 1
 
 1. convert_rfc:       rfc_sources/*.json.in -> TestVectors/rfc/*.json (Wycheproof shape)
-2. generate_basic:    TestVectors/protocol/ (conversions, padding, x3dh, self-encryption,
+2. self-checks:       XChaCha20-Poly1305 (HChaCha20 KAT, Wycheproof) and ML-KEM-768 (FIPS 203
+                      in ref_mlkem.py against cryptography and Wycheproof)
+3. generate_basic:    TestVectors/protocol/ (conversions, padding, bundle, x3dh, self-encryption,
                       safety-number, qr-payload)
-3. generate_sessions: TestVectors/protocol/ (ratchet, sender-key), when that module exists
+4. generate_sessions: TestVectors/protocol/ (ratchet, sender-key)
+5. stale files:       protocol/*.json of a sessionkit-vectors schema that this run did not write
+                      (version 1's, or a split file a former run needed) are removed
 
-With --wycheproof-src DIR it also re-copies the Wycheproof files unchanged into
-TestVectors/wycheproof/ (they are committed; a normal run leaves them alone).
-Requires python3 and `pip install cryptography`.
+The Wycheproof files the self-checks read are taken from $SESSIONKIT_WYCHEPROOF, else
+TestVectors/wycheproof/, else /work/shared/vectors/wycheproof. With --wycheproof-src DIR it
+also re-copies the Wycheproof files unchanged into TestVectors/wycheproof/ (they are
+committed; a normal run leaves them alone). Requires python3 and `pip install cryptography`.
 """
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
+import json
 import os
 import sys
 
@@ -27,8 +31,26 @@ sys.path.insert(0, HERE)
 
 import convert_rfc  # noqa: E402
 import generate_basic  # noqa: E402
+import generate_sessions  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, ".."))
+
+
+def remove_stale(protocol_out: str, written: set) -> list:
+    removed = []
+    for name in sorted(os.listdir(protocol_out)):
+        path = os.path.join(protocol_out, name)
+        if not name.endswith(".json") or name in written:
+            continue
+        try:
+            with open(path) as f:
+                schema = json.load(f).get("schema", "")
+        except (OSError, ValueError):
+            continue
+        if isinstance(schema, str) and schema.startswith("sessionkit-vectors/"):
+            os.remove(path)
+            removed.append(name)
+    return removed
 
 
 def main(argv=None) -> int:
@@ -47,15 +69,15 @@ def main(argv=None) -> int:
         convert_rfc.copy_wycheproof(args.wycheproof_src, os.path.join(args.root, "wycheproof"))
         print("wycheproof/ re-copied from", args.wycheproof_src)
 
+    written = set()
     for name, (n, errors, size) in generate_basic.generate(args.seed, protocol_out).items():
         print(f"protocol/{name:27} {n:5} tests ({errors} error) {size:9} bytes")
-
-    if importlib.util.find_spec("generate_sessions") is not None:
-        generate_sessions = importlib.import_module("generate_sessions")
-        generate_sessions.main(args.seed, protocol_out)
-        print("generate_sessions: ratchet and sender-key vectors written to protocol/")
-    else:
-        print("generate_sessions.py not present: ratchet and sender-key vectors not generated")
+        written.add(name)
+    for name, n, size in generate_sessions.main(args.seed, protocol_out, verbose=False):
+        print(f"protocol/{name:27} {n:5} tests {size:21} bytes")
+        written.add(name)
+    for name in remove_stale(protocol_out, written):
+        print(f"removed stale protocol/{name}")
 
     for folder in ("rfc", "protocol"):
         d = os.path.join(args.root, folder)

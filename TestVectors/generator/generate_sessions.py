@@ -2128,10 +2128,10 @@ def build_sender_key(seed: int) -> list:
 def test_lines(t: dict) -> list:
     """One test as lines: its header and one event per line (the hex dominates; write_suite's
     indentation would waste space)."""
-    head = json.dumps({k: v for k, v in t.items() if k != "events"}, ensure_ascii=False)
+    head = json.dumps({k: v for k, v in t.items() if k != "events"})
     lines = ["  " + head[:-1] + ', "events": [']
     ev = t["events"]
-    lines.extend("   " + json.dumps(e, ensure_ascii=False) + ("," if j + 1 < len(ev) else "")
+    lines.extend("   " + json.dumps(e) + ("," if j + 1 < len(ev) else "")
                  for j, e in enumerate(ev))
     lines.append("  ]}")
     return lines
@@ -2155,7 +2155,7 @@ def write_suite_lines(out_dir: str, base: str, suite: str, source: str, tests: l
         name = f"{base}.json" if i == 0 else f"{base}_{i + 1}.json"
         src = source + ("" if len(chunks) == 1 else f"; ids continue across the {base}*.json files")
         out = ["{", f' "schema": {json.dumps(SCHEMA)},', f' "suite": {json.dumps(suite)},',
-               f' "source": {json.dumps(src, ensure_ascii=False)},', ' "tests": [']
+               f' "source": {json.dumps(src)},', ' "tests": [']
         for j, (t, lines) in enumerate(chunk):
             out.extend(lines[:-1] + [lines[-1] + ("," if j + 1 < len(chunk) else "")])
         out += [" ]", "}"]
@@ -2170,7 +2170,7 @@ def write_suite_lines(out_dir: str, base: str, suite: str, source: str, tests: l
     return written
 
 
-def main(seed: int = 1, out_dir: str = "TestVectors/protocol") -> list:
+def main(seed: int = 1, out_dir: str = "TestVectors/protocol", verbose: bool = True) -> list:
     os.makedirs(out_dir, exist_ok=True)
     sp.run_self_checks(seed)
     ratchet = build_ratchet(seed)
@@ -2181,8 +2181,9 @@ def main(seed: int = 1, out_dir: str = "TestVectors/protocol") -> list:
         replay_sender_key(t)
     written = write_suite_lines(out_dir, "ratchet", "ratchet", SOURCE_RATCHET + f", seed {seed}", ratchet)
     written += write_suite_lines(out_dir, "sender_key", "sender-key", SOURCE_SENDER_KEY + f", seed {seed}", sender_key)
-    for name, n, size in written:
-        print(f"{name:32} {n:4} tests {size:9} bytes")
+    if verbose:
+        for name, n, size in written:
+            print(f"{name:32} {n:4} tests {size:9} bytes")
     return written
 
 
