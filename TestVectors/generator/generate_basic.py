@@ -436,22 +436,24 @@ def addr_note(*addrs: dict) -> str | None:
 
 
 # =========================================================================== suite: bundle
-def wycheproof_invalid_eks(count: int) -> list:
+def wycheproof_invalid_eks(per_group: int) -> list:
     """Invalid 1184-byte ML-KEM encapsulation keys from Wycheproof (FIPS 203 modulus check
-    fails), spread over the file: [(tcId, comment, ek)]."""
+    fails), per_group of them spread over each test group: [(tcId, description, ek)]."""
     import json
     with open(os.path.join(sp.find_wycheproof(), "mlkem_768_encaps_test.json")) as f:
         d = json.load(f)
-    cands = []
+    out = []
     for g in d["testGroups"]:
         src = g["source"]["name"]
+        cands = []
         for t in g["tests"]:
             ek = bytes.fromhex(t["ek"])
             if t["result"] == "invalid" and len(ek) == ref_mlkem.EK_LEN:
                 assert not ref_mlkem.ek_is_valid(ek)
                 cands.append((t["tcId"], f"{src}: {t.get('comment') or ', '.join(t['flags'])}", ek))
-    step = len(cands) / count
-    return [cands[int(i * step)] for i in range(count)]
+        step = len(cands) / per_group
+        out += [cands[int(i * step)] for i in range(per_group)]
+    return out
 
 
 def bundle_json(identity_seed, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed) -> dict:
@@ -631,11 +633,11 @@ def suite_bundle(seed: int):
     for v, what in ((high, "bit 255 set on a valid key"), (le(P + 5), "u = p + 5"), (le(2**255 + 9), "u = 9 with bit 255 set")):
         err("invalidKey", with_key(opk=v, kem=False), f"non-canonical OPK ({what})")
     err("invalidKey", with_key(opk=le(P + 2)), "non-canonical OPK (u = p + 2), bundle with a KEM prekey")
-    for tc, what, ek in wycheproof_invalid_eks(6):
+    for tc, what, ek in wycheproof_invalid_eks(3):
         err("invalidKey", with_key(ek=ek), f"KEM prekey that fails FIPS 203's modulus check (Wycheproof tcId {tc}), "
             "with a valid kem_sig",
             f"ek from Wycheproof mlkem_768_encaps_test.json tcId {tc} ({what})")
-    bad_ek = wycheproof_invalid_eks(1)[0][2]
+    bad_ek = wycheproof_invalid_eks(1)[-1][2]
     # order: signatures before keys
     err("invalidSignature", with_key(spk=high, bad_spk_sig=True), "non-canonical SPK and a bad spk_sig: "
         "signatures are checked first")
