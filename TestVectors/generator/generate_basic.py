@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import x25519 as _x25519  # noqa:
 
 import spec_primitives as sp  # noqa: E402
 from spec_primitives import (  # noqa: E402
-    FF32, L, P, ZERO32, Drbg, SpecError, aead_seal, aead_open, dh, ed25519_point_is_valid,
+    FF32, L, P, ZERO32, Drbg, SpecError, aead_seal, ed25519_point_is_valid,
     ed25519_pub, ed25519_sign, ed25519_verify, ed_seed_to_x_private, ed_to_x_public,
     address_json, encode_address_json, encode_kem, encode_x25519, hkdf, pad, random_address, sha512, unpad,
     write_suite, x25519_pub, x_to_ed_public,

@@ -321,7 +321,7 @@ def _load(wycheproof_dir: str, name: str) -> dict:
         return json.load(f)
 
 
-def self_check(wycheproof_dir: str, drbg, random_keys: int = 24) -> dict:
+def self_check(wycheproof_dir: str, drbg, random_keys: int = 48) -> dict:
     """Returns counts; raises AssertionError on any disagreement."""
     counts = {"random": 0, "keygen": 0, "decaps": 0, "decaps_invalid": 0, "encaps": 0, "encaps_invalid": 0}
     # (a)+(c): random keys, our keygen vs cryptography's, our encapsulation vs cryptography's decapsulation
