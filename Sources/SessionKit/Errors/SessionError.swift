@@ -1,6 +1,6 @@
 import SignalPrimitives
 
-/// The errors of SessionKit. The first twelve cases are the error names of SPEC §8, which
+/// The errors of SessionKit. The first thirteen cases are the error names of SPEC §8, which
 /// every implementation of the protocol reports identically; `specName` gives that name.
 public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
     /// A key is unusable: non-canonical on the wire, an invalid Ed25519 point, or an all-zero DH.
@@ -27,9 +27,24 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     case invalidPayload
     /// A chain counter would exceed 2^32 − 1.
     case chainExhausted
+    /// A group message was sent before this member was given the chain (its iteration is below
+    /// the one the member's copy of the chain starts at): it can never be decrypted here. Not a
+    /// duplicate: the app has not seen it.
+    case messageKeyUnavailable
 
     /// The peer's identity key changed and the app has not accepted the new key yet.
     case untrustedIdentity
+    /// A user id that is empty or longer than 255 UTF-8 bytes (`ProtocolAddress`).
+    case invalidAddress
+    /// A group id that is empty or longer than 255 bytes (`GroupID`).
+    case invalidGroupID
+    /// A bundle carries a KEM prekey but this party has no KEM to encapsulate with (pass one,
+    /// such as `SessionKitMLKEM`'s `SwiftCryptoMLKEM768`, to the manager).
+    case kemUnavailable
+    /// Post-quantum sessions are required (`SessionConfiguration.requirePostQuantum`) and the
+    /// bundle's signed prekey is signed without a KEM prekey, or a prekey message has no KEM
+    /// part.
+    case postQuantumRequired
     /// A configuration value is out of range (for example `maxSkip > maxStored`).
     case invalidConfiguration(String)
     /// A primitive failed for a reason not covered above (for example AES-GCM unavailable).
@@ -52,7 +67,10 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .unsupportedVersion: return "unsupportedVersion"
         case .invalidPayload: return "invalidPayload"
         case .chainExhausted: return "chainExhausted"
-        case .untrustedIdentity, .invalidConfiguration, .primitive, .storage: return nil
+        case .messageKeyUnavailable: return "messageKeyUnavailable"
+        case .untrustedIdentity, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired,
+             .invalidConfiguration, .primitive, .storage:
+            return nil
         }
     }
 
@@ -73,6 +91,10 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case let .primitive(error): return "primitive(\(error))"
         case let .storage(why): return "storage(\(why))"
         case .untrustedIdentity: return "untrustedIdentity"
+        case .invalidAddress: return "invalidAddress"
+        case .invalidGroupID: return "invalidGroupID"
+        case .kemUnavailable: return "kemUnavailable"
+        case .postQuantumRequired: return "postQuantumRequired"
         default: return specName ?? "unknown"
         }
     }

@@ -1,27 +1,46 @@
-/// A peer's device: sessions exist per (user, device).
+/// A device of a user: sessions and trust records exist per (user, device), and both parties'
+/// addresses are bound into every session (SPEC §3's AD) and every sender-key message (§5).
+///
+/// The user id is compared as UTF-8 bytes, never as a Swift `String` (which equates "é" and
+/// "e\u{301}"): use canonical ids assigned by your server, never user-typed text.
 public struct ProtocolAddress: Hashable, Sendable, CustomStringConvertible {
-    /// The stable user identifier (compared as UTF-8 bytes).
+    /// The longest user id, in UTF-8 bytes.
+    public static let maximumUserIDByteCount = 255
+
+    /// The stable user identifier.
     public let userID: String
     /// The device number within the user's account.
     public let deviceID: UInt32
+    /// `Encode(address) = u8(len(uid)) || uid || u32(device_id)` (SPEC §1).
+    public let encoded: [UInt8]
 
     /// Creates an address.
-    public init(userID: String, deviceID: UInt32) {
+    /// - Throws: `SessionError.invalidAddress` when the user id is empty or longer than 255
+    ///   UTF-8 bytes.
+    public init(userID: String, deviceID: UInt32) throws(SessionError) {
+        let uid = Array(userID.utf8)
+        guard (1 ... Self.maximumUserIDByteCount).contains(uid.count) else { throw .invalidAddress }
         self.userID = userID
         self.deviceID = deviceID
+        var encoded = [UInt8]()
+        encoded.reserveCapacity(uid.count + 5)
+        encoded.append(UInt8(uid.count))
+        encoded.append(contentsOf: uid)
+        encoded.appendBigEndian(deviceID)
+        self.encoded = encoded
     }
 
-    /// Equality on the UTF-8 bytes of the user id (Swift `String` equality would equate
-    /// canonically equivalent but different byte sequences).
-    public static func == (a: ProtocolAddress, b: ProtocolAddress) -> Bool {
-        a.deviceID == b.deviceID && Array(a.userID.utf8) == Array(b.userID.utf8)
-    }
+    /// The UTF-8 bytes of the user id.
+    public var userIDBytes: ArraySlice<UInt8> { encoded[1 ..< encoded.count - 4] }
 
-    /// Hashes the UTF-8 bytes of the user id and the device id.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(deviceID)
-        for byte in userID.utf8 { hasher.combine(byte) }
-    }
+    /// Whether `other` is a device of the same user (user ids equal as bytes).
+    public func isSameUser(as other: ProtocolAddress) -> Bool { userIDBytes == other.userIDBytes }
+
+    /// Equality of `Encode(address)`: the user id's bytes and the device id.
+    public static func == (a: ProtocolAddress, b: ProtocolAddress) -> Bool { a.encoded == b.encoded }
+
+    /// Hashes `Encode(address)`.
+    public func hash(into hasher: inout Hasher) { hasher.combine(encoded) }
 
     /// `user.device`.
     public var description: String { "\(userID).\(deviceID)" }
@@ -30,10 +49,38 @@ public struct ProtocolAddress: Hashable, Sendable, CustomStringConvertible {
 /// The hook through which SessionKit asks whether a peer's identity key may be used.
 ///
 /// The `Verification` module's trust store conforms (trust on first use); an app may supply
-/// its own policy. SessionKit calls `checkIdentity` before encrypting to a device and after
-/// learning a peer's identity key from a bundle or a prekey message.
+/// its own policy. SessionKit calls `checkIdentity` before encrypting to a device, when a
+/// bundle starts a session, and when a decryption establishes or switches the device's
+/// current session.
 public protocol IdentityTrustEvaluator: Sendable {
-    /// Records `identityKey` for `address` if none is known and says whether encrypting to it
-    /// is allowed now (false after a key change the app has not accepted).
-    func checkIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws -> Bool
+    /// Records `identityKey` for `address` if none is known and reports what it observed and
+    /// whether encrypting to the key is allowed now (not after a key change the app has not
+    /// accepted).
+    func checkIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws -> TrustDecision
+}
+
+/// What a trust evaluator concluded about an identity key (`IdentityTrustEvaluator`).
+public struct TrustDecision: Sendable, Hashable {
+    /// What the evaluator saw: the first key for the address, the recorded one, or a change.
+    public let observation: IdentityObservation
+    /// Whether encrypting to the key is allowed now.
+    public let allowsSending: Bool
+
+    /// Creates a decision.
+    public init(observation: IdentityObservation, allowsSending: Bool) {
+        self.observation = observation
+        self.allowsSending = allowsSending
+    }
+}
+
+/// What a trust store concluded when it saw an identity key for a contact.
+public enum IdentityObservation: Equatable, Hashable, Sendable {
+    /// No key was known: this one is now recorded and trusted on first use.
+    case firstUse
+    /// The key is the one on record (sending is allowed unless an earlier change still
+    /// awaits acceptance).
+    case unchanged
+    /// The key differs from the one on record, which was `previous`. The contact is now
+    /// `unverified` and sending is refused until the app accepts the new key.
+    case changed(previous: [UInt8])
 }

@@ -1,8 +1,8 @@
 /// A received message of either kind, decoded by its type byte (SPEC §4).
 public enum IncomingMessage: Sendable, Hashable {
-    /// A Double Ratchet message (type 0x01).
+    /// A Double Ratchet message (type 0x21).
     case ratchet(RatchetMessage)
-    /// A prekey message (type 0x02).
+    /// A prekey message (type 0x22).
     case preKey(PreKeyMessage)
 
     /// Decodes `bytes`, running the checks of SPEC §4 that need no session: the type byte,

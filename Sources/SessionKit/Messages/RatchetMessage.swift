@@ -2,7 +2,7 @@ import SignalPrimitives
 
 /// A Double Ratchet message on the wire (SPEC §4):
 ///
-///     header = 0x01 || DHs.pk (32) || u32(PN) || u32(Ns)      (41 bytes)
+///     header = 0x21 || DHs.pk (32) || u32(PN) || u32(Ns)      (41 bytes)
 ///     message = header || AES-256-GCM ciphertext || tag (16)
 ///
 /// Decoding checks, in order: the type byte (`unsupportedVersion`), the length (at least
@@ -29,7 +29,7 @@ public struct RatchetMessage: Sendable, Hashable {
 
     /// Decodes a message.
     /// - Throws: `SessionError.invalidMessage` for an empty or short input,
-    ///   `SessionError.unsupportedVersion` for a type byte other than 0x01,
+    ///   `SessionError.unsupportedVersion` for a type byte other than 0x21,
     ///   `SessionError.invalidKey` for a non-canonical ratchet key.
     public init(serialized: [UInt8]) throws(SessionError) {
         try self.init(buffer: serialized, start: 0)
@@ -57,7 +57,7 @@ public struct RatchetMessage: Sendable, Hashable {
     /// Ciphertext || tag.
     public var ciphertext: ArraySlice<UInt8> { buffer[(start + Self.headerByteCount)...] }
 
-    /// Writes `0x01 || ratchetKey || u32(previousCounter) || u32(counter)` into the first 41
+    /// Writes `0x21 || ratchetKey || u32(previousCounter) || u32(counter)` into the first 41
     /// bytes of `output` (which the caller sized).
     static func writeHeader(
         ratchetKey: X25519.PublicKey, previousCounter: UInt32, counter: UInt32,

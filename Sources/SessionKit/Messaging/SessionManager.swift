@@ -2,7 +2,21 @@ import SignalPrimitives
 
 /// The entry point for an app: encrypts to and decrypts from peer devices, starts sessions
 /// from bundles, runs the group (sender-key) helpers and the prekey upkeep, over a
-/// `ProtocolStore` and an `IdentityTrustEvaluator`.
+/// `ProtocolStore` and an `IdentityTrustEvaluator`, for the device at `localAddress`.
+///
+/// Post-quantum sessions. Give the manager a KEM (`SessionKitMLKEM`'s `SwiftCryptoMLKEM768`)
+/// and it publishes only signed prekeys signed with `kem` = 1, each with KEM prekeys, starts a
+/// hybrid session (PQXDH) from every bundle that carries a KEM prekey, and refuses classic
+/// prekey messages to its `kem` = 1 signed prekeys (`invalidMessage`) unless
+/// `SessionConfiguration.allowsClassicSessionsDuringMigration` is on. Without a KEM it refuses
+/// a bundle that carries a KEM prekey (`kemUnavailable`). With
+/// `SessionConfiguration.requirePostQuantum`, a bundle without a KEM prekey and any classic
+/// prekey message are refused (`postQuantumRequired`).
+///
+/// Addresses. Both parties' addresses are bound into every session (SPEC §3), and the sender's
+/// address into every group message (§5). `from:` in the decrypt calls is what the transport
+/// says the sender is; a server that re-attributes a message to another address makes it fail
+/// to decrypt (the session and the trust records stay those of the real sender).
 ///
 /// Concurrency. Work on one peer device (one `ProtocolAddress`) is serialised: each call
 /// loads the device's record, runs, and stores it while holding a per-address lock, in
@@ -12,34 +26,29 @@ import SignalPrimitives
 ///
 /// Transactions and crash consistency. Every call fetches the state, computes the new state
 /// on a copy, stores it, and only then returns:
-/// - `decrypt`: decrypt → persist → acknowledge. The plaintext is returned only after the
-///   advanced session (and, for a prekey message, the deletion of the one-time prekey it
-///   used, in the same store call) was persisted. Acknowledge the message to the server only
-///   after `decrypt` returned. A process that dies before the write has changed nothing and
-///   gets the message again (the server redelivers it), which then decrypts as the first
-///   time. One that dies after the write has lost nothing only if the app already holds the
-///   plaintext: the window between the write and the app storing the returned plaintext
-///   loses the message (a redelivery is `duplicateMessage`). To close it, store the plaintext
-///   in `decrypt(_:from:beforePersisting:)`'s step, which runs after decryption and before
-///   the write (decrypt → process → persist → acknowledge): dying before the write then
-///   redelivers and processes again, dying after it has lost nothing. When any step fails —
-///   a bad message, the trust evaluator, the processing step, the store — nothing is stored
-///   and the same bytes can be retried. Group messages (`groupDecrypt`) work the same way.
-/// - `encrypt`: encrypt → persist → send. The ciphertext is returned only after the advanced
-///   sending chain was persisted, so a message key is never used twice, even across a crash.
-///   A process that dies after the write but before sending loses one message number, which
-///   the receiver skips.
+/// - `decrypt`: decrypt → process → persist → acknowledge. The plaintext is returned only after
+///   the advanced session (and, for a prekey message, the deletion of the one-time prekeys it
+///   used and the record of its EK_A, in the same store call) was persisted. Acknowledge the
+///   message to the server only after `decrypt` returned. A process that dies before the
+///   write has changed nothing and gets the message again (the server redelivers it), which
+///   then decrypts as the first time. One that dies after the write has lost nothing only if
+///   the app already holds the plaintext: store it in `decrypt(_:from:beforePersisting:)`'s
+///   step, which runs after decryption and before the write. When any step fails — a bad
+///   message, the trust evaluator, the processing step, the store — no session, prekey or
+///   chain is stored and the same bytes can be retried. Group messages (`groupDecrypt`) work
+///   the same way.
+/// - `encrypt`: encrypt → persist → send (SPEC §4: sending is durable). The ciphertext is
+///   returned only after the advanced sending chain was persisted, so a message key is never
+///   used twice by this manager, even across a crash. A process that dies after the write but
+///   before sending loses one message number, which the receiver skips.
 ///
 /// Trust. Before encrypting to a device, and when starting a session from a bundle, the
 /// peer's identity key is checked with the trust evaluator; `untrustedIdentity` until the
 /// app accepts a changed key. A message from a changed identity still decrypts (it is
-/// authentic): the new key is reported to the evaluator whenever a decryption establishes or
-/// switches the device's current session, and encrypting to the device is then refused until
-/// the app accepts the key.
-///
-/// Cost. The in-memory store keeps records as values, so a message costs no serialization;
-/// a store that writes `SessionRecord.serialized()` after each message writes all of the
-/// device's sessions (see `SessionRecordPersistence.swift`).
+/// authentic): every decryption reports the sender's key to the evaluator and returns what it
+/// observed (`DecryptedMessage.identityObservation`), and encrypting to the device is then
+/// refused until the app accepts the key. The evaluator may record a key on first use even
+/// when the call fails later.
 public actor SessionManager {
     private enum LockKey: Hashable, Sendable {
         case peer(ProtocolAddress)
@@ -51,7 +60,11 @@ public actor SessionManager {
     public nonisolated let store: any ProtocolStore
     /// The trust policy for peers' identity keys.
     public nonisolated let trust: any IdentityTrustEvaluator
-    /// The limits of sessions created by this manager.
+    /// This device's address (bound into its sessions and group messages).
+    public nonisolated let localAddress: ProtocolAddress
+    /// The KEM for post-quantum sessions, if any.
+    public nonisolated let kem: (any KeyEncapsulationMechanism)?
+    /// The limits of sessions created by this manager and its post-quantum policy.
     public nonisolated let configuration: SessionConfiguration
     /// When prekeys are replenished, rotated and expired.
     public nonisolated let preKeyPolicy: PreKeyPolicy
@@ -65,18 +78,24 @@ public actor SessionManager {
     ///   - store: where every state lives.
     ///   - trust: decides whether a peer's identity key may be used (the `Verification`
     ///     module's trust store, or the app's policy).
-    ///   - configuration: the limits of sessions created here (SPEC §4 defaults).
+    ///   - localAddress: this device's address (user id and device id, as the server knows it).
+    ///   - kem: the KEM for post-quantum sessions (`nil`: classic sessions only).
+    ///   - configuration: the limits of sessions created here (SPEC §4 defaults) and the
+    ///     post-quantum policy.
     ///   - preKeyPolicy: prekey batch size, low-water mark, rotation and grace period.
     ///   - clock: the time for prekey upkeep (the system clock by default).
     ///   - random: the randomness for keys (the system CSPRNG by default; pass another source
     ///     only in tests).
     public init(
-        store: any ProtocolStore, trust: any IdentityTrustEvaluator, configuration: SessionConfiguration = .default,
+        store: any ProtocolStore, trust: any IdentityTrustEvaluator, localAddress: ProtocolAddress,
+        kem: (any KeyEncapsulationMechanism)? = nil, configuration: SessionConfiguration = .default,
         preKeyPolicy: PreKeyPolicy = .default, clock: any WallClock = SystemWallClock(),
         random: any RandomSource = SystemRandomSource()
     ) {
         self.store = store
         self.trust = trust
+        self.localAddress = localAddress
+        self.kem = kem
         self.configuration = configuration
         self.preKeyPolicy = preKeyPolicy
         self.clock = clock
@@ -87,23 +106,25 @@ public actor SessionManager {
 
     /// Generates this device's first prekeys when the store holds none, otherwise runs the
     /// upkeep of `LocalPreKeys.maintain` at the clock's current time (rotate the signed prekey
-    /// when due, remove expired ones, replenish one-time prekeys below the low-water mark).
-    /// Returns what to upload to the server: everything the first time, afterwards only what
-    /// changed (`isEmpty` when nothing did). Run it at start-up and then regularly.
+    /// when due, remove expired ones, replenish one-time prekeys and one-time KEM prekeys
+    /// below the low-water mark). Returns what to upload to the server (`PreKeyUpload`, which
+    /// encodes itself): everything the first time, afterwards only what changed (`isEmpty`
+    /// when nothing did). Run it at start-up and then regularly.
     /// - Throws: `SessionError.storage` when the store fails, `.primitive` when libsodium is
-    ///   unusable; nothing changed then.
+    ///   unusable, the errors of the KEM; nothing changed then.
     public func maintainPreKeys() async throws(SessionError) -> PreKeyUpload {
         let identity = try await localIdentity()
         let now = clock.now()
         let policy = preKeyPolicy
         let random = random
+        let kem = kem
         return try await store.updatePreKeys { (keys: inout LocalPreKeys?) throws(SessionError) -> PreKeyUpload in
             guard var current = keys else {
-                let fresh = try LocalPreKeys(identity: identity, now: now, policy: policy, random: random)
+                let fresh = try LocalPreKeys(identity: identity, now: now, policy: policy, kem: kem, random: random)
                 keys = fresh
                 return fresh.fullUpload(identityKey: identity.publicKey)
             }
-            let upload = try current.maintain(identity: identity, now: now, policy: policy, random: random)
+            let upload = try current.maintain(identity: identity, now: now, policy: policy, kem: kem, random: random)
             keys = current
             return upload
         }
@@ -111,24 +132,26 @@ public actor SessionManager {
 
     // MARK: Sessions
 
-    /// Starts a session with `address` from its bundle, as the initiator (SPEC §3). The new
-    /// session becomes the device's current one; an existing one is kept as a previous
-    /// session (its messages in flight still decrypt). Messages sent next are prekey messages
-    /// until the peer replies.
+    /// Starts a session with `address` from its bundle, as the initiator (SPEC §3): a hybrid
+    /// session when the bundle carries a KEM prekey. The new session becomes the device's
+    /// current one; an existing one is kept as a previous session (its messages in flight
+    /// still decrypt). Messages sent next are prekey messages until the peer replies.
     ///
-    /// Order: the bundle's signature and keys are checked first (so that a forged bundle never
-    /// reaches the trust evaluator), then the identity key with the trust evaluator, then the
-    /// record is stored.
+    /// Order: the bundle's signatures and keys are checked first (so that a forged bundle never
+    /// reaches the trust evaluator), then the post-quantum policy, then the identity key with
+    /// the trust evaluator, then the record is stored.
     /// - Throws: `SessionError.invalidSignature` or `.invalidKey` for a bad bundle,
-    ///   `.untrustedIdentity` when the trust evaluator refuses the bundle's identity key,
-    ///   `.storage` when the store or the trust evaluator fails; no session changed then (the
-    ///   trust evaluator may already have recorded the bundle's identity key on first use).
+    ///   `.kemUnavailable` for a bundle with a KEM prekey and a manager without a KEM,
+    ///   `.postQuantumRequired` for a bundle without one when post-quantum sessions are
+    ///   required, `.untrustedIdentity` when the trust evaluator refuses the bundle's identity
+    ///   key, `.storage` when the store or the trust evaluator fails; no session changed then.
     public func processBundle(_ bundle: PreKeyBundle, for address: ProtocolAddress) async throws(SessionError) {
         let identity = try await localIdentity()
         try await locks.withLock(.peer(address)) { () async throws(SessionError) in
             let session = try SessionState(
-                initiatingWith: bundle, identity: identity, configuration: configuration, random: random)
-            guard try await isTrusted(bundle.identityKey, for: address) else { throw .untrustedIdentity }
+                initiatingWith: bundle, identity: identity, localAddress: localAddress, remoteAddress: address, kem: kem,
+                configuration: configuration, random: random)
+            guard try await trustDecision(bundle.identityKey, for: address).allowsSending else { throw .untrustedIdentity }
             var record = try await store.loadSession(for: address) ?? SessionRecord()
             record.promote(session)
             try await store.storeSession(record, for: address)
@@ -147,7 +170,7 @@ public actor SessionManager {
             guard var record = try await store.loadSession(for: address), let remote = record.remoteIdentityKey else {
                 throw .noSession
             }
-            guard try await isTrusted(remote, for: address) else { throw .untrustedIdentity }
+            guard try await trustDecision(remote, for: address).allowsSending else { throw .untrustedIdentity }
             let message = try record.encrypt(plaintext)
             try await store.storeSession(record, for: address)
             return message
@@ -155,20 +178,35 @@ public actor SessionManager {
     }
 
     /// Encrypts `plaintext` for every device of `userID` that has a stored session, each as
-    /// `encrypt(_:to:)` does, concurrently. Returns one outcome per device, by ascending
-    /// device id.
+    /// `encrypt(_:to:)` does, concurrently; with `includingOwnDevices`, also for this user's
+    /// other devices that have a session (live copies of what the user sends, SPEC §6: keep
+    /// self-encryption for what future devices must read). Returns one outcome per device, by
+    /// user (the recipient first) and ascending device id.
     ///
     /// Devices are independent: one device failing (`untrustedIdentity`, `noSession` for a
     /// device whose session was archived, a store error) leaves that device's session
     /// unchanged and does not stop the others, whose sessions advance and whose messages
     /// should be sent. The app decides what to do about the failed ones (for example ask the
     /// user to accept a changed key, then encrypt again to that device only).
-    /// - Throws: `SessionError.storage` only when the devices cannot be listed.
-    public func encrypt(_ plaintext: [UInt8], toUser userID: String) async throws(SessionError) -> [DeviceEncryption] {
-        let devices = try await store.deviceIDs(ofUser: userID)
+    /// - Throws: `SessionError.storage` only when the devices cannot be listed;
+    ///   `.invalidAddress` for a user id that is not 1–255 UTF-8 bytes.
+    public func encrypt(
+        _ plaintext: [UInt8], toUser userID: String, includingOwnDevices: Bool = false
+    ) async throws(SessionError) -> [DeviceEncryption] {
+        var addresses: [ProtocolAddress] = []
+        for device in try await store.deviceIDs(ofUser: userID) {
+            addresses.append(try ProtocolAddress(userID: userID, deviceID: device))
+        }
+        if includingOwnDevices, !Array(userID.utf8).elementsEqual(localAddress.userIDBytes) {
+            for device in try await store.deviceIDs(ofUser: localAddress.userID) where device != localAddress.deviceID {
+                addresses.append(try ProtocolAddress(userID: localAddress.userID, deviceID: device))
+            }
+        } else if includingOwnDevices {
+            addresses.removeAll { $0 == localAddress }
+        }
+        let order = Dictionary(addresses.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         let outcomes = await withTaskGroup(of: DeviceEncryption.self) { group in
-            for device in devices {
-                let address = ProtocolAddress(userID: userID, deviceID: device)
+            for address in addresses {
                 group.addTask {
                     do throws(SessionError) {
                         return DeviceEncryption(address: address, result: .success(try await self.encrypt(plaintext, to: address)))
@@ -181,35 +219,34 @@ public actor SessionManager {
             for await outcome in group { outcomes.append(outcome) }
             return outcomes
         }
-        return outcomes.sorted { $0.address.deviceID < $1.address.deviceID }
+        return outcomes.sorted { (order[$0.address] ?? 0) < (order[$1.address] ?? 0) }
     }
 
     /// Decrypts a message from the device `address` (SPEC §4) and persists the result before
-    /// returning the plaintext (decrypt → persist → acknowledge; see the type's documentation).
+    /// returning it (decrypt → persist → acknowledge; see the type's documentation).
     ///
-    /// A process that dies after the session was persisted but before the app stored the
-    /// returned plaintext loses that message (its key is gone, so a redelivery is
-    /// `duplicateMessage`). An app that cannot accept this stores the plaintext inside
-    /// `decrypt(_:from:beforePersisting:)` instead.
+    /// `address` is what the transport says the sender is: a message re-attributed to another
+    /// address fails (SPEC §3 binds both addresses). A process that dies after the session was
+    /// persisted but before the app stored the returned plaintext loses that message (a
+    /// redelivery is `duplicateMessage`); an app that cannot accept this stores the plaintext
+    /// inside `decrypt(_:from:beforePersisting:)` instead.
     ///
-    /// A prekey message goes to the session created from the same EK_A, or runs X3DH with the
-    /// prekeys it names; the one-time prekey X3DH used is deleted in the same store call that
-    /// stores the new session (`commitEstablishment`), so it creates one session at most, even
-    /// when two prekey messages naming it are decrypted concurrently. When the message
-    /// establishes or switches the current session, the session's identity key is reported to
-    /// the trust evaluator (a changed key still decrypts; encrypting is refused until the app
-    /// accepts it).
+    /// A prekey message goes to the session created from the same EK_A, or runs X3DH (hybrid
+    /// with a KEM part) with the prekeys it names; the one-time prekeys X3DH used are deleted
+    /// and its EK_A recorded in the same store call that stores the new session
+    /// (`commitEstablishment`), so a one-time prekey creates one session at most, even when two
+    /// prekey messages naming it are decrypted concurrently, and a replayed prekey message whose
+    /// session is gone is `duplicateMessage`.
     /// - Throws: the errors of `SessionRecord.decrypt` (SPEC §8 names, in SPEC §4's order),
-    ///   `SessionError.unknownPreKey` also when the one-time prekey was consumed concurrently,
+    ///   `SessionError.unknownPreKey` also when a one-time prekey was consumed concurrently,
     ///   `.storage` when the store or the trust evaluator fails. No session, prekey or chain
-    ///   changed when it throws, and the same bytes can be retried; the trust evaluator may
-    ///   already have recorded the (authentic) identity key on first use.
-    public func decrypt(_ bytes: [UInt8], from address: ProtocolAddress) async throws(SessionError) -> [UInt8] {
-        try await decrypt(bytes, from: address, beforePersisting: { (_: [UInt8]) async throws(SessionError) in })
+    ///   changed when it throws, and the same bytes can be retried.
+    public func decrypt(_ bytes: [UInt8], from address: ProtocolAddress) async throws(SessionError) -> DecryptedMessage {
+        try await decrypt(bytes, from: address, beforePersisting: { (_: DecryptedMessage) async throws(SessionError) in })
     }
 
-    /// Decrypts a message from the device `address` like `decrypt(_:from:)`, and hands the
-    /// plaintext to `process` after decryption and before the advanced session is persisted:
+    /// Decrypts a message from the device `address` like `decrypt(_:from:)`, and hands it to
+    /// `process` after decryption and before the advanced session is persisted:
     /// decrypt → process → persist → acknowledge.
     ///
     /// Store the plaintext (or whatever the app derives from it) durably in `process`, then
@@ -226,28 +263,46 @@ public actor SessionManager {
     ///   then not persisted and the same bytes can be retried).
     public func decrypt(
         _ bytes: [UInt8], from address: ProtocolAddress,
-        beforePersisting process: @Sendable ([UInt8]) async throws(SessionError) -> Void
-    ) async throws(SessionError) -> [UInt8] {
+        beforePersisting process: @Sendable (DecryptedMessage) async throws(SessionError) -> Void
+    ) async throws(SessionError) -> DecryptedMessage {
         let message = try IncomingMessage(serialized: bytes)
+        return try await decryptAndCommit(message, from: address, wipingPlaintext: false) {
+            (decryption: SessionRecord.Decryption, observation: IdentityObservation) async throws(SessionError) -> DecryptedMessage in
+            let decrypted = DecryptedMessage(
+                plaintext: decryption.plaintext, sender: address, senderIdentityKey: decryption.remoteIdentityKey,
+                identityObservation: observation, establishedSession: decryption.establishedSession)
+            try await process(decrypted)
+            return decrypted
+        }
+    }
+
+    /// Decrypts `message` from `address` under the peer lock, asks the trust evaluator, runs
+    /// `handle`, and persists the record (with the prekey consumption when X3DH ran) only when
+    /// all of it succeeded. With `wipingPlaintext`, the decrypted plaintext is wiped on every
+    /// path once `handle` is done with it (`handle` must not keep a copy).
+    private func decryptAndCommit<Result: Sendable>(
+        _ message: IncomingMessage, from address: ProtocolAddress, wipingPlaintext: Bool,
+        _ handle: (SessionRecord.Decryption, IdentityObservation) async throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
         let identity = try await localIdentity()
-        return try await locks.withLock(.peer(address)) { () async throws(SessionError) -> [UInt8] in
+        return try await locks.withLock(.peer(address)) { () async throws(SessionError) -> Result in
             var record = try await store.loadSession(for: address) ?? SessionRecord()
             var preKeys = PreKeySet()
             if case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) {
-                let prefix = preKeyMessage.prefix
-                preKeys = try await store.preKeys(signedPreKeyID: prefix.signedPreKeyID, oneTimePreKeyID: prefix.oneTimePreKeyID)
+                preKeys = try await store.preKeys(for: preKeyMessage.prefix)
             }
-            let result = try record.decrypt(message, identity: identity, preKeys: preKeys, configuration: configuration, random: random)
-            if result.changedCurrentSession {
-                _ = try await isTrusted(result.remoteIdentityKey, for: address)
-            }
-            try await process(result.plaintext)
-            if result.establishedSession {
-                try await store.commitEstablishment(record, for: address, consumingOneTimePreKey: result.consumedOneTimePreKeyID)
+            var decryption = try record.decrypt(
+                message, identity: identity, localAddress: localAddress, remoteAddress: address, preKeys: preKeys, kem: kem,
+                configuration: configuration, random: random)
+            defer { if wipingPlaintext { decryption.wipePlaintext() } }
+            let decision = try await trustDecision(decryption.remoteIdentityKey, for: address)
+            let result = try await handle(decryption, decision.observation)
+            if let consumption = decryption.consumption {
+                try await store.commitEstablishment(record, for: address, applying: consumption)
             } else {
                 try await store.storeSession(record, for: address)
             }
-            return result.plaintext
+            return result
         }
     }
 
@@ -261,7 +316,7 @@ public actor SessionManager {
     public func senderKeyDistributionMessage(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
         try await locks.withLock(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
             if let chain = try await store.loadSendingChain(for: group) { return try chain.distributionMessage() }
-            let chain = try SenderKeySendingChain(using: random)
+            let chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
             let distribution = try chain.distributionMessage()
             try await store.storeSendingChain(chain, for: group)
             return distribution
@@ -269,12 +324,13 @@ public actor SessionManager {
     }
 
     /// Replaces our sending chain for `group` with a new one and returns its distribution
-    /// message (after a member left: send it to the remaining members only).
+    /// message (after a member left: send it to the remaining members only; `removeMembers`
+    /// does all of it).
     /// - Throws: `SessionError.storage` when the store fails (the old chain stays),
     ///   `.primitive` when libsodium is unusable.
     public func rotateSenderKey(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
         try await locks.withLock(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
-            let chain = try SenderKeySendingChain(using: random)
+            let chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
             let distribution = try chain.distributionMessage()
             try await store.storeSendingChain(chain, for: group)
             return distribution
@@ -289,13 +345,35 @@ public actor SessionManager {
     /// - Throws: the errors of `senderKeyDistributionMessage(for:)`; per-device failures are
     ///   in the outcomes.
     public func distributeSenderKey(for group: GroupID, to members: [ProtocolAddress]) async throws(SessionError) -> [DeviceEncryption] {
-        // The distribution message carries the chain key: wipe our copy when done.
-        var distribution = try await senderKeyDistributionMessage(for: group).serialized
-        defer { SecureMemory.zero(&distribution) }
+        try await distribute(try await senderKeyDistributionMessage(for: group), to: members)
+    }
+
+    /// Removes devices from `group` (SPEC §5): forgets the chains received from `removed`,
+    /// starts a new sending chain for the group, and distributes it to `remaining` through
+    /// their pairwise sessions, so the removed devices cannot read anything sent next. Returns
+    /// the pairwise messages for `remaining`, as `distributeSenderKey(for:to:)` does.
+    /// - Throws: `SessionError.storage` when the store fails, `.primitive` when libsodium is
+    ///   unusable; per-device failures are in the outcomes.
+    public func removeMembers(
+        _ removed: [ProtocolAddress], from group: GroupID, remaining: [ProtocolAddress]
+    ) async throws(SessionError) -> [DeviceEncryption] {
+        for member in removed {
+            try await locks.withLock(.groupReceiving(group, member)) { () async throws(SessionError) in
+                try await store.removeReceiverState(for: group, sender: member)
+            }
+        }
+        return try await distribute(try await rotateSenderKey(for: group), to: remaining.filter { !removed.contains($0) })
+    }
+
+    /// Encrypts a distribution message to each member through its pairwise session, wiping
+    /// the encoded distribution (it holds the chain key) when done.
+    private func distribute(_ distribution: SenderKeyDistributionMessage, to members: [ProtocolAddress]) async -> [DeviceEncryption] {
+        var bytes = distribution.serialized
+        defer { SecureMemory.zero(&bytes) }
         var outcomes: [DeviceEncryption] = []
         for member in members {
             do throws(SessionError) {
-                outcomes.append(DeviceEncryption(address: member, result: .success(try await encrypt(distribution, to: member))))
+                outcomes.append(DeviceEncryption(address: member, result: .success(try await encrypt(bytes, to: member))))
             } catch {
                 outcomes.append(DeviceEncryption(address: member, result: .failure(error)))
             }
@@ -303,31 +381,42 @@ public actor SessionManager {
         return outcomes
     }
 
-    /// Stores the chain of a distribution message received from `sender` for `group` (a
-    /// chain already held is ignored; beyond five chains per sender the oldest is dropped).
-    /// - Throws: the parse errors of `SenderKeyDistributionMessage` (`unsupportedVersion`,
-    ///   `invalidMessage`, `invalidKey`), `.storage` when the store fails; nothing changed then.
+    /// Stores the chain of a distribution message received from `sender` for `group` (SPEC §5:
+    /// its group must be `group`, its signing key a valid point; a chain already held is
+    /// ignored; beyond five chains per sender the oldest is dropped).
+    /// - Throws: `SessionError.unsupportedVersion`, `.invalidMessage` (also for a distribution
+    ///   of another group), `.invalidKey`, `.storage` when the store fails; nothing changed then.
     public func processSenderKeyDistribution(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) {
-        let distribution = try SenderKeyDistributionMessage(serialized: bytes)
+        try await process(try SenderKeyDistributionMessage(serialized: bytes), for: group, from: sender)
+    }
+
+    private func process(_ distribution: SenderKeyDistributionMessage, for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) {
         try await locks.withLock(.groupReceiving(group, sender)) { () async throws(SessionError) in
             var state = try await store.loadReceiverState(for: group, sender: sender) ?? SenderKeyReceiverState()
-            state.process(distribution)
+            try state.process(distribution, for: group)
             try await store.storeReceiverState(state, for: group, sender: sender)
         }
     }
 
     /// Decrypts a pairwise message from `sender` whose plaintext is a distribution message
-    /// (as `distributeSenderKey` sends) and stores its chain before the pairwise session is
-    /// persisted: `decrypt(_:from:beforePersisting:)` with
-    /// `processSenderKeyDistribution(_:for:from:)` as the processing step.
-    /// - Throws: the errors of both; when either fails, the pairwise session is not persisted
-    ///   and the same bytes can be retried (storing a chain already held changes nothing).
-    public func processSenderKeyDistribution(encrypted bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) {
-        // The plaintext is the distribution message, chain key included: wipe it when done.
-        var plaintext = try await decrypt(bytes, from: sender, beforePersisting: { (plaintext: [UInt8]) async throws(SessionError) in
-            try await self.processSenderKeyDistribution(plaintext, for: group, from: sender)
-        })
-        SecureMemory.zero(&plaintext)
+    /// (as `distributeSenderKey` sends), stores its chain for `group`, and then persists the
+    /// pairwise session. The decrypted plaintext (it holds the chain key) is wiped on every
+    /// path, failures included. Returns what `decrypt` would report about the sender.
+    /// - Throws: the errors of `decrypt(_:from:)` and of `processSenderKeyDistribution`; when
+    ///   either fails, the pairwise session is not persisted and the same bytes can be retried
+    ///   (storing a chain already held changes nothing).
+    @discardableResult
+    public func processSenderKeyDistribution(
+        encrypted bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress
+    ) async throws(SessionError) -> IdentityObservation {
+        let message = try IncomingMessage(serialized: bytes)
+        return try await decryptAndCommit(message, from: sender, wipingPlaintext: true) {
+            (decryption: SessionRecord.Decryption, observation: IdentityObservation) async throws(SessionError) -> IdentityObservation in
+            // Parsing copies the chain key into wiping storage; the plaintext is wiped after this.
+            let distribution = try SenderKeyDistributionMessage(serialized: decryption.plaintext)
+            try await self.process(distribution, for: group, from: sender)
+            return observation
+        }
     }
 
     /// Encrypts `plaintext` once for every member of `group` with our sending chain and
@@ -347,9 +436,12 @@ public actor SessionManager {
     /// Decrypts a group message from `sender` in `group` and stores the advanced chain before
     /// returning the plaintext (decrypt → persist → acknowledge; as with `decrypt(_:from:)`,
     /// use `groupDecrypt(_:for:from:beforePersisting:)` to store the plaintext before the chain).
+    /// A message sent before this device was given the chain is `messageKeyUnavailable` (it
+    /// can never be decrypted here: do not mistake it for a duplicate the app has seen).
     /// - Throws: `SessionError.unknownChain` when nothing was received from `sender` (after
-    ///   the type and length checks of SPEC §5), the errors of
-    ///   `SenderKeyReceiverState.decrypt`, `.storage`; nothing changed then.
+    ///   the type and length checks of SPEC §5; keep the message and retry once the
+    ///   distribution arrives), the errors of `SenderKeyReceiverState.decrypt`, `.storage`;
+    ///   nothing changed then.
     public func groupDecrypt(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) -> [UInt8] {
         try await groupDecrypt(bytes, for: group, from: sender, beforePersisting: { (_: [UInt8]) async throws(SessionError) in })
     }
@@ -368,7 +460,7 @@ public actor SessionManager {
                 _ = try SenderKeyMessage(serialized: bytes)
                 throw .unknownChain
             }
-            let plaintext = try state.decrypt(bytes)
+            let plaintext = try state.decrypt(bytes, for: group, from: sender)
             try await process(plaintext)
             try await store.storeReceiverState(state, for: group, sender: sender)
             return plaintext
@@ -385,8 +477,8 @@ public actor SessionManager {
         return identity
     }
 
-    /// Asks the trust evaluator about `identityKey` (which also records it).
-    private func isTrusted(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(SessionError) -> Bool {
+    /// Asks the trust evaluator about `identityKey` (which may also record it).
+    private func trustDecision(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(SessionError) -> TrustDecision {
         do {
             return try await trust.checkIdentity(identityKey.rawRepresentation, for: address)
         } catch {

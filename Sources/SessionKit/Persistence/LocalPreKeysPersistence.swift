@@ -1,34 +1,44 @@
 import SignalPrimitives
 
 /// The persisted form of `LocalPreKeys`, in the common envelope of `StateWriter`
-/// (`"SKST" || kind 0x04 (preKeys) || version || body || checksum`), version 1.
+/// (`"SKST" || kind 0x04 (preKeys) || version || body || checksum`), version 2 (version 1 is
+/// `unsupportedVersion`).
 ///
-/// Body, version 1 (integers big-endian; a timestamp is an i64 in two's complement):
+/// Body, version 2 (integers big-endian; a timestamp is an i64 in two's complement):
 ///
 ///     nextSignedPreKeyID     u32     ≠ 0
 ///     nextOneTimePreKeyID    u32     ≠ 0
-///     current signed prekey: id u32 (≠ 0) || private key 32 || signature 64 || createdAt i64
+///     nextKEMPreKeyID        u32     ≠ 0
+///     current entry          (below)
 ///     previousCount          u32
-///     previousCount × (id u32 (≠ 0) || private key 32 || signature 64 || createdAt i64
-///                      || retiredAt i64), most recently retired first
+///     previousCount × (entry || retiredAt i64), most recently retired first
 ///     oneTimeCount           u32     ≤ LocalPreKeys.maximumOneTimePreKeyCount
 ///     oneTimeCount × (id u32 (≠ 0) || private key 32), oldest first
+///     oneTimeKEMCount        u32     ≤ LocalPreKeys.maximumOneTimePreKeyCount
+///     oneTimeKEMCount × KEM key, oldest first
 ///
-/// Signed prekey ids are distinct, and one-time prekey ids are distinct. Public keys are
-/// recomputed from the private keys; signatures are not re-verified (the blob does not hold
-/// the identity key). Loading is strict: any violation above, a truncated or trailing field or
-/// a bad checksum is `SessionError.invalidPayload`, an unknown version
-/// `SessionError.unsupportedVersion`. The blob holds private keys: protect it at rest and wipe
-/// copies (`SecureMemory.zero`).
+///     entry   = id u32 (≠ 0) || private key 32 || signature 64 || kem u8 (0 or 1) || createdAt i64
+///               || [KEM key: the last-resort one, exactly when kem = 1]
+///               || recordedCount u32 || recordedCount × EK_A 32 (canonical, distinct)
+///     KEM key = id u32 (≠ 0) || seed 64 || ek 1184 (well-formed) || signature 64
+///
+/// Signed prekey ids are distinct, one-time prekey ids are distinct, and KEM prekey ids (one-time
+/// and last resort together) are distinct. X25519 public keys are recomputed from the private
+/// keys; an `ek` is stored (recomputing it would need a KEM) but its agreement with the seed is
+/// not re-checked, nor are signatures (the blob does not hold the identity key). Loading is
+/// strict: any violation above, a truncated or trailing field or a bad checksum is
+/// `SessionError.invalidPayload`, an unknown version `SessionError.unsupportedVersion`. The blob
+/// holds private keys: protect it at rest and wipe copies (`SecureMemory.zero`).
 extension LocalPreKeys {
     /// The persisted-state version this library writes.
-    public static let persistenceVersion: UInt8 = 1
+    public static let persistenceVersion: UInt8 = 2
 
     /// The prekeys as a blob (see the layout above).
     public func serialized() -> [UInt8] {
         var writer = StateWriter(kind: .preKeys, version: Self.persistenceVersion)
         writer.write(nextSignedPreKeyID)
         writer.write(nextOneTimePreKeyID)
+        writer.write(nextKEMPreKeyID)
         Self.write(currentSignedPreKey, into: &writer)
         writer.write(UInt32(truncatingIfNeeded: previousSignedPreKeys.count))
         for entry in previousSignedPreKeys {
@@ -40,6 +50,8 @@ extension LocalPreKeys {
             writer.write(key.id)
             key.privateKey.withUnsafeBytes { writer.writeFixed(SecureBytes(copying: $0)) }
         }
+        writer.write(UInt32(truncatingIfNeeded: oneTimeKEMPreKeys.count))
+        for key in oneTimeKEMPreKeys { Self.write(key, into: &writer) }
         return writer.finish()
     }
 
@@ -47,22 +59,22 @@ extension LocalPreKeys {
     /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent blob,
     ///   `SessionError.unsupportedVersion` for an unknown version.
     public init(serialized blob: [UInt8]) throws(SessionError) {
-        var reader = try StateReader(blob, kind: .preKeys, supportedVersions: 1 ... Self.persistenceVersion)
+        var reader = try StateReader(blob, kind: .preKeys, supportedVersions: Self.persistenceVersion ... Self.persistenceVersion)
         let nextSigned = try reader.readUInt32()
         let nextOneTime = try reader.readUInt32()
-        guard nextSigned != 0, nextOneTime != 0 else { throw .invalidPayload }
-        let (currentKey, currentCreated) = try Self.readSignedPreKey(&reader)
-        var signedIDs: Set<UInt32> = [currentKey.id]
+        let nextKEM = try reader.readUInt32()
+        guard nextSigned != 0, nextOneTime != 0, nextKEM != 0 else { throw .invalidPayload }
+        var kemIDs = Set<UInt32>()
+        let current = try Self.readEntry(&reader, retired: false, kemIDs: &kemIDs)
+        var signedIDs: Set<UInt32> = [current.key.id]
         let previousCount = try reader.readUInt32()
         var previous: [SignedPreKeyEntry] = []
         for _ in 0 ..< previousCount {
-            let (key, created) = try Self.readSignedPreKey(&reader)
-            let retired = Timestamp(secondsSince1970: Int64(bitPattern: try reader.readUInt64()))
-            guard signedIDs.insert(key.id).inserted else { throw .invalidPayload }
-            previous.append(SignedPreKeyEntry(key: key, createdAt: created, retiredAt: retired))
+            let entry = try Self.readEntry(&reader, retired: true, kemIDs: &kemIDs)
+            guard signedIDs.insert(entry.key.id).inserted else { throw .invalidPayload }
+            previous.append(entry)
         }
-        let oneTimeCount = try reader.readUInt32()
-        guard oneTimeCount <= UInt32(Self.maximumOneTimePreKeyCount) else { throw .invalidPayload }
+        let oneTimeCount = try Self.readCount(&reader)
         var oneTime: [OneTimePreKey] = []
         var oneTimeIDs = Set<UInt32>()
         for _ in 0 ..< oneTimeCount {
@@ -71,47 +83,83 @@ extension LocalPreKeys {
             let secret = try reader.readSecret(X25519.keyByteCount)
             do { oneTime.append(OneTimePreKey(id: id, privateKey: try X25519.PrivateKey(bytes: secret))) } catch { throw .invalidPayload }
         }
+        let oneTimeKEMCount = try Self.readCount(&reader)
+        var oneTimeKEM: [KEMPreKey] = []
+        for _ in 0 ..< oneTimeKEMCount { oneTimeKEM.append(try Self.readKEMKey(&reader, kind: .oneTime, ids: &kemIDs)) }
         try reader.finish()
         self.init(
-            currentSignedPreKey: SignedPreKeyEntry(key: currentKey, createdAt: currentCreated, retiredAt: nil),
-            previousSignedPreKeys: previous, oneTimePreKeys: oneTime, nextSignedPreKeyID: nextSigned,
-            nextOneTimePreKeyID: nextOneTime)
+            currentSignedPreKey: current, previousSignedPreKeys: previous, oneTimePreKeys: oneTime,
+            oneTimeKEMPreKeys: oneTimeKEM, nextSignedPreKeyID: nextSigned, nextOneTimePreKeyID: nextOneTime,
+            nextKEMPreKeyID: nextKEM)
     }
 
     private static func write(_ entry: SignedPreKeyEntry, into writer: inout StateWriter) {
         writer.write(entry.key.id)
         entry.key.privateKey.withUnsafeBytes { writer.writeFixed(SecureBytes(copying: $0)) }
         writer.writeFixed(entry.key.signature)
+        writer.write(UInt8(entry.key.signsKEMPreKeys ? 1 : 0))
         writer.write(UInt64(bitPattern: entry.createdAt.secondsSince1970))
+        if let key = entry.lastResortKEMPreKey { write(key, into: &writer) }
+        // Sorted, so that equal states give equal blobs.
+        let recorded = entry.recordedBaseKeys.map(\.rawRepresentation).sorted { $0.lexicographicallyPrecedes($1) }
+        writer.write(UInt32(truncatingIfNeeded: recorded.count))
+        for key in recorded { writer.writeFixed(key) }
     }
 
-    private static func readSignedPreKey(_ reader: inout StateReader) throws(SessionError) -> (SignedPreKey, Timestamp) {
+    private static func write(_ key: KEMPreKey, into writer: inout StateWriter) {
+        writer.write(key.id)
+        writer.writeFixed(key.seed)
+        writer.writeFixed(key.publicKey.rawRepresentation)
+        writer.writeFixed(key.signature)
+    }
+
+    private static func readEntry(
+        _ reader: inout StateReader, retired: Bool, kemIDs: inout Set<UInt32>
+    ) throws(SessionError) -> SignedPreKeyEntry {
         let id = try reader.readUInt32()
         guard id != 0 else { throw .invalidPayload }
         let secret = try reader.readSecret(X25519.keyByteCount)
         let signature = try reader.readFixed(Ed25519.signatureByteCount)
+        let kemByte = try reader.readByte()
+        guard kemByte <= 1 else { throw .invalidPayload }
         let created = Timestamp(secondsSince1970: Int64(bitPattern: try reader.readUInt64()))
-        do {
-            return (SignedPreKey(id: id, privateKey: try X25519.PrivateKey(bytes: secret), signature: signature), created)
-        } catch {
+        let lastResort = kemByte == 1 ? try readKEMKey(&reader, kind: .lastResort, ids: &kemIDs) : nil
+        let recordedCount = try reader.readUInt32()
+        var recorded = Set<X25519.PublicKey>()
+        for _ in 0 ..< recordedCount {
+            let key: X25519.PublicKey
+            do { key = try X25519.PublicKey(canonicalRepresentation: try reader.readFixed(X25519.keyByteCount)) } catch {
+                throw .invalidPayload
+            }
+            guard recorded.insert(key).inserted else { throw .invalidPayload }
+        }
+        let privateKey: X25519.PrivateKey
+        do { privateKey = try X25519.PrivateKey(bytes: secret) } catch { throw .invalidPayload }
+        let key = SignedPreKey(id: id, privateKey: privateKey, signature: signature, signsKEMPreKeys: kemByte == 1)
+        let retiredAt = retired ? Timestamp(secondsSince1970: Int64(bitPattern: try reader.readUInt64())) : nil
+        return SignedPreKeyEntry(validKey: key, lastResortKEMPreKey: lastResort, createdAt: created, retiredAt: retiredAt,
+                                 recordedBaseKeys: recorded)
+    }
+
+    private static func readKEMKey(
+        _ reader: inout StateReader, kind: KEMPreKey.Kind, ids: inout Set<UInt32>
+    ) throws(SessionError) -> KEMPreKey {
+        let id = try reader.readUInt32()
+        guard id != 0, ids.insert(id).inserted else { throw .invalidPayload }
+        let seed = try reader.readSecret(KEMSeed.byteCount)
+        let publicKey: KEMEncapsulationKey
+        do { publicKey = try KEMEncapsulationKey(rawRepresentation: try reader.readFixed(KEMEncapsulationKey.byteCount)) } catch {
+            throw .invalidPayload
+        }
+        let signature = try reader.readFixed(Ed25519.signatureByteCount)
+        do { return try KEMPreKey(id: id, kind: kind, seed: seed, publicKey: publicKey, signature: signature) } catch {
             throw .invalidPayload
         }
     }
-}
 
-extension SignedPreKey {
-    /// Assembles a signed prekey from a loaded private key and a 64-byte signature.
-    init(id: UInt32, privateKey: X25519.PrivateKey, signature: [UInt8]) {
-        self.id = id
-        self.privateKey = privateKey
-        self.signature = signature
-    }
-}
-
-extension OneTimePreKey {
-    /// Assembles a one-time prekey from a loaded private key.
-    init(id: UInt32, privateKey: X25519.PrivateKey) {
-        self.id = id
-        self.privateKey = privateKey
+    private static func readCount(_ reader: inout StateReader) throws(SessionError) -> UInt32 {
+        let count = try reader.readUInt32()
+        guard count <= UInt32(maximumOneTimePreKeyCount) else { throw .invalidPayload }
+        return count
     }
 }

@@ -1,16 +1,16 @@
 import SignalPrimitives
 
 /// The persisted form of a `SessionRecord`, in the common envelope of `StateWriter`
-/// (`"SKST" || kind 0x07 (sessionRecord) || version || body || checksum`), version 1.
+/// (`"SKST" || kind 0x07 (sessionRecord) || version || body || checksum`), version 2.
 ///
-/// Body, version 1:
+/// Body, version 2:
 ///
 ///     hasCurrent      bool    0x00 or 0x01, then the current session's body
 ///     previousCount   u32     ≤ ProtocolLimits.maxPreviousSessions
 ///     previousCount × a session body, most recent first
 ///
-/// Each session body is `SessionState`'s version-1 body (see `SessionStatePersistence.swift`),
-/// without an envelope of its own: a record of version 1 holds session bodies of version 1.
+/// Each session body is `SessionState`'s version-2 body (see `SessionStatePersistence.swift`),
+/// without an envelope of its own: a record of version 2 holds session bodies of version 2 (version 1 is `unsupportedVersion`).
 /// No two sessions of a record share the same role and EK_A (the prefix's base key). Loading
 /// is strict: any violation, in the record or in one of its sessions, a truncated or trailing
 /// field or a bad checksum is `SessionError.invalidPayload`, an unknown version
@@ -23,7 +23,7 @@ import SignalPrimitives
 /// session is promoted, established or archived.
 extension SessionRecord {
     /// The persisted-state version this library writes.
-    public static let persistenceVersion: UInt8 = 1
+    public static let persistenceVersion: UInt8 = 2
 
     /// The record as a blob (see the layout above).
     public func serialized() -> [UInt8] {
@@ -43,7 +43,7 @@ extension SessionRecord {
     /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent blob,
     ///   `SessionError.unsupportedVersion` for an unknown version.
     public init(serialized blob: [UInt8]) throws(SessionError) {
-        var reader = try StateReader(blob, kind: .sessionRecord, supportedVersions: 1 ... Self.persistenceVersion)
+        var reader = try StateReader(blob, kind: .sessionRecord, supportedVersions: Self.persistenceVersion ... Self.persistenceVersion)
         var seen = Set<SessionIdentity>()
         var current: SessionState?
         if try reader.readBool() {
@@ -70,7 +70,7 @@ extension SessionRecord {
 
         init(_ session: SessionState) {
             role = session.role
-            baseKey = session.preKeyPrefix.baseKey
+            baseKey = session.baseKey
         }
     }
 }

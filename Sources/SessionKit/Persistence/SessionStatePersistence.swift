@@ -1,20 +1,24 @@
 import SignalPrimitives
 
 /// The persisted form of a `SessionState`, in the common envelope of `StateWriter`
-/// (`"SKST" || kind 0x01 (session) || version || body || checksum`), version 1.
+/// (`"SKST" || kind 0x01 (session) || version || body || checksum`), version 2 (version 1,
+/// SPEC version 1's sessions, is `unsupportedVersion`).
 ///
-/// Body, version 1 (integers big-endian; `bool` is one byte 0x00 or 0x01):
+/// Body, version 2 (integers big-endian; `bool` is one byte 0x00 or 0x01; an address is
+/// `Encode(address)` of SPEC §1, a UTF-8 user id of 1–255 bytes and a u32 device id):
 ///
 ///     role                 u8      0x01 initiator, 0x02 responder
 ///     maxSkip              u32     MAX_SKIP
 ///     maxStored            u32     MAX_STORED (maxSkip ≤ maxStored)
 ///     localIdentityKey     32      our Ed25519 public key
 ///     remoteIdentityKey    32      the peer's Ed25519 public key
-///     prefix.IK_A          32      equals local (initiator) or remote (responder) identity key
-///     prefix.EK_A          32      canonical X25519 key
-///     prefix.spk_id        u32
-///     prefix.flag          u8      0x00, or 0x01 followed by u32 opk_id
-///     sendsPreKeyMessages  bool    always 0x00 for a responder
+///     localAddress         address
+///     remoteAddress        address
+///     EK_A                 32      canonical X25519 key
+///     SHA-256(P)           32      the digest of the creating prefix
+///     hasPendingPrefix     bool    [u32(len) || P]: an initiator's prefix until its first
+///                                  reply; never for a responder; P's IK_A is the local
+///                                  identity key, its EK_A the one above, its digest the one above
 ///     RK                   32
 ///     DHs private key      32      (the public key is recomputed)
 ///     hasCKs               bool    [CKs 32]
@@ -26,13 +30,14 @@ import SignalPrimitives
 ///     skippedCount × (ratchet key 32 (canonical) || n u32 || mk 32), oldest first, no
 ///                                  (ratchet key, n) twice
 ///
-/// AD is not stored: it is IK_A || IK_B from the identity keys and the role. Loading is
-/// strict: any violation above, a truncated or trailing field or a bad checksum is
-/// `SessionError.invalidPayload`, an unknown version `SessionError.unsupportedVersion`.
-/// The blob holds secrets: protect it at rest and wipe copies (`SecureMemory.zero`).
+/// AD is not stored: it is IK_A || IK_B || Encode(A) || Encode(B) from the identity keys, the
+/// addresses and the role. Loading is strict: any violation above, a truncated or trailing
+/// field or a bad checksum is `SessionError.invalidPayload`, an unknown version
+/// `SessionError.unsupportedVersion`. The blob holds secrets: protect it at rest and wipe
+/// copies (`SecureMemory.zero`).
 extension SessionState {
     /// The persisted-state version this library writes.
-    public static let persistenceVersion: UInt8 = 1
+    public static let persistenceVersion: UInt8 = 2
 
     /// The session as a blob (see the layout above).
     public func serialized() -> [UInt8] {
@@ -46,38 +51,35 @@ extension SessionState {
     /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent blob,
     ///   `SessionError.unsupportedVersion` for an unknown version.
     public init(serialized blob: [UInt8]) throws(SessionError) {
-        var reader = try StateReader(blob, kind: .session, supportedVersions: 1 ... Self.persistenceVersion)
+        var reader = try StateReader(blob, kind: .session, supportedVersions: Self.persistenceVersion ... Self.persistenceVersion)
         try self.init(decodingFrom: &reader)
         try reader.finish()
     }
 
-    /// An upper bound on the size of the version-1 body `encode(into:)` writes: every
+    /// An upper bound on the size of the version-2 body `encode(into:)` writes: every
     /// optional field present, plus 68 bytes per skipped message key. Only a capacity hint.
     var persistedBodyByteCountEstimate: Int {
-        // role, maxSkip, maxStored; 4 identity/prefix keys; spk_id; flag + opk_id;
-        // sendsPreKeyMessages; RK; DHs; hasCKs + CKs; Ns; PN; hasDHr + DHr; hasCKr + CKr + Nr;
-        // skippedCount.
-        let fixed = 1 + 4 + 4 + 4 * 32 + 4 + 5 + 1 + 32 + 32 + 33 + 8 + 8 + 33 + 41 + 4
+        // role, maxSkip, maxStored; 2 identity keys; 2 addresses; EK_A; digest; pending prefix;
+        // RK; DHs; hasCKs + CKs; Ns; PN; hasDHr + DHr; hasCKr + CKr + Nr; skippedCount.
+        let prefix = pendingPreKeyPrefix.map { 4 + $0.byteCount } ?? 0
+        let fixed = 1 + 4 + 4 + 2 * 32 + localAddress.encoded.count + remoteAddress.encoded.count + 32 + 32 + 1 + prefix
+            + 32 + 32 + 33 + 8 + 8 + 33 + 41 + 4
         return fixed + ratchet.skippedKeys.count * (32 + 4 + 32)
     }
 
-    /// Writes the version-1 body (for records that embed sessions in their own blob).
+    /// Writes the version-2 body (for records that embed sessions in their own blob).
     public func encode(into writer: inout StateWriter) {
         writer.write(role.rawValue)
         writer.write(UInt32(truncatingIfNeeded: configuration.maxSkip))
         writer.write(UInt32(truncatingIfNeeded: configuration.maxStored))
         writer.writeFixed(localIdentityKey.rawRepresentation)
         writer.writeFixed(remoteIdentityKey.rawRepresentation)
-        writer.writeFixed(preKeyPrefix.identityKey.rawRepresentation)
-        writer.writeFixed(preKeyPrefix.baseKey.rawRepresentation)
-        writer.write(preKeyPrefix.signedPreKeyID)
-        if let id = preKeyPrefix.oneTimePreKeyID {
-            writer.write(UInt8(0x01))
-            writer.write(id)
-        } else {
-            writer.write(UInt8(0x00))
-        }
-        writer.write(sendsPreKeyMessages)
+        writer.writeFixed(localAddress.encoded)
+        writer.writeFixed(remoteAddress.encoded)
+        writer.writeFixed(baseKey.rawRepresentation)
+        writer.writeFixed(preKeyPrefixDigest)
+        writer.write(pendingPreKeyPrefix != nil)
+        if let prefix = pendingPreKeyPrefix { writer.writeVariable(prefix.bytes) }
         writer.writeFixed(ratchet.rootKey.storage)
         ratchet.sendingRatchetKey.withUnsafeBytes { writer.writeFixed(SecureBytes(copying: $0)) }
         writer.write(ratchet.sendingChain != nil)
@@ -100,11 +102,11 @@ extension SessionState {
         }
     }
 
-    /// Reads a version-1 body written by `encode(into:)`, strictly.
+    /// Reads a version-2 body written by `encode(into:)`, strictly.
     /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent body,
-    ///   `SessionError.unsupportedVersion` when the reader's version is not 1.
+    ///   `SessionError.unsupportedVersion` when the reader's version is not 2.
     public init(decodingFrom reader: inout StateReader) throws(SessionError) {
-        guard reader.version == 1 else { throw .unsupportedVersion }
+        guard reader.version == Self.persistenceVersion else { throw .unsupportedVersion }
         let counterLimit = UInt64(UInt32.max) + 1
         guard let role = Role(rawValue: try reader.readByte()) else { throw .invalidPayload }
         // Compared as u32 before any conversion, so no stored value can trap where Int has 32 bits.
@@ -118,15 +120,21 @@ extension SessionState {
         do { configuration = try SessionConfiguration(maxSkip: maxSkip, maxStored: maxStored) } catch { throw .invalidPayload }
         let localIdentityKey = try Self.readEd25519Key(&reader)
         let remoteIdentityKey = try Self.readEd25519Key(&reader)
-        let prefixIdentityKey = try Self.readEd25519Key(&reader)
-        guard prefixIdentityKey == (role == .initiator ? localIdentityKey : remoteIdentityKey) else { throw .invalidPayload }
+        let localAddress = try reader.readAddress()
+        let remoteAddress = try reader.readAddress()
         let baseKey = try Self.readX25519Key(&reader)
-        let signedPreKeyID = try reader.readUInt32()
-        let oneTimePreKeyID: UInt32? = try reader.readBool() ? try reader.readUInt32() : nil
-        let prefix = PreKeyMessage.Prefix(
-            identityKey: prefixIdentityKey, baseKey: baseKey, signedPreKeyID: signedPreKeyID, oneTimePreKeyID: oneTimePreKeyID)
-        let sendsPreKeyMessages = try reader.readBool()
-        guard role == .initiator || !sendsPreKeyMessages else { throw .invalidPayload }
+        let digest = try reader.readFixed(SHA256.byteCount)
+        var pendingPrefix: PreKeyMessage.Prefix?
+        if try reader.readBool() {
+            guard role == .initiator else { throw .invalidPayload }
+            let bytes = try reader.readVariable(maximum: PreKeyMessage.minimumPrefixByteCount + PreKeyMessage.oneTimePreKeyPartByteCount
+                + PreKeyMessage.kemPartByteCount)
+            let prefix = try PreKeyMessage.Prefix(decoding: bytes)
+            guard prefix.identityKey == localIdentityKey, prefix.baseKey == baseKey, prefix.digest == digest else {
+                throw .invalidPayload
+            }
+            pendingPrefix = prefix
+        }
         let rootKey = RootKey(storage: try reader.readSecret(RootKey.byteCount))
         let sendingRatchetKey: X25519.PrivateKey
         do { sendingRatchetKey = try X25519.PrivateKey(bytes: try reader.readSecret(X25519.keyByteCount)) } catch { throw .invalidPayload }
@@ -161,7 +169,8 @@ extension SessionState {
         skippedKeys.append(skipped, maxStored: maxStored)
         self.init(
             role: role, configuration: configuration, localIdentityKey: localIdentityKey,
-            remoteIdentityKey: remoteIdentityKey, preKeyPrefix: prefix, sendsPreKeyMessages: sendsPreKeyMessages,
+            remoteIdentityKey: remoteIdentityKey, localAddress: localAddress, remoteAddress: remoteAddress,
+            baseKey: baseKey, preKeyPrefixDigest: digest, pendingPreKeyPrefix: pendingPrefix,
             ratchet: DoubleRatchet(
                 rootKey: rootKey, sendingRatchetKey: sendingRatchetKey, sendingChain: sendingChain,
                 sendCounter: sendCounter, previousSendCounter: previousSendCounter, remoteRatchetKey: remoteRatchetKey,

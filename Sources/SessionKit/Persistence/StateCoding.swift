@@ -273,6 +273,27 @@ public struct StateReader {
         return Array(try take(count))
     }
 
+    /// Reads an address written as `Encode(address)` (`u8(len) || uid || u32(device)`): the
+    /// user id must be 1–255 bytes of well-formed UTF-8.
+    /// - Throws: `SessionError.invalidPayload` otherwise.
+    public mutating func readAddress() throws(SessionError) -> ProtocolAddress {
+        let count = Int(try readByte())
+        let uid = try readFixed(count)
+        let device = try readUInt32()
+        guard let userID = String(validating: uid, as: UTF8.self) else { throw .invalidPayload }
+        let address: ProtocolAddress
+        do { address = try ProtocolAddress(userID: userID, deviceID: device) } catch { throw .invalidPayload }
+        guard address.userIDBytes.elementsEqual(uid) else { throw .invalidPayload }
+        return address
+    }
+
+    /// Reads a group id written as `Encode(group)` (`u8(len) || gid`, 1–255 bytes).
+    /// - Throws: `SessionError.invalidPayload` otherwise.
+    public mutating func readGroupID() throws(SessionError) -> GroupID {
+        let count = Int(try readByte())
+        do { return try GroupID(rawRepresentation: try readFixed(count)) } catch { throw .invalidPayload }
+    }
+
     /// Requires that the whole body was read.
     /// - Throws: `SessionError.invalidPayload` for trailing bytes.
     public func finish() throws(SessionError) {

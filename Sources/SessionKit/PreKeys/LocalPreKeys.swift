@@ -1,51 +1,85 @@
 import SignalPrimitives
 
 /// The prekeys a device has issued (SPEC §3), with their lifecycle: a current signed prekey
-/// rotated on a schedule, the replaced ones kept for a grace period, and one-time prekeys
-/// generated in batches and replenished when few remain.
+/// rotated on a schedule, the replaced ones kept for a grace period, one-time prekeys generated
+/// in batches and replenished when few remain, and, with a KEM, KEM prekeys like Signal's: a
+/// batch of one-time KEM prekeys replenished like one-time prekeys, and one last-resort KEM
+/// prekey per signed prekey, rotated and kept for the grace period together with it.
 ///
-/// Ids. Signed and one-time prekeys have separate id counters. Each starts at 1 and increases
-/// by one per key issued; after `UInt32.max` it wraps to 1 (0 is never issued). An id still
-/// held is never issued again: allocation skips past it. So an id is reused only after about
-/// 2^32 issues and only once its earlier key is gone (consumed, or expired for a signed prekey),
-/// at which point a prekey message naming the old key fails anyway.
+/// Post-quantum. With a KEM, every signed prekey is signed with `kem` = 1 and carries its
+/// last-resort KEM prekey; bundles then always carry a KEM prekey (a one-time one while any is
+/// left, else the last-resort one). A device that gains a KEM rotates its signed prekey at the
+/// next upkeep. Each signed prekey holds the EK_A values of the X3DH runs it completed (the
+/// replay record of SPEC §3), which go with it when it is removed; it is rotated early once
+/// `PreKeyPolicy.maximumRecordedBaseKeys` are held.
+///
+/// Ids. Signed, one-time and KEM prekeys have separate id counters (one-time and last-resort
+/// KEM prekeys share one). Each starts at 1 and increases by one per key issued; after
+/// `UInt32.max` it wraps to 1 (0 is never issued). An id still held is never issued again.
 ///
 /// Time. Nothing here reads a clock: rotation and expiry are decided against the `now` the
 /// caller passes (from a `WallClock`). A clock that goes backwards delays rotation and expiry;
 /// it never traps.
 ///
-/// One-time prekeys are removed only by `removeOneTimePreKey(id:)`, which the caller runs in
-/// the same transaction that stores the session a prekey message created (see
-/// `ProtocolStore.commitEstablishment`). A one-time prekey the server handed out but whose
-/// prekey message never arrives stays held and counted.
+/// One-time prekeys and one-time KEM prekeys are removed, and EK_A recorded, only by
+/// `apply(_:)`, which the store runs in the same write that stores the session a prekey
+/// message created (`ProtocolStore.commitEstablishment`).
 ///
 /// A value type; every mutating method changes nothing when it throws. Conforms to
-/// `PreKeyLookup`, so it can be passed to `SessionState.accept` and `SessionRecord.decrypt`.
-/// Persist it with `serialized()` (kind `.preKeys`).
+/// `PreKeyLookup`. Persist it with `serialized()` (kind `.preKeys`).
 public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// A signed prekey with its dates.
+    /// A signed prekey with its last-resort KEM prekey, its dates and its replay record.
     public struct SignedPreKeyEntry: Sendable, CustomStringConvertible {
         /// The key.
         public let key: SignedPreKey
+        /// The last-resort KEM prekey published with it: present exactly when the key is signed
+        /// with `kem` = 1.
+        public let lastResortKEMPreKey: KEMPreKey?
         /// When it was generated.
         public let createdAt: Timestamp
         /// When it was replaced by a newer signed prekey (`nil` for the current one).
         public let retiredAt: Timestamp?
+        /// The EK_A values of the X3DH runs completed with this key (SPEC §3's replay record).
+        public fileprivate(set) var recordedBaseKeys: Set<X25519.PublicKey>
 
         /// An entry from its parts.
-        public init(key: SignedPreKey, createdAt: Timestamp, retiredAt: Timestamp?) {
-            self.key = key
-            self.createdAt = createdAt
-            self.retiredAt = retiredAt
+        /// - Throws: `SessionError.invalidConfiguration` when `lastResortKEMPreKey` is present
+        ///   without the `kem` bit or missing with it, or is not a last-resort key.
+        public init(
+            key: SignedPreKey, lastResortKEMPreKey: KEMPreKey?, createdAt: Timestamp, retiredAt: Timestamp?,
+            recordedBaseKeys: Set<X25519.PublicKey> = []
+        ) throws(SessionError) {
+            guard key.signsKEMPreKeys == (lastResortKEMPreKey != nil), lastResortKEMPreKey?.kind ?? .lastResort == .lastResort else {
+                throw .invalidConfiguration("a signed prekey has a last-resort KEM prekey exactly when it is signed with kem = 1")
+            }
+            self.init(validKey: key, lastResortKEMPreKey: lastResortKEMPreKey, createdAt: createdAt, retiredAt: retiredAt,
+                      recordedBaseKeys: recordedBaseKeys)
         }
 
-        /// The id and dates, never the secret.
+        init(validKey key: SignedPreKey, lastResortKEMPreKey: KEMPreKey?, createdAt: Timestamp, retiredAt: Timestamp?,
+             recordedBaseKeys: Set<X25519.PublicKey>) {
+            self.key = key
+            self.lastResortKEMPreKey = lastResortKEMPreKey
+            self.createdAt = createdAt
+            self.retiredAt = retiredAt
+            self.recordedBaseKeys = recordedBaseKeys
+        }
+
+        /// The same entry, retired at `time`.
+        func retired(at time: Timestamp) -> SignedPreKeyEntry {
+            SignedPreKeyEntry(validKey: key, lastResortKEMPreKey: lastResortKEMPreKey, createdAt: createdAt, retiredAt: time,
+                              recordedBaseKeys: recordedBaseKeys)
+        }
+
+        /// The id, the KEM bit and dates, never the secret.
         public var description: String {
-            "SignedPreKeyEntry(id: \(key.id), createdAt: \(createdAt.secondsSince1970), retiredAt: \(retiredAt.map { String($0.secondsSince1970) } ?? "current"))"
+            "SignedPreKeyEntry(id: \(key.id), kem: \(lastResortKEMPreKey.map { String($0.id) } ?? "none"), "
+                + "createdAt: \(createdAt.secondsSince1970), "
+                + "retiredAt: \(retiredAt.map { String($0.secondsSince1970) } ?? "current"), records: \(recordedBaseKeys.count))"
         }
     }
 
-    /// The most one-time prekeys held at once; generating beyond it is refused.
+    /// The most one-time prekeys (and, separately, one-time KEM prekeys) held at once.
     public static let maximumOneTimePreKeyCount = 100_000
 
     /// The signed prekey published now.
@@ -54,48 +88,76 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     public private(set) var previousSignedPreKeys: [SignedPreKeyEntry]
     /// The one-time prekeys held (issued and not consumed), oldest first.
     public private(set) var oneTimePreKeys: [OneTimePreKey]
+    /// The one-time KEM prekeys held (issued and not consumed), oldest first.
+    public private(set) var oneTimeKEMPreKeys: [KEMPreKey]
     /// The id the next signed prekey gets, unless it is still held.
     public private(set) var nextSignedPreKeyID: UInt32
     /// The id the next one-time prekey gets, unless it is still held.
     public private(set) var nextOneTimePreKeyID: UInt32
+    /// The id the next KEM prekey (one-time or last resort) gets, unless it is still held.
+    public private(set) var nextKEMPreKeyID: UInt32
 
     /// Assembles a state from its parts (persistence).
     init(
         currentSignedPreKey: SignedPreKeyEntry, previousSignedPreKeys: [SignedPreKeyEntry], oneTimePreKeys: [OneTimePreKey],
-        nextSignedPreKeyID: UInt32, nextOneTimePreKeyID: UInt32
+        oneTimeKEMPreKeys: [KEMPreKey], nextSignedPreKeyID: UInt32, nextOneTimePreKeyID: UInt32, nextKEMPreKeyID: UInt32
     ) {
         self.currentSignedPreKey = currentSignedPreKey
         self.previousSignedPreKeys = previousSignedPreKeys
         self.oneTimePreKeys = oneTimePreKeys
+        self.oneTimeKEMPreKeys = oneTimeKEMPreKeys
         self.nextSignedPreKeyID = nextSignedPreKeyID
         self.nextOneTimePreKeyID = nextOneTimePreKeyID
+        self.nextKEMPreKeyID = nextKEMPreKeyID
     }
 
     /// A first set of prekeys for a new device: signed prekey 1, created at `now`, and one
-    /// batch of one-time prekeys (ids 1…batch size). Upload `fullUpload(identityKey:)`.
-    /// - Throws: `SessionError.primitive` when libsodium is unusable.
+    /// batch of one-time prekeys; with `kem`, the signed prekey is signed with `kem` = 1 and
+    /// comes with a last-resort KEM prekey, plus one batch of one-time KEM prekeys. Upload
+    /// `fullUpload(identityKey:)`.
+    /// - Throws: `SessionError.primitive` when libsodium is unusable, the errors of `kem`.
     public init(
         identity: IdentityKeyPair, now: Timestamp, policy: PreKeyPolicy = .default,
-        random: any RandomSource = SystemRandomSource()
+        kem: (any KeyEncapsulationMechanism)? = nil, random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) {
-        let signed = try SignedPreKey(id: 1, signedBy: identity, using: random)
+        let entry = try Self.newSignedPreKeyEntry(id: 1, kemID: 1, identity: identity, now: now, kem: kem, random: random)
         self.init(
-            currentSignedPreKey: SignedPreKeyEntry(key: signed, createdAt: now, retiredAt: nil), previousSignedPreKeys: [],
-            oneTimePreKeys: [], nextSignedPreKeyID: 2, nextOneTimePreKeyID: 1)
+            currentSignedPreKey: entry, previousSignedPreKeys: [], oneTimePreKeys: [], oneTimeKEMPreKeys: [],
+            nextSignedPreKeyID: 2, nextOneTimePreKeyID: 1, nextKEMPreKeyID: kem == nil ? 1 : 2)
         _ = try generateOneTimePreKeys(count: policy.oneTimePreKeyBatchSize, random: random)
+        if let kem {
+            _ = try generateOneTimeKEMPreKeys(count: policy.oneTimePreKeyBatchSize, identity: identity, kem: kem, random: random)
+        }
     }
+
+    /// Every signed prekey entry held, the current one first.
+    public var signedPreKeyEntries: [SignedPreKeyEntry] { [currentSignedPreKey] + previousSignedPreKeys }
 
     // MARK: Lookup
 
     /// The signed prekey with `id`: the current one or one still within its grace period.
-    public func signedPreKey(id: UInt32) -> SignedPreKey? {
-        if currentSignedPreKey.key.id == id { return currentSignedPreKey.key }
-        return previousSignedPreKeys.first { $0.key.id == id }?.key
-    }
+    public func signedPreKey(id: UInt32) -> SignedPreKey? { entry(signedPreKeyID: id)?.key }
 
     /// The one-time prekey with `id`, if it is held (issued and not consumed).
     public func oneTimePreKey(id: UInt32) -> OneTimePreKey? {
         oneTimePreKeys.first { $0.id == id }
+    }
+
+    /// The KEM prekey with `id`: a one-time one not consumed, or the last-resort one of a
+    /// signed prekey still held.
+    public func kemPreKey(id: UInt32) -> KEMPreKey? {
+        if let key = oneTimeKEMPreKeys.first(where: { $0.id == id }) { return key }
+        return signedPreKeyEntries.lazy.compactMap(\.lastResortKEMPreKey).first { $0.id == id }
+    }
+
+    /// Whether `baseKey` is recorded under the signed prekey `signedPreKeyID`.
+    public func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) -> Bool {
+        entry(signedPreKeyID: signedPreKeyID)?.recordedBaseKeys.contains(baseKey) ?? false
+    }
+
+    private func entry(signedPreKeyID id: UInt32) -> SignedPreKeyEntry? {
+        if currentSignedPreKey.key.id == id { return currentSignedPreKey }
+        return previousSignedPreKeys.first { $0.key.id == id }
     }
 
     /// The number of one-time prekeys held.
@@ -106,29 +168,70 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
         oneTimePreKeys.count < policy.oneTimePreKeyLowWaterMark
     }
 
-    /// Whether the current signed prekey is at least `policy.signedPreKeyRotationInterval` old at `now`.
+    /// Whether the current signed prekey is due for rotation at `now`: it is at least
+    /// `policy.signedPreKeyRotationInterval` old, or holds `policy.maximumRecordedBaseKeys`
+    /// replay records.
     public func isSignedPreKeyRotationDue(now: Timestamp, policy: PreKeyPolicy = .default) -> Bool {
         now.seconds(since: currentSignedPreKey.createdAt) >= policy.signedPreKeyRotationInterval
+            || currentSignedPreKey.recordedBaseKeys.count >= policy.maximumRecordedBaseKeys
     }
 
-    /// The bundle a server would hand out now: the identity key, the current signed prekey and
-    /// the one-time prekey `oneTimePreKeyID` (none when `nil`). Returns `nil` when that
-    /// one-time prekey is not held.
-    public func bundle(identityKey: Ed25519.PublicKey, oneTimePreKeyID: UInt32?) -> PreKeyBundle? {
+    /// The bundle a server would hand out now: the identity key, the current signed prekey,
+    /// the one-time prekey `oneTimePreKeyID` (none when `nil`) and, for a signed prekey signed
+    /// with `kem` = 1, the one-time KEM prekey `kemPreKeyID` (the last-resort one when `nil`).
+    /// Returns `nil` when a named key is not held, or a KEM prekey is named for a signed
+    /// prekey without one.
+    public func bundle(identityKey: Ed25519.PublicKey, oneTimePreKeyID: UInt32?, kemPreKeyID: UInt32? = nil) -> PreKeyBundle? {
         var oneTimePreKey: OneTimePreKey?
         if let id = oneTimePreKeyID {
             guard let key = self.oneTimePreKey(id: id) else { return nil }
             oneTimePreKey = key
         }
-        return PreKeyBundle(identityKey: identityKey, signedPreKey: currentSignedPreKey.key, oneTimePreKey: oneTimePreKey)
+        var kemPreKey = currentSignedPreKey.lastResortKEMPreKey
+        if let id = kemPreKeyID {
+            guard kemPreKey != nil, let key = oneTimeKEMPreKeys.first(where: { $0.id == id }) else { return nil }
+            kemPreKey = key
+        }
+        return PreKeyBundle(
+            identityKey: identityKey, signedPreKey: currentSignedPreKey.key, oneTimePreKey: oneTimePreKey, kemPreKey: kemPreKey)
     }
 
     /// Everything to publish for a first registration (or a full re-upload): the current
-    /// signed prekey and every one-time prekey held.
+    /// signed prekey with its last-resort KEM prekey, and every one-time prekey and one-time
+    /// KEM prekey held.
     public func fullUpload(identityKey: Ed25519.PublicKey) -> PreKeyUpload {
         PreKeyUpload(
             identityKey: identityKey, signedPreKey: PreKeyUpload.SignedKey(currentSignedPreKey.key),
-            oneTimePreKeys: oneTimePreKeys.map { PreKeyBundle.OneTimeKey(id: $0.id, publicKey: $0.publicKey) })
+            lastResortKEMPreKey: currentSignedPreKey.lastResortKEMPreKey.map(PreKeyBundle.KEMKey.init),
+            oneTimePreKeys: oneTimePreKeys.map { PreKeyBundle.OneTimeKey(id: $0.id, publicKey: $0.publicKey) },
+            oneTimeKEMPreKeys: oneTimeKEMPreKeys.map(PreKeyBundle.KEMKey.init))
+    }
+
+    // MARK: Consumption
+
+    /// Applies what an X3DH used (SPEC §3), as the store does in the write that stores the
+    /// session: deletes the one-time prekey and the one-time KEM prekey, and records EK_A under
+    /// the signed prekey.
+    /// - Throws: `SessionError.unknownPreKey` when the signed prekey, the one-time prekey or
+    ///   the one-time KEM prekey is not held (a concurrent decryption consumed it first);
+    ///   nothing changes then.
+    public mutating func apply(_ consumption: PreKeyConsumption) throws(SessionError) {
+        var candidate = self
+        if let id = consumption.oneTimePreKeyID {
+            guard candidate.removeOneTimePreKey(id: id) != nil else { throw .unknownPreKey }
+        }
+        if let id = consumption.oneTimeKEMPreKeyID {
+            guard let index = candidate.oneTimeKEMPreKeys.firstIndex(where: { $0.id == id }) else { throw .unknownPreKey }
+            candidate.oneTimeKEMPreKeys.remove(at: index)
+        }
+        if candidate.currentSignedPreKey.key.id == consumption.signedPreKeyID {
+            candidate.currentSignedPreKey.recordedBaseKeys.insert(consumption.baseKey)
+        } else if let index = candidate.previousSignedPreKeys.firstIndex(where: { $0.key.id == consumption.signedPreKeyID }) {
+            candidate.previousSignedPreKeys[index].recordedBaseKeys.insert(consumption.baseKey)
+        } else {
+            throw .unknownPreKey
+        }
+        self = candidate
     }
 
     // MARK: One-time prekeys
@@ -141,10 +244,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     public mutating func generateOneTimePreKeys(
         count: Int, random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) -> [OneTimePreKey] {
-        guard count >= 0 else { throw .invalidConfiguration("the one-time prekey count must not be negative") }
-        guard count <= Self.maximumOneTimePreKeyCount - oneTimePreKeys.count else {
-            throw .invalidConfiguration("at most \(Self.maximumOneTimePreKeyCount) one-time prekeys are held")
-        }
+        try Self.checkGeneration(count: count, held: oneTimePreKeys.count)
         var held = Set(oneTimePreKeys.map(\.id))
         var next = nextOneTimePreKeyID
         var generated: [OneTimePreKey] = []
@@ -159,6 +259,28 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
         return generated
     }
 
+    /// Generates `count` one-time KEM prekeys with the next free KEM ids, signed by `identity`.
+    /// Returns the new keys (upload their public parts).
+    /// - Throws: as `generateOneTimePreKeys(count:random:)`, and the errors of `kem`.
+    public mutating func generateOneTimeKEMPreKeys(
+        count: Int, identity: IdentityKeyPair, kem: some KeyEncapsulationMechanism,
+        random: any RandomSource = SystemRandomSource()
+    ) throws(SessionError) -> [KEMPreKey] {
+        try Self.checkGeneration(count: count, held: oneTimeKEMPreKeys.count)
+        var next = nextKEMPreKeyID
+        var generated: [KEMPreKey] = []
+        generated.reserveCapacity(count)
+        var held = heldKEMPreKeyIDs
+        for _ in 0 ..< count {
+            let id = Self.allocate(from: &next) { held.contains($0) }
+            held.insert(id)
+            generated.append(try KEMPreKey(id: id, kind: .oneTime, signedBy: identity, kem: kem, using: random))
+        }
+        oneTimeKEMPreKeys.append(contentsOf: generated)
+        nextKEMPreKeyID = next
+        return generated
+    }
+
     /// When fewer than the low-water mark are held, generates enough one-time prekeys to hold
     /// a full batch again and returns them; otherwise returns an empty array.
     /// - Throws: as `generateOneTimePreKeys(count:random:)`.
@@ -169,8 +291,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
         return try generateOneTimePreKeys(count: policy.oneTimePreKeyBatchSize - oneTimePreKeys.count, random: random)
     }
 
-    /// Removes the one-time prekey `id` (a prekey message used it) and returns it, or `nil`
-    /// when it is not held.
+    /// Removes the one-time prekey `id` and returns it, or `nil` when it is not held.
     @discardableResult
     public mutating func removeOneTimePreKey(id: UInt32) -> OneTimePreKey? {
         guard let index = oneTimePreKeys.firstIndex(where: { $0.id == id }) else { return nil }
@@ -179,28 +300,35 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
 
     // MARK: Signed prekeys
 
-    /// Replaces the current signed prekey with a new one (the next free id) created at `now`;
-    /// the replaced key is kept, retired at `now`, until its grace period has passed.
-    /// Returns the new key (upload its public parts).
-    /// - Throws: `SessionError.primitive` when libsodium is unusable; nothing changes then.
+    /// Replaces the current signed prekey with a new one (the next free id) created at `now`,
+    /// signed with `kem` = 1 and given a new last-resort KEM prekey when `kem` is not `nil`;
+    /// the replaced key is kept, retired at `now`, until its grace period has passed. Returns
+    /// the new entry (upload its public parts).
+    /// - Throws: `SessionError.primitive` when libsodium is unusable, the errors of `kem`;
+    ///   nothing changes then.
     @discardableResult
     public mutating func rotateSignedPreKey(
-        identity: IdentityKeyPair, now: Timestamp, random: any RandomSource = SystemRandomSource()
-    ) throws(SessionError) -> SignedPreKey {
-        let held = Set([currentSignedPreKey.key.id] + previousSignedPreKeys.map(\.key.id))
+        identity: IdentityKeyPair, now: Timestamp, kem: (any KeyEncapsulationMechanism)? = nil,
+        random: any RandomSource = SystemRandomSource()
+    ) throws(SessionError) -> SignedPreKeyEntry {
+        let held = Set(signedPreKeyEntries.map(\.key.id))
         var next = nextSignedPreKeyID
         let id = Self.allocate(from: &next) { held.contains($0) }
-        let key = try SignedPreKey(id: id, signedBy: identity, using: random)
-        let retired = SignedPreKeyEntry(key: currentSignedPreKey.key, createdAt: currentSignedPreKey.createdAt, retiredAt: now)
-        previousSignedPreKeys.insert(retired, at: 0)
-        currentSignedPreKey = SignedPreKeyEntry(key: key, createdAt: now, retiredAt: nil)
+        var nextKEM = nextKEMPreKeyID
+        let heldKEM = heldKEMPreKeyIDs
+        let kemID = Self.allocate(from: &nextKEM) { heldKEM.contains($0) }
+        let entry = try Self.newSignedPreKeyEntry(id: id, kemID: kemID, identity: identity, now: now, kem: kem, random: random)
+        previousSignedPreKeys.insert(currentSignedPreKey.retired(at: now), at: 0)
+        currentSignedPreKey = entry
         nextSignedPreKeyID = next
-        return key
+        if kem != nil { nextKEMPreKeyID = nextKEM }
+        return entry
     }
 
     /// Removes the replaced signed prekeys whose grace period has passed at `now` (retired at
-    /// least `policy.signedPreKeyGracePeriod` seconds ago) and returns their ids. A prekey
-    /// message naming one of them then fails with `unknownPreKey`.
+    /// least `policy.signedPreKeyGracePeriod` seconds ago), with their last-resort KEM prekeys
+    /// and replay records, and returns their ids. A prekey message naming one of them then
+    /// fails with `unknownPreKey`.
     @discardableResult
     public mutating func removeExpiredSignedPreKeys(now: Timestamp, policy: PreKeyPolicy = .default) -> [UInt32] {
         var removed: [UInt32] = []
@@ -215,28 +343,65 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     }
 
     /// The periodic upkeep, to run at start-up and then regularly (for example daily): rotates
-    /// the signed prekey when it is due, removes expired replaced ones, and replenishes the
-    /// one-time prekeys when fewer than the low-water mark are held. Returns what to upload
-    /// (empty when nothing changed on the public side).
-    /// - Throws: `SessionError.primitive` when libsodium is unusable; nothing changes then.
+    /// the signed prekey when it is due (or, with a `kem`, when it is not signed with `kem` = 1),
+    /// removes expired replaced ones, and replenishes the one-time prekeys (and, with a `kem`,
+    /// the one-time KEM prekeys) when fewer than the low-water mark are held. Returns what to
+    /// upload (empty when nothing changed on the public side).
+    /// - Throws: `SessionError.primitive` when libsodium is unusable, the errors of `kem`;
+    ///   nothing changes then.
     public mutating func maintain(
         identity: IdentityKeyPair, now: Timestamp, policy: PreKeyPolicy = .default,
-        random: any RandomSource = SystemRandomSource()
+        kem: (any KeyEncapsulationMechanism)? = nil, random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) -> PreKeyUpload {
         var candidate = self
-        var signed: PreKeyUpload.SignedKey?
-        if candidate.isSignedPreKeyRotationDue(now: now, policy: policy) {
-            signed = PreKeyUpload.SignedKey(try candidate.rotateSignedPreKey(identity: identity, now: now, random: random))
+        var rotated: SignedPreKeyEntry?
+        let gainedKEM = kem != nil && !candidate.currentSignedPreKey.key.signsKEMPreKeys
+        if gainedKEM || candidate.isSignedPreKeyRotationDue(now: now, policy: policy) {
+            rotated = try candidate.rotateSignedPreKey(identity: identity, now: now, kem: kem, random: random)
         }
         candidate.removeExpiredSignedPreKeys(now: now, policy: policy)
         let oneTime = try candidate.replenishOneTimePreKeys(policy: policy, random: random)
+        var oneTimeKEM: [KEMPreKey] = []
+        if let kem, candidate.oneTimeKEMPreKeys.count < policy.oneTimePreKeyLowWaterMark {
+            oneTimeKEM = try candidate.generateOneTimeKEMPreKeys(
+                count: policy.oneTimePreKeyBatchSize - candidate.oneTimeKEMPreKeys.count, identity: identity, kem: kem,
+                random: random)
+        }
         self = candidate
         return PreKeyUpload(
-            identityKey: identity.publicKey, signedPreKey: signed,
-            oneTimePreKeys: oneTime.map { PreKeyBundle.OneTimeKey(id: $0.id, publicKey: $0.publicKey) })
+            identityKey: identity.publicKey, signedPreKey: rotated.map { PreKeyUpload.SignedKey($0.key) },
+            lastResortKEMPreKey: rotated?.lastResortKEMPreKey.map(PreKeyBundle.KEMKey.init),
+            oneTimePreKeys: oneTime.map { PreKeyBundle.OneTimeKey(id: $0.id, publicKey: $0.publicKey) },
+            oneTimeKEMPreKeys: oneTimeKEM.map(PreKeyBundle.KEMKey.init))
     }
 
     // MARK: Ids
+
+    /// The ids of every KEM prekey held (one-time and last resort).
+    private var heldKEMPreKeyIDs: Set<UInt32> {
+        Set(oneTimeKEMPreKeys.map(\.id) + signedPreKeyEntries.compactMap(\.lastResortKEMPreKey?.id))
+    }
+
+    /// A new signed prekey entry with `id`; with `kem`, signed with `kem` = 1 and given a
+    /// last-resort KEM prekey with id `kemID`.
+    private static func newSignedPreKeyEntry(
+        id: UInt32, kemID: UInt32, identity: IdentityKeyPair, now: Timestamp,
+        kem: (any KeyEncapsulationMechanism)?, random: any RandomSource
+    ) throws(SessionError) -> SignedPreKeyEntry {
+        let key = try SignedPreKey(id: id, signedBy: identity, signsKEMPreKeys: kem != nil, using: random)
+        var lastResort: KEMPreKey?
+        if let kem {
+            lastResort = try KEMPreKey(id: kemID, kind: .lastResort, signedBy: identity, kem: kem, using: random)
+        }
+        return SignedPreKeyEntry(validKey: key, lastResortKEMPreKey: lastResort, createdAt: now, retiredAt: nil, recordedBaseKeys: [])
+    }
+
+    private static func checkGeneration(count: Int, held: Int) throws(SessionError) {
+        guard count >= 0 else { throw .invalidConfiguration("the one-time prekey count must not be negative") }
+        guard count <= maximumOneTimePreKeyCount - held else {
+            throw .invalidConfiguration("at most \(maximumOneTimePreKeyCount) one-time prekeys of a kind are held")
+        }
+    }
 
     /// The id after `id`: ids run 1…UInt32.max and wrap to 1.
     static func successor(of id: UInt32) -> UInt32 { id == .max ? 1 : id + 1 }
@@ -252,8 +417,10 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
 
     /// The ids and counts, never a secret.
     public var description: String {
-        "LocalPreKeys(signed: \(currentSignedPreKey.key.id), previous: \(previousSignedPreKeys.map(\.key.id)), "
-            + "oneTime: \(oneTimePreKeys.count) keys, next ids: \(nextSignedPreKeyID)/\(nextOneTimePreKeyID), secrets redacted)"
+        "LocalPreKeys(signed: \(currentSignedPreKey.key.id), kem: \(currentSignedPreKey.key.signsKEMPreKeys), "
+            + "previous: \(previousSignedPreKeys.map(\.key.id)), oneTime: \(oneTimePreKeys.count) keys, "
+            + "oneTimeKEM: \(oneTimeKEMPreKeys.count) keys, "
+            + "next ids: \(nextSignedPreKeyID)/\(nextOneTimePreKeyID)/\(nextKEMPreKeyID), secrets redacted)"
     }
     /// A redacted description.
     public var debugDescription: String { description }

@@ -1,39 +1,46 @@
 /// When a device generates, replenishes, rotates and expires its prekeys (`LocalPreKeys`).
 ///
 /// Intervals are whole seconds. The defaults are those of `ProtocolLimits`: batches of 50
-/// one-time prekeys, replenished when fewer than 20 remain; a new signed prekey every 7 days,
-/// the replaced one kept for 30 days.
+/// one-time prekeys (and, with a KEM, 50 one-time KEM prekeys), replenished when fewer than 20
+/// remain; a new signed prekey (with its last-resort KEM prekey) every 7 days, or earlier once
+/// 10,000 EK_A replay records are held under it, the replaced one kept for 30 days.
 public struct PreKeyPolicy: Sendable, Hashable, CustomStringConvertible {
     /// The most one-time prekeys one batch may hold.
     public static let maximumBatchSize = 10_000
 
-    /// How many one-time prekeys a full batch holds; replenishing tops the held count back up
-    /// to this number.
+    /// How many one-time prekeys (and one-time KEM prekeys) a full batch holds; replenishing
+    /// tops the held count back up to this number.
     public let oneTimePreKeyBatchSize: Int
-    /// Replenish when fewer than this many one-time prekeys are held.
+    /// Replenish when fewer than this many one-time prekeys (or one-time KEM prekeys) are held.
     public let oneTimePreKeyLowWaterMark: Int
     /// The age, in seconds, at which the current signed prekey is replaced.
     public let signedPreKeyRotationInterval: Int64
     /// How long, in seconds, a replaced signed prekey is kept after its replacement so that
     /// prekey messages already in flight still decrypt. It is removed once this has passed.
     public let signedPreKeyGracePeriod: Int64
+    /// The signed prekey is replaced early once this many EK_A replay records (SPEC §3) are held
+    /// under it, which bounds the record (each X3DH it completes adds 32 bytes).
+    public let maximumRecordedBaseKeys: Int
 
-    /// The defaults: batch 50, low-water mark 20, rotation every 7 days, grace period 30 days.
+    /// The defaults: batch 50, low-water mark 20, rotation every 7 days or at 10,000 replay
+    /// records, grace period 30 days.
     public static let `default` = PreKeyPolicy(
         validatedBatchSize: ProtocolLimits.defaultOneTimePreKeyBatch,
         lowWaterMark: ProtocolLimits.oneTimePreKeyLowWaterMark,
         rotationInterval: Int64(ProtocolLimits.signedPreKeyRotationInterval),
-        gracePeriod: Int64(ProtocolLimits.signedPreKeyGracePeriod))
+        gracePeriod: Int64(ProtocolLimits.signedPreKeyGracePeriod),
+        maximumRecordedBaseKeys: ProtocolLimits.maximumRecordedBaseKeys)
 
     /// Creates a policy.
     /// - Throws: `SessionError.invalidConfiguration` unless 1 ≤ batch size ≤ `maximumBatchSize`,
-    ///   0 ≤ low-water mark ≤ batch size, the rotation interval is positive and the grace
-    ///   period is not negative.
+    ///   0 ≤ low-water mark ≤ batch size, the rotation interval is positive, the grace period is
+    ///   not negative and the replay-record bound is at least 1.
     public init(
         oneTimePreKeyBatchSize: Int = ProtocolLimits.defaultOneTimePreKeyBatch,
         oneTimePreKeyLowWaterMark: Int = ProtocolLimits.oneTimePreKeyLowWaterMark,
         signedPreKeyRotationInterval: Int64 = Int64(ProtocolLimits.signedPreKeyRotationInterval),
-        signedPreKeyGracePeriod: Int64 = Int64(ProtocolLimits.signedPreKeyGracePeriod)
+        signedPreKeyGracePeriod: Int64 = Int64(ProtocolLimits.signedPreKeyGracePeriod),
+        maximumRecordedBaseKeys: Int = ProtocolLimits.maximumRecordedBaseKeys
     ) throws(SessionError) {
         guard (1 ... Self.maximumBatchSize).contains(oneTimePreKeyBatchSize) else {
             throw .invalidConfiguration("oneTimePreKeyBatchSize must be in 1...\(Self.maximumBatchSize)")
@@ -43,21 +50,25 @@ public struct PreKeyPolicy: Sendable, Hashable, CustomStringConvertible {
         }
         guard signedPreKeyRotationInterval > 0 else { throw .invalidConfiguration("signedPreKeyRotationInterval must be positive") }
         guard signedPreKeyGracePeriod >= 0 else { throw .invalidConfiguration("signedPreKeyGracePeriod must not be negative") }
+        guard maximumRecordedBaseKeys >= 1 else { throw .invalidConfiguration("maximumRecordedBaseKeys must be at least 1") }
         self.init(
             validatedBatchSize: oneTimePreKeyBatchSize, lowWaterMark: oneTimePreKeyLowWaterMark,
-            rotationInterval: signedPreKeyRotationInterval, gracePeriod: signedPreKeyGracePeriod)
+            rotationInterval: signedPreKeyRotationInterval, gracePeriod: signedPreKeyGracePeriod,
+            maximumRecordedBaseKeys: maximumRecordedBaseKeys)
     }
 
-    private init(validatedBatchSize: Int, lowWaterMark: Int, rotationInterval: Int64, gracePeriod: Int64) {
+    private init(validatedBatchSize: Int, lowWaterMark: Int, rotationInterval: Int64, gracePeriod: Int64, maximumRecordedBaseKeys: Int) {
         oneTimePreKeyBatchSize = validatedBatchSize
         oneTimePreKeyLowWaterMark = lowWaterMark
         signedPreKeyRotationInterval = rotationInterval
         signedPreKeyGracePeriod = gracePeriod
+        self.maximumRecordedBaseKeys = maximumRecordedBaseKeys
     }
 
-    /// The four values.
+    /// The values.
     public var description: String {
         "PreKeyPolicy(batch: \(oneTimePreKeyBatchSize), lowWaterMark: \(oneTimePreKeyLowWaterMark), "
-            + "rotation: \(signedPreKeyRotationInterval)s, grace: \(signedPreKeyGracePeriod)s)"
+            + "rotation: \(signedPreKeyRotationInterval)s, grace: \(signedPreKeyGracePeriod)s, "
+            + "replay records: \(maximumRecordedBaseKeys))"
     }
 }

@@ -21,6 +21,9 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
     }
 
     private var entries: [Slot: Entry] = [:]
+    /// How many keys are held under each ratchet key (so that "does this session know the
+    /// ratchet key" is one lookup, SPEC §3).
+    private var countByRatchetKey: [X25519.PublicKey: Int] = [:]
     /// Insertion order from `head` on; an item is live when its sequence matches `entries`.
     private var ageQueue: [(slot: Slot, sequence: UInt64)] = []
     private var head = 0
@@ -38,9 +41,18 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
     /// The key stored for `slot`, if any.
     func messageKey(for slot: Slot) -> MessageKey? { entries[slot]?.messageKey }
 
+    /// Whether any key is held under `ratchetKey`, whatever its counter.
+    func holdsKeys(for ratchetKey: X25519.PublicKey) -> Bool { countByRatchetKey[ratchetKey] != nil }
+
+    private mutating func forget(_ ratchetKey: X25519.PublicKey) {
+        guard let count = countByRatchetKey[ratchetKey] else { return }
+        countByRatchetKey[ratchetKey] = count > 1 ? count - 1 : nil
+    }
+
     /// Removes the key stored for `slot` (after it decrypted its message).
     mutating func remove(_ slot: Slot) {
         guard entries.removeValue(forKey: slot) != nil else { return }
+        forget(slot.ratchetKey)
         if entries.isEmpty {
             ageQueue.removeAll(keepingCapacity: true)
             head = 0
@@ -54,14 +66,19 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
     mutating func append(_ keys: [(slot: Slot, messageKey: MessageKey)], maxStored: Int) {
         guard !keys.isEmpty else { return }
         for (slot, key) in keys {
-            entries[slot] = Entry(messageKey: key, sequence: nextSequence)
+            if entries.updateValue(Entry(messageKey: key, sequence: nextSequence), forKey: slot) == nil {
+                countByRatchetKey[slot.ratchetKey, default: 0] += 1
+            }
             ageQueue.append((slot, nextSequence))
             nextSequence &+= 1
         }
         while entries.count > max(maxStored, 0), head < ageQueue.count {
             let (slot, sequence) = ageQueue[head]
             head += 1
-            if entries[slot]?.sequence == sequence { entries.removeValue(forKey: slot) }
+            if entries[slot]?.sequence == sequence {
+                entries.removeValue(forKey: slot)
+                forget(slot.ratchetKey)
+            }
         }
         if head > 64, head * 2 > ageQueue.count { compact() }
     }

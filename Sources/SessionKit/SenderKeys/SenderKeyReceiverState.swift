@@ -8,7 +8,7 @@ import SignalPrimitives
 /// forged or replayed message leaves the state (and its serialization) exactly as it was.
 public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The version of the persisted layout written by `serialized()`.
-    public static let stateVersion: UInt8 = 1
+    public static let stateVersion: UInt8 = 2
 
     /// The chains, oldest first.
     private(set) var chains: [SenderKeyReceivingChain]
@@ -33,43 +33,54 @@ public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomD
         chains.first { $0.chainID == chainID }?.skipped.count
     }
 
-    /// Adds the chain of a (parsed, hence checked) distribution message. A chain already
-    /// held is left as it is (SPEC §5); beyond five chains the oldest is dropped.
-    public mutating func process(_ distribution: SenderKeyDistributionMessage) {
+    /// Adds the chain of a distribution message received for `group`, after SPEC §5's checks
+    /// that follow parsing: the distribution's group must be `group` (`invalidMessage`), and its
+    /// signing key a valid point (`invalidKey`). A chain already held is then ignored (it does
+    /// not move the iteration at which this copy started); beyond five chains the one that
+    /// arrived first is dropped. On error nothing changes.
+    /// - Throws: `SessionError.invalidMessage`, `.invalidKey` as above, `.primitive` when the
+    ///   point check cannot run (an unsound libsodium, SPEC §1).
+    public mutating func process(_ distribution: SenderKeyDistributionMessage, for group: GroupID) throws(SessionError) {
+        guard distribution.group == group else { throw .invalidMessage }
+        do { try distribution.signingPublicKey.validatePoint() } catch { throw SessionError(error) }
         guard !holdsChain(distribution.chainID) else { return }
         chains.append(SenderKeyReceivingChain(distribution: distribution))
         let excess = chains.count - ProtocolLimits.maxSenderKeyChainsPerSender
         if excess > 0 { chains.removeFirst(excess) }
     }
 
-    /// Parses a distribution message and adds its chain (see `process(_:)`).
-    /// - Throws: the errors of `SenderKeyDistributionMessage.init(serialized:)`:
-    ///   `unsupportedVersion`, `invalidMessage`, `invalidKey`. On error nothing changes.
-    public mutating func processDistribution(_ bytes: [UInt8]) throws(SessionError) {
-        process(try SenderKeyDistributionMessage(serialized: bytes))
+    /// Parses a distribution message and adds its chain (see `process(_:for:)`).
+    /// - Throws: the errors of `SenderKeyDistributionMessage.init(serialized:)`
+    ///   (`unsupportedVersion`, `invalidMessage`), then those of `process(_:for:)`. On error
+    ///   nothing changes.
+    public mutating func processDistribution(_ bytes: [UInt8], for group: GroupID) throws(SessionError) {
+        try process(try SenderKeyDistributionMessage(serialized: bytes), for: group)
     }
 
-    /// Verifies and decrypts a sender-key message, with SPEC §5's checks in order.
-    /// On error the state is unchanged.
+    /// Verifies and decrypts a sender-key message received for `group` from `sender` (the
+    /// context it arrived in), with SPEC §5's checks in order. On error the state is unchanged.
     /// - Throws: `SessionError.unsupportedVersion` (type byte), `.invalidMessage` (too short,
-    ///   or the tag does not verify), `.unknownChain`, `.invalidSignature`, `.duplicateMessage`,
-    ///   `.tooManySkippedMessages`, `.invalidPadding`.
-    public mutating func decrypt(_ bytes: [UInt8]) throws(SessionError) -> [UInt8] {
+    ///   a wrong commitment, or the tag does not verify), `.unknownChain`, `.invalidSignature`,
+    ///   `.messageKeyUnavailable`, `.duplicateMessage`, `.tooManySkippedMessages`,
+    ///   `.invalidPadding`.
+    public mutating func decrypt(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) throws(SessionError) -> [UInt8] {
         let message = try SenderKeyMessage(serialized: bytes)
         let id = message.chainID
         guard let index = chains.firstIndex(where: { $0.chainID == id }) else { throw .unknownChain }
         var chain = chains[index]
-        let plaintext = try chain.decrypt(message)
+        let plaintext = try chain.decrypt(message, group: group, sender: sender)
         chains[index] = chain
         return plaintext
     }
 
     // MARK: Persistence
 
-    /// The state as a persisted blob (kind `senderKeyReceiver`, version 1). Body layout:
+    /// The state as a persisted blob (kind `senderKeyReceiver`, version 2; version 1 is
+    /// `unsupportedVersion`). Body layout:
     ///
     ///     u32(chain count, ≤ 5), then per chain, oldest first:
-    ///       chain_id (32) || u64(iteration, 0 … 2^32) || chain_key (32) || signing_pk (32)
+    ///       chain_id (32) || u32(start iteration) || u64(iteration, start … 2^32)
+    ///       || chain_key (32) || signing_pk (32)
     ///       || u32(skipped count, ≤ 2000) || per skipped key, ascending: u32(iteration) || mk (32)
     ///
     /// The blob holds secrets: store it protected and wipe copies (`SecureMemory.zero`).
@@ -78,6 +89,7 @@ public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomD
         writer.write(UInt32(chains.count))
         for chain in chains {
             writer.writeFixed(chain.chainID.rawRepresentation)
+            writer.write(chain.startIteration)
             writer.write(chain.chainKey.iteration)
             writer.writeFixed(chain.chainKey.key)
             writer.writeFixed(chain.signingKey.rawRepresentation)
@@ -92,9 +104,9 @@ public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomD
 
     /// Loads a state written by `serialized()`, strictly: nothing half-loaded.
     /// - Throws: `SessionError.invalidPayload` for a bad envelope, truncation or trailing bytes,
-    ///   more than 5 chains, a repeated chain id, an iteration above 2^32, a signing key that is
-    ///   not a valid point, more than 2000 skipped keys, or skipped iterations that are not
-    ///   ascending and below the chain's iteration; `SessionError.unsupportedVersion` for an
+    ///   more than 5 chains, a repeated chain id, an iteration above 2^32 or below the start, a
+    ///   signing key that is not a valid point, more than 2000 skipped keys, or skipped
+    ///   iterations that are not ascending and within [start, iteration); `SessionError.unsupportedVersion` for an
     ///   unknown version.
     public init(serialized blob: [UInt8]) throws(SessionError) {
         var reader = try StateReader(blob, kind: .senderKeyReceiver, supportedVersions: Self.stateVersion ... Self.stateVersion)
@@ -104,8 +116,9 @@ public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomD
         for _ in 0 ..< count {
             let id = SenderChainID(unchecked: try reader.readFixed(SenderChainID.byteCount))
             guard !loaded.contains(where: { $0.chainID == id }) else { throw .invalidPayload }
+            let start = try reader.readUInt32()
             let iteration = try reader.readUInt64()
-            guard iteration <= SenderChainKey.endOfChain else { throw .invalidPayload }
+            guard iteration <= SenderChainKey.endOfChain, iteration >= UInt64(start) else { throw .invalidPayload }
             let key = try reader.readSecret(SenderChainKey.byteCount)
             let signingBytes = try reader.readFixed(Ed25519.keyByteCount)
             let signing: Ed25519.PublicKey
@@ -117,11 +130,11 @@ public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomD
             skipped.reserveCapacity(Int(skippedCount))
             for _ in 0 ..< skippedCount {
                 let skippedIteration = try reader.readUInt32()
-                guard UInt64(skippedIteration) < iteration,
+                guard UInt64(skippedIteration) < iteration, skippedIteration >= start,
                       skipped.last.map({ $0.iteration < skippedIteration }) ?? true else { throw .invalidPayload }
                 skipped.append(.init(iteration: skippedIteration, messageKey: try reader.readSecret(SenderChainKey.byteCount)))
             }
-            loaded.append(SenderKeyReceivingChain(chainID: id, signingKey: signing,
+            loaded.append(SenderKeyReceivingChain(chainID: id, signingKey: signing, startIteration: start,
                                                   chainKey: SenderChainKey(iteration: iteration, key: key), skipped: skipped))
         }
         try reader.finish()

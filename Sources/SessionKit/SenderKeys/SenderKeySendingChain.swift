@@ -1,15 +1,21 @@
 import SignalPrimitives
 
-/// Our own sender-key chain for one group (SPEC §5): chain id, iteration, chain key and the
-/// Ed25519 key that signs every message.
+/// Our own sender-key chain for one group (SPEC §5): the group, our address (the sender every
+/// message is bound to), chain id, iteration, chain key and the Ed25519 key that signs every
+/// message.
 ///
 /// A value type: `encrypt` computes the message and commits the advanced chain only when
 /// it succeeds. Hand `distributionMessage()` to every member (inside pairwise sessions)
-/// before sending; start a new chain (a new value) when membership changes.
+/// before sending; start a new chain (a new value) when a member leaves.
 public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// The version of the persisted layout written by `serialized()`.
-    public static let stateVersion: UInt8 = 1
+    /// The version of the persisted layout written by `serialized()` (version 1, SPEC version
+    /// 1's chains without a group or a sender, is `unsupportedVersion`).
+    public static let stateVersion: UInt8 = 2
 
+    /// The group the chain belongs to.
+    public let group: GroupID
+    /// Our address: every message is bound to it as the sender.
+    public let sender: ProtocolAddress
     /// The chain's id: SHA-256 of its chain key at iteration 0.
     public let chainID: SenderChainID
     private var chainKey: SenderChainKey
@@ -24,28 +30,34 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     /// The public half of the chain's signing key.
     public var signingPublicKey: Ed25519.PublicKey { signingKey.publicKey }
 
-    /// Creates a new chain: a random chain key, then a random signing seed, both drawn from
-    /// `random` (the system CSPRNG by default; pass another source only for tests).
+    /// Creates a new chain for `group`, sent from `sender` (our address): a random chain key,
+    /// then a random signing seed, both drawn from `random` (the system CSPRNG by default; pass
+    /// another source only for tests).
     /// - Throws: `SessionError.primitive` when libsodium cannot be initialised.
-    public init(using random: any RandomSource = SystemRandomSource()) throws(SessionError) {
+    public init(group: GroupID, sender: ProtocolAddress, using random: any RandomSource = SystemRandomSource()) throws(SessionError) {
         let initialKey = SecureBytes(count: SenderChainKey.byteCount) { random.fill($0) }
         let seed = SecureBytes(count: Ed25519.keyByteCount) { random.fill($0) }
         let signing: Ed25519.PrivateKey
         do { signing = try Ed25519.PrivateKey(seedStorage: seed) } catch { throw .primitive(error) }
-        self.init(initialChainKey: initialKey, signingKey: signing, iteration: 0)
+        self.init(group: group, sender: sender, initialChainKey: initialKey, signingKey: signing, iteration: 0)
     }
 
     /// Recreates a chain from its chain key at iteration 0 and its signing key, moved forward
     /// to `iteration` (the iterations before it are never used). For deterministic tests and
-    /// test vectors; a real chain comes from `init(using:)`. Moving forward costs one HMAC per
-    /// iteration, so a large `iteration` takes time proportional to it.
+    /// test vectors; a real chain comes from `init(group:sender:using:)`. Moving forward costs
+    /// one HMAC per iteration, so a large `iteration` takes time proportional to it.
     /// - Throws: `SessionError.invalidKey` unless `initialChainKey` is 32 bytes.
-    public init(initialChainKey: [UInt8], signingKey: Ed25519.PrivateKey, iteration: UInt32 = 0) throws(SessionError) {
+    public init(
+        group: GroupID, sender: ProtocolAddress, initialChainKey: [UInt8], signingKey: Ed25519.PrivateKey, iteration: UInt32 = 0
+    ) throws(SessionError) {
         guard initialChainKey.count == SenderChainKey.byteCount else { throw .invalidKey }
-        self.init(initialChainKey: SecureBytes(copying: initialChainKey), signingKey: signingKey, iteration: iteration)
+        self.init(group: group, sender: sender, initialChainKey: SecureBytes(copying: initialChainKey), signingKey: signingKey,
+                  iteration: iteration)
     }
 
-    private init(initialChainKey: SecureBytes, signingKey: Ed25519.PrivateKey, iteration: UInt32) {
+    private init(group: GroupID, sender: ProtocolAddress, initialChainKey: SecureBytes, signingKey: Ed25519.PrivateKey, iteration: UInt32) {
+        self.group = group
+        self.sender = sender
         chainID = SenderChainID(initialChainKey: initialChainKey)
         chainKey = SenderChainKey(iteration: 0, key: initialChainKey).advanced(to: UInt64(iteration))
         self.signingKey = signingKey
@@ -56,7 +68,7 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     /// - Throws: `SessionError.chainExhausted` once every iteration has been used.
     public func distributionMessage() throws(SessionError) -> SenderKeyDistributionMessage {
         guard !isExhausted else { throw .chainExhausted }
-        return SenderKeyDistributionMessage(chainID: chainID, iteration: UInt32(chainKey.iteration),
+        return SenderKeyDistributionMessage(group: group, chainID: chainID, iteration: UInt32(chainKey.iteration),
                                             chainKey: chainKey.key, signingPublicKey: signingKey.publicKey)
     }
 
@@ -71,41 +83,52 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
         let (messageKey, next) = chainKey.step()
         let keys = SenderMessageKeys(messageKey: messageKey)
 
-        let header = SenderKeyMessage.headerByteCount
-        let signatureStart = header + paddedCount + AES256GCM.tagByteCount
-        var message = [UInt8]()
-        message.reserveCapacity(signatureStart + Ed25519.signatureByteCount)
-        message.append(WireType.senderKeyMessage)
-        message.append(contentsOf: chainID.rawRepresentation)
-        message.appendBigEndian(UInt32(chainKey.iteration))
-        message.append(contentsOf: repeatElement(0, count: signatureStart + Ed25519.signatureByteCount - header))
+        let ciphertextStart = SenderKeyMessage.ciphertextStart
+        let signatureStart = ciphertextStart + paddedCount + AES256GCM.tagByteCount
+        let context = SenderKeyMessage.context(group: group, sender: sender)
+        // Encode(group) || Encode(sender) || message: the signature covers the context and
+        // every byte of the message before the signature, which is written last.
+        var signed = [UInt8]()
+        signed.reserveCapacity(context.count + signatureStart)
+        signed.append(contentsOf: context)
+        signed.append(WireType.senderKeyMessage)
+        signed.append(contentsOf: chainID.rawRepresentation)
+        signed.appendBigEndian(UInt32(chainKey.iteration))
+        signed.append(contentsOf: repeatElement(0, count: signatureStart - SenderKeyMessage.headerByteCount))
 
         let signing = signingKey
+        var signature = [UInt8](repeating: 0, count: Ed25519.signatureByteCount)
         try plaintext.withBytes { (input: UnsafeRawBufferPointer) throws(SessionError) in
-            try message.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(SessionError) in
-                try keys.seal(input, aad: UnsafeRawBufferPointer(rebasing: out[0 ..< header]),
-                              into: UnsafeMutableRawBufferPointer(rebasing: out[header ..< signatureStart]))
-                do throws(CryptoError) {
-                    try signing.signature(for: UnsafeRawBufferPointer(rebasing: out[0 ..< signatureStart]),
-                                          into: UnsafeMutableRawBufferPointer(rebasing: out[signatureStart...]))
-                } catch {
-                    throw .primitive(error)
+            try signed.withMutableBytes { (all: UnsafeMutableRawBufferPointer) throws(SessionError) in
+                let out = all.slice(context.count ..< all.count)
+                keys.writeCommitment(into: out.slice(SenderKeyMessage.commitmentRange))
+                let aad = SenderKeyMessage.associatedData(context: context, head: UnsafeRawBufferPointer(out.slice(0 ..< ciphertextStart)))
+                try aad.withBytes { (aad: UnsafeRawBufferPointer) throws(SessionError) in
+                    try keys.seal(input, aad: aad, into: out.slice(ciphertextStart ..< signatureStart))
+                }
+                try signature.withMutableBytes { (sig: UnsafeMutableRawBufferPointer) throws(SessionError) in
+                    do throws(CryptoError) { try signing.signature(for: UnsafeRawBufferPointer(all), into: sig) } catch {
+                        throw .primitive(error)
+                    }
                 }
             }
         }
         chainKey = next
-        return message
+        return Array(signed[context.count...]) + signature
     }
 
     // MARK: Persistence
 
-    /// The chain as a persisted state (kind `senderKeySender`, version 1). Body layout:
+    /// The chain as a persisted state (kind `senderKeySender`, version 2). Body layout:
     ///
-    ///     chain_id (32) || u64(iteration, 0 … 2^32) || chain_key (32) || signing_seed (32)
+    ///     Encode(group) || Encode(sender) || chain_id (32) || u64(iteration, 0 … 2^32)
+    ///     || chain_key (32) || signing_seed (32)
     ///
     /// The blob holds secrets: store it protected and wipe copies (`SecureMemory.zero`).
     public func serialized() -> [UInt8] {
         var writer = StateWriter(kind: .senderKeySender, version: Self.stateVersion)
+        writer.writeFixed(group.encoded)
+        writer.writeFixed(sender.encoded)
         writer.writeFixed(chainID.rawRepresentation)
         writer.write(chainKey.iteration)
         writer.writeFixed(chainKey.key)
@@ -114,10 +137,13 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     }
 
     /// Loads a chain written by `serialized()`, strictly.
-    /// - Throws: `SessionError.invalidPayload` for a bad envelope, a truncated or extra field
-    ///   or an iteration above 2^32; `SessionError.unsupportedVersion` for an unknown version.
+    /// - Throws: `SessionError.invalidPayload` for a bad envelope, a bad group or address, a
+    ///   truncated or extra field or an iteration above 2^32; `SessionError.unsupportedVersion`
+    ///   for an unknown version.
     public init(serialized blob: [UInt8]) throws(SessionError) {
         var reader = try StateReader(blob, kind: .senderKeySender, supportedVersions: Self.stateVersion ... Self.stateVersion)
+        let group = try reader.readGroupID()
+        let sender = try reader.readAddress()
         let id = try reader.readFixed(SenderChainID.byteCount)
         let iteration = try reader.readUInt64()
         guard iteration <= SenderChainKey.endOfChain else { throw .invalidPayload }
@@ -125,13 +151,16 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
         let seed = try reader.readSecret(Ed25519.keyByteCount)
         try reader.finish()
         do { signingKey = try Ed25519.PrivateKey(seedStorage: seed) } catch { throw .invalidPayload }
+        self.group = group
+        self.sender = sender
         chainID = SenderChainID(unchecked: id)
         chainKey = SenderChainKey(iteration: iteration, key: key)
     }
 
-    /// A redacted description: chain id and iteration only.
+    /// A redacted description: group, sender, chain id and iteration only.
     public var description: String {
-        "SenderKeySendingChain(chain: \(Hex.encode(chainID.rawRepresentation)), iteration: \(iteration), secrets redacted)"
+        "SenderKeySendingChain(\(group), sender: \(sender), chain: \(Hex.encode(chainID.rawRepresentation)), "
+            + "iteration: \(iteration), secrets redacted)"
     }
     /// A redacted description.
     public var debugDescription: String { description }

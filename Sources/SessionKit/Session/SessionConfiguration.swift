@@ -1,33 +1,71 @@
-/// The limits of one Double Ratchet session (SPEC §4).
+/// The limits of Double Ratchet sessions (SPEC §4) and the post-quantum policy for new ones
+/// (SPEC §3 "Downgrades").
+///
+/// `maxSkip` and `maxStored` belong to each session: a session keeps the limits it was
+/// created with (they are persisted with it). `requirePostQuantum` and
+/// `allowsClassicSessionsDuringMigration` decide only whether a new session may be created;
+/// they are not persisted with sessions.
 public struct SessionConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// MAX_SKIP: the most message keys one received message may skip in one chain.
     public let maxSkip: Int
     /// MAX_STORED: the most skipped message keys kept per session (the oldest is evicted first).
     public let maxStored: Int
+    /// When on, a bundle whose signed prekey is signed with `kem` = 0 (no KEM prekey) is
+    /// refused as initiator, and any prekey message without a KEM part as responder, both with
+    /// `SessionError.postQuantumRequired`.
+    public let requirePostQuantum: Bool
+    /// When on, a responder accepts a prekey message without a KEM part that names a signed
+    /// prekey signed with `kem` = 1 (SPEC §3's stripped-KEM rule would make it
+    /// `invalidMessage`): for the time peers without a KEM are still being upgraded. Such a
+    /// session has no post-quantum protection; `requirePostQuantum` overrides this.
+    public let allowsClassicSessionsDuringMigration: Bool
 
-    /// The defaults of SPEC §4: MAX_SKIP = 256, MAX_STORED = 2000.
+    /// The defaults of SPEC §4: MAX_SKIP = 256, MAX_STORED = 2000; post-quantum sessions
+    /// preferred (used whenever both sides have a KEM) but not required.
     public static let `default` = SessionConfiguration(
-        validatedMaxSkip: ProtocolLimits.defaultMaxSkip, maxStored: ProtocolLimits.defaultMaxStored)
+        validatedMaxSkip: ProtocolLimits.defaultMaxSkip, maxStored: ProtocolLimits.defaultMaxStored,
+        requirePostQuantum: false, allowsClassicSessionsDuringMigration: false)
 
     /// Creates a configuration.
     /// - Throws: `SessionError.invalidConfiguration` unless 0 ≤ maxSkip ≤ maxStored ≤
     ///   `ProtocolLimits.maximumMaxStored` (100,000).
     public init(
-        maxSkip: Int = ProtocolLimits.defaultMaxSkip, maxStored: Int = ProtocolLimits.defaultMaxStored
+        maxSkip: Int = ProtocolLimits.defaultMaxSkip, maxStored: Int = ProtocolLimits.defaultMaxStored,
+        requirePostQuantum: Bool = false, allowsClassicSessionsDuringMigration: Bool = false
     ) throws(SessionError) {
         guard maxSkip >= 0 else { throw .invalidConfiguration("maxSkip must not be negative") }
         guard maxSkip <= maxStored else { throw .invalidConfiguration("maxSkip must not exceed maxStored") }
         guard maxStored <= ProtocolLimits.maximumMaxStored else {
             throw .invalidConfiguration("maxStored must not exceed \(ProtocolLimits.maximumMaxStored)")
         }
-        self.init(validatedMaxSkip: maxSkip, maxStored: maxStored)
+        self.init(
+            validatedMaxSkip: maxSkip, maxStored: maxStored, requirePostQuantum: requirePostQuantum,
+            allowsClassicSessionsDuringMigration: allowsClassicSessionsDuringMigration)
     }
 
-    private init(validatedMaxSkip maxSkip: Int, maxStored: Int) {
+    private init(validatedMaxSkip maxSkip: Int, maxStored: Int, requirePostQuantum: Bool, allowsClassicSessionsDuringMigration: Bool) {
         self.maxSkip = maxSkip
         self.maxStored = maxStored
+        self.requirePostQuantum = requirePostQuantum
+        self.allowsClassicSessionsDuringMigration = allowsClassicSessionsDuringMigration
     }
 
-    /// `SessionConfiguration(maxSkip: …, maxStored: …)`.
-    public var description: String { "SessionConfiguration(maxSkip: \(maxSkip), maxStored: \(maxStored))" }
+    /// The limits only, with the default policy (what a persisted session keeps).
+    var limits: SessionConfiguration {
+        SessionConfiguration(
+            validatedMaxSkip: maxSkip, maxStored: maxStored, requirePostQuantum: false,
+            allowsClassicSessionsDuringMigration: false)
+    }
+
+    /// Whether a prekey message without a KEM part may create a session with a signed prekey
+    /// signed with `kem` = 1.
+    var acceptsClassicPreKeyMessagesToKEMSignedPreKeys: Bool {
+        allowsClassicSessionsDuringMigration && !requirePostQuantum
+    }
+
+    /// The values.
+    public var description: String {
+        "SessionConfiguration(maxSkip: \(maxSkip), maxStored: \(maxStored), requirePostQuantum: \(requirePostQuantum), "
+            + "classicDuringMigration: \(allowsClassicSessionsDuringMigration))"
+    }
 }

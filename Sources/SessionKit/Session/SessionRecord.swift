@@ -8,51 +8,59 @@ import SignalPrimitives
 /// the old one are still in flight: those still decrypt. Sending always uses the current
 /// session. Beyond 40 previous sessions the oldest is dropped.
 ///
-/// Decryption (`decrypt`) routes a message:
+/// Decryption (`decrypt`) routes a message (SPEC §3 "Sessions per address"):
 /// - a prekey message goes to the session, current or previous, created from the same EK_A
-///   (whose IK_A, spk_id and one-time-prekey part must then match, else `invalidMessage`);
-///   a previous one that decrypts becomes current again. With no such session, X3DH runs
-///   (`SessionState.accept`) and the new session becomes current, the old current one
-///   becoming the most recent previous one;
+///   (whose whole prefix must then match, else `invalidMessage`); a previous one that
+///   decrypts becomes current again. With no such session, X3DH runs (`SessionState.accept`)
+///   and the new session becomes current, the old current one becoming the most recent
+///   previous one;
 /// - a ratchet message is tried on the current session, then on the previous ones, most recent
 ///   first; a previous session that decrypts becomes current (as in libsignal: the peer is
-///   using that session, so replies go to it and both sides converge on one session).
+///   using that session, so replies go to it and both sides converge on one session). A
+///   session that knows the message's ratchet key decides the outcome.
+///
+/// **The bound on forged messages.** A ratchet message whose ratchet key no session knows
+/// needs a DH step (and up to 2 × `maxSkip` chain steps) in each session it is tried on. To
+/// keep a forged message as cheap with 40 previous sessions as with none, such a message is
+/// tried with a DH step on the current session and on the most recent previous session only,
+/// and on the latter only when it skips no key on that session's old receiving chain
+/// (header.pn equal to its receiving counter): that is the step two devices that started
+/// sessions at the same time need to converge, and all SPEC §3 lets a vector rely on. Sessions
+/// that know the ratchet key are found without any DH or chain step. So a forged message costs
+/// at most one full trial plus one DH step and `maxSkip` chain steps, whatever the number of
+/// previous sessions; a message for an older previous session on a new ratchet key is
+/// `invalidMessage` (its sender's next prekey or reply resolves it).
 ///
 /// A value type, transactional: when `decrypt` or `encrypt` throws, the record (and its
-/// serialization) is exactly what it was, no one-time prekey is reported consumed and nothing
-/// was drawn from the random source. Persist it (`serialized()`, kind `.sessionRecord`) after
-/// each success.
-///
-/// Two properties worth knowing, both shared with libsignal:
-/// - a forged ratchet message with an unknown ratchet key is tried on every session held, so
-///   one such message costs up to 41 × (2 × `maxSkip` chain steps, one DH, one AEAD attempt);
-/// - X3DH without a one-time prekey has no replay protection of its own: a replayed prekey
-///   message whose session has dropped out of the record (or that used no one-time prekey
-///   and reaches a record that no longer holds its session) runs X3DH again, becomes the
-///   current session and yields its old plaintext again. Servers should keep one-time
-///   prekeys stocked; apps can also deduplicate by message id.
+/// serialization) is exactly what it was, nothing is reported consumed and nothing was drawn
+/// from the random source. Persist it (`serialized()`) after each success; a prekey message
+/// that ran X3DH reports a `PreKeyConsumption` to apply in the same write.
 public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What `decrypt` produced.
     public struct Decryption: Sendable, CustomStringConvertible {
         /// The plaintext.
-        public let plaintext: [UInt8]
-        /// The one-time prekey X3DH consumed: delete it in the same transaction that stores
-        /// the record (`ProtocolStore.commitEstablishment`).
-        public let consumedOneTimePreKeyID: UInt32?
-        /// Whether X3DH ran and created the (now current) session.
-        public let establishedSession: Bool
+        public internal(set) var plaintext: [UInt8]
+        /// What X3DH used up and recorded, when it ran: apply it in the same store write that
+        /// stores the record (`ProtocolStore.commitEstablishment`).
+        public let consumption: PreKeyConsumption?
         /// Whether a previous session decrypted the message and became current again.
         public let promotedPreviousSession: Bool
         /// The peer's identity key in the session that decrypted the message (now current).
         public let remoteIdentityKey: Ed25519.PublicKey
+
+        /// Whether X3DH ran and created the (now current) session.
+        public var establishedSession: Bool { consumption != nil }
+
+        /// Overwrites the plaintext with zeros (in place when this value holds the only
+        /// reference to it).
+        public mutating func wipePlaintext() { SecureMemory.zero(&plaintext) }
 
         /// Whether the current session changed: established or promoted.
         public var changedCurrentSession: Bool { establishedSession || promotedPreviousSession }
 
         /// A short description without the plaintext.
         public var description: String {
-            "SessionRecord.Decryption(\(plaintext.count) bytes, consumedOneTimePreKeyID: "
-                + "\(consumedOneTimePreKeyID.map(String.init) ?? "none"), established: \(establishedSession), "
+            "SessionRecord.Decryption(\(plaintext.count) bytes, \(consumption.map(\.description) ?? "no X3DH"), "
                 + "promoted: \(promotedPreviousSession))"
         }
     }
@@ -94,7 +102,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// loaded back).
     public mutating func promote(_ session: SessionState) {
         func isSame(_ other: SessionState) -> Bool {
-            other.role == session.role && other.preKeyPrefix.baseKey == session.preKeyPrefix.baseKey
+            other.role == session.role && other.baseKey == session.baseKey
         }
         previousSessions.removeAll(where: isSame)
         if let current = currentSession, isSame(current) {
@@ -142,46 +150,55 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     // MARK: Decrypt
 
     /// Decrypts `bytes` from this record's peer device, routing it as the type documentation
-    /// says. `identity` and `preKeys` are ours, used when a prekey message needs X3DH;
+    /// says. `identity`, `localAddress` (B), `preKeys` and `kem` are ours, used when a prekey
+    /// message needs X3DH; `remoteAddress` (A) is the address the message came from, as the
+    /// transport says (a wrong one makes X3DH and every session fail to authenticate);
     /// `configuration` applies to a session created here.
-    ///
-    /// When every session fails on a ratchet message, the error reported is that of the first
-    /// session that recognises the message's ratchet key (its current receiving key, or a
-    /// skipped key stored under it), else that of the current session.
     /// - Throws: `SessionError` with the SPEC §8 names, in SPEC §4's order: `unsupportedVersion`,
     ///   `invalidMessage`, `invalidKey` (decoding); `noSession` (a ratchet message and no
-    ///   session); `unknownPreKey`; then `invalidMessage`, `duplicateMessage`,
-    ///   `tooManySkippedMessages`, `invalidKey`, `invalidPadding`; or `primitive`. The record
-    ///   is unchanged when it throws.
+    ///   session); `unknownPreKey`, `duplicateMessage` (the EK_A record); then `invalidMessage`,
+    ///   `duplicateMessage`, `tooManySkippedMessages`, `invalidKey`, `invalidPadding`; the
+    ///   library's `postQuantumRequired` and `kemUnavailable`; or `primitive`. The record is
+    ///   unchanged when it throws.
     public mutating func decrypt(
-        _ bytes: [UInt8], identity: IdentityKeyPair, preKeys: some PreKeyLookup,
+        _ bytes: [UInt8], identity: IdentityKeyPair, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
+        preKeys: some PreKeyLookup, kem: (any KeyEncapsulationMechanism)? = nil,
         configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) -> Decryption {
         try decrypt(
-            IncomingMessage(serialized: bytes), identity: identity, preKeys: preKeys, configuration: configuration,
-            random: random)
+            IncomingMessage(serialized: bytes), identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
+            preKeys: preKeys, kem: kem, configuration: configuration, random: random)
     }
 
     /// Decrypts an already decoded message; see `decrypt(_: [UInt8], …)`.
     /// - Throws: as `decrypt(_: [UInt8], …)`, except the decoding errors. The record is
     ///   unchanged when it throws.
     public mutating func decrypt(
-        _ message: IncomingMessage, identity: IdentityKeyPair, preKeys: some PreKeyLookup,
+        _ message: IncomingMessage, identity: IdentityKeyPair, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
+        preKeys: some PreKeyLookup, kem: (any KeyEncapsulationMechanism)? = nil,
         configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) -> Decryption {
         switch message {
         case let .ratchet(ratchetMessage):
             return try decryptRatchetMessage(message, ratchetMessage, random: random)
         case let .preKey(preKeyMessage):
-            return try decryptPreKeyMessage(
-                message, preKeyMessage, identity: identity, preKeys: preKeys, configuration: configuration, random: random)
+            if let plaintext = try decryptWithSessionCreated(by: preKeyMessage, message, random: random) {
+                return plaintext
+            }
+            let established = try SessionState.accept(
+                preKeyMessage, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
+                preKeys: preKeys, kem: kem, configuration: configuration, random: random)
+            promote(established.session)
+            return Decryption(
+                plaintext: established.plaintext, consumption: established.consumption, promotedPreviousSession: false,
+                remoteIdentityKey: established.session.remoteIdentityKey)
         }
     }
 
     private mutating func decryptRatchetMessage(
         _ message: IncomingMessage, _ ratchetMessage: RatchetMessage, random: any RandomSource
     ) throws(SessionError) -> Decryption {
-        var firstError: SessionError?
+        var currentError: SessionError?
         if var session = currentSession {
             currentSession = nil
             do throws(SessionError) {
@@ -191,19 +208,22 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
             } catch {
                 currentSession = session
                 if session.recognizesRatchetKey(of: ratchetMessage) { throw error }
-                firstError = error
+                currentError = error
             }
         }
         for index in previousSessions.indices {
+            let knowsKey = previousSessions[index].recognizesRatchetKey(of: ratchetMessage)
+            guard knowsKey || previousSessions[index].mayTakeDHStep(for: ratchetMessage, isMostRecentPrevious: index == 0) else {
+                continue
+            }
             do throws(SessionError) {
                 return try decryptWithPreviousSession(at: index, message, random: random)
             } catch {
                 // A failed decrypt leaves the session unchanged (it is transactional).
-                if previousSessions[index].recognizesRatchetKey(of: ratchetMessage) { throw error }
-                if firstError == nil { firstError = error }
+                if knowsKey { throw error }
             }
         }
-        throw firstError ?? .noSession
+        throw currentError ?? .noSession
     }
 
     /// Decrypts with the previous session at `index`; when it succeeds, that session becomes
@@ -218,10 +238,11 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         return Decryption(plaintext: plaintext, existingSession: session, promoted: true)
     }
 
-    private mutating func decryptPreKeyMessage(
-        _ message: IncomingMessage, _ preKeyMessage: PreKeyMessage, identity: IdentityKeyPair, preKeys: some PreKeyLookup,
-        configuration: SessionConfiguration, random: any RandomSource
-    ) throws(SessionError) -> Decryption {
+    /// Decrypts a prekey message with the session (current or previous) created from the same
+    /// EK_A, if the record holds one; returns `nil` when it holds none.
+    private mutating func decryptWithSessionCreated(
+        by preKeyMessage: PreKeyMessage, _ message: IncomingMessage, random: any RandomSource
+    ) throws(SessionError) -> Decryption? {
         let prefix = preKeyMessage.prefix
         if var session = currentSession, session.isCreated(byPreKeyMessageWith: prefix) {
             currentSession = nil
@@ -232,13 +253,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         if let index = previousSessions.firstIndex(where: { $0.isCreated(byPreKeyMessageWith: prefix) }) {
             return try decryptWithPreviousSession(at: index, message, random: random)
         }
-        let established = try SessionState.accept(
-            preKeyMessage, identity: identity, preKeys: preKeys, configuration: configuration, random: random)
-        promote(established.session)
-        return Decryption(
-            plaintext: established.plaintext, consumedOneTimePreKeyID: established.consumedOneTimePreKeyID,
-            establishedSession: true, promotedPreviousSession: false,
-            remoteIdentityKey: established.session.remoteIdentityKey)
+        return nil
     }
 
     /// The number of sessions and the current one, never a secret.
@@ -253,17 +268,22 @@ extension SessionRecord.Decryption {
     /// A decryption by a session the record already held (no X3DH ran).
     init(plaintext: [UInt8], existingSession session: SessionState, promoted: Bool) {
         self.init(
-            plaintext: plaintext, consumedOneTimePreKeyID: nil, establishedSession: false,
-            promotedPreviousSession: promoted, remoteIdentityKey: session.remoteIdentityKey)
+            plaintext: plaintext, consumption: nil, promotedPreviousSession: promoted,
+            remoteIdentityKey: session.remoteIdentityKey)
     }
 }
 
 extension SessionState {
-    /// Whether `message` belongs to one of this session's receiving chains: its ratchet key is
-    /// the current remote ratchet key, or a skipped key is stored under (ratchet key, n).
+    /// Whether this session knows `message`'s ratchet key (SPEC §3): it is the current remote
+    /// ratchet key (DHr), or skipped message keys are stored under it (whatever their counter).
     func recognizesRatchetKey(of message: RatchetMessage) -> Bool {
-        if ratchet.remoteRatchetKey == message.ratchetKey { return true }
-        let slot = SkippedMessageKeys.Slot(ratchetKey: message.ratchetKey, counter: message.counter)
-        return ratchet.skippedKeys.messageKey(for: slot) != nil
+        ratchet.remoteRatchetKey == message.ratchetKey || ratchet.skippedKeys.holdsKeys(for: message.ratchetKey)
+    }
+
+    /// Whether a message on a ratchet key this session does not know may be tried with a DH
+    /// step here (`SessionRecord`'s bound): only in the most recent previous session, and only
+    /// when the message skips no key on its old receiving chain (header.pn = Nr).
+    func mayTakeDHStep(for message: RatchetMessage, isMostRecentPrevious: Bool) -> Bool {
+        isMostRecentPrevious && UInt64(message.previousCounter) == ratchet.receiveCounter
     }
 }

@@ -1,16 +1,17 @@
 import SignalPrimitives
 
 /// A Double Ratchet session with one peer device (SPEC §3–§4): the ratchet, the session's
-/// associated data, and the X3DH prefix it was created with.
+/// associated data (both identity keys and both addresses), and what identifies the X3DH run
+/// that created it.
 ///
 /// A value type. `encrypt` and `decrypt` are transactional: when they throw, the session is
 /// exactly what it was before the call (decryption works on candidate values and assigns
 /// them only after the message authenticated and unpadded), and a failed decryption draws
 /// nothing from the random source. Persist the state with `serialized()` after each success.
 ///
-/// Create one as the initiator from a bundle (`init(initiatingWith:identity:…)`), or as the
-/// responder from a first prekey message (`SessionState.accept(_:identity:preKeys:…)`);
-/// `SessionCipher.decrypt` routes any received message to the right path.
+/// Create one as the initiator from a bundle (`init(initiatingWith:…)`), or as the responder
+/// from a first prekey message (`SessionState.accept(_:…)`); `SessionRecord.decrypt` routes any
+/// received message to the right session.
 public struct SessionState: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Which side of X3DH this party was.
     public enum Role: UInt8, Sendable, Hashable {
@@ -22,19 +23,25 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
 
     /// This party's side of X3DH.
     public let role: Role
-    /// The limits this session applies.
+    /// The limits this session applies (`maxSkip`, `maxStored`).
     public let configuration: SessionConfiguration
     /// Our Ed25519 identity key.
     public let localIdentityKey: Ed25519.PublicKey
     /// The peer's Ed25519 identity key.
     public let remoteIdentityKey: Ed25519.PublicKey
-    /// The X3DH prefix of the session: for an initiator, the one it puts on prekey messages;
-    /// for a responder, the one of the prekey message that created the session.
-    public let preKeyPrefix: PreKeyMessage.Prefix
-    /// Whether `encrypt` produces prekey messages: true for an initiator until it has
-    /// decrypted a message from the responder, always false for a responder.
-    public private(set) var sendsPreKeyMessages: Bool
-    /// AD = IK_A || IK_B.
+    /// Our address, bound into AD.
+    public let localAddress: ProtocolAddress
+    /// The peer's address, bound into AD.
+    public let remoteAddress: ProtocolAddress
+    /// EK_A, the initiator's ephemeral X3DH key: with the role, it identifies the session.
+    public let baseKey: X25519.PublicKey
+    /// SHA-256(P) of the prekey prefix that created the session (SPEC §3): a prekey message
+    /// with the same EK_A must carry exactly this prefix.
+    public let preKeyPrefixDigest: [UInt8]
+    /// The prefix an initiator puts on its messages until it has decrypted a reply; `nil`
+    /// afterwards and always for a responder.
+    public private(set) var pendingPreKeyPrefix: PreKeyMessage.Prefix?
+    /// AD = IK_A || IK_B || Encode(A) || Encode(B).
     let associatedData: [UInt8]
     /// The ratchet.
     var ratchet: DoubleRatchet
@@ -42,23 +49,34 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
     /// Assembles a session from its parts (construction and persistence).
     init(
         role: Role, configuration: SessionConfiguration, localIdentityKey: Ed25519.PublicKey,
-        remoteIdentityKey: Ed25519.PublicKey, preKeyPrefix: PreKeyMessage.Prefix, sendsPreKeyMessages: Bool,
+        remoteIdentityKey: Ed25519.PublicKey, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
+        baseKey: X25519.PublicKey, preKeyPrefixDigest: [UInt8], pendingPreKeyPrefix: PreKeyMessage.Prefix?,
         ratchet: DoubleRatchet
     ) {
         self.role = role
-        self.configuration = configuration
+        self.configuration = configuration.limits
         self.localIdentityKey = localIdentityKey
         self.remoteIdentityKey = remoteIdentityKey
-        self.preKeyPrefix = preKeyPrefix
-        self.sendsPreKeyMessages = sendsPreKeyMessages
+        self.localAddress = localAddress
+        self.remoteAddress = remoteAddress
+        self.baseKey = baseKey
+        self.preKeyPrefixDigest = preKeyPrefixDigest
+        self.pendingPreKeyPrefix = pendingPreKeyPrefix
         self.ratchet = ratchet
         associatedData = role == .initiator
-            ? localIdentityKey.rawRepresentation + remoteIdentityKey.rawRepresentation
-            : remoteIdentityKey.rawRepresentation + localIdentityKey.rawRepresentation
+            ? X3DH.associatedData(initiatorIdentity: localIdentityKey, responderIdentity: remoteIdentityKey,
+                                  initiator: localAddress, responder: remoteAddress)
+            : X3DH.associatedData(initiatorIdentity: remoteIdentityKey, responderIdentity: localIdentityKey,
+                                  initiator: remoteAddress, responder: localAddress)
     }
 
-    /// AD = IK_A || IK_B, the associated data every message of the session authenticates.
+    /// AD = IK_A || IK_B || Encode(A) || Encode(B), the associated data every message of the
+    /// session authenticates.
     public var associatedDataBytes: [UInt8] { associatedData }
+
+    /// Whether `encrypt` produces prekey messages: true for an initiator until it has
+    /// decrypted a message from the responder, always false for a responder.
+    public var sendsPreKeyMessages: Bool { pendingPreKeyPrefix != nil }
 
     /// The number of skipped message keys held.
     public var skippedMessageKeyCount: Int { ratchet.skippedKeys.count }
@@ -66,7 +84,7 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
     // MARK: Encrypt
 
     /// Encrypts `plaintext` (SPEC §4), padded as SPEC §2 says. While `sendsPreKeyMessages`
-    /// holds, the result is a prekey message (`preKeyPrefix || message`).
+    /// holds, the result is a prekey message (`0x22 || P || message`).
     /// - Throws: `SessionError.chainExhausted` when the sending counter or the previous
     ///   chain's length no longer fits in 32 bits, `SessionError.invalidMessage` for a
     ///   plaintext too long to pad, `SessionError.primitive` when AES-GCM is unavailable,
@@ -74,7 +92,8 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
     ///   state that has not decrypted its first message, which only a persisted blob can hold).
     ///   The session is unchanged when it throws.
     public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
-        try ratchet.encrypt(plaintext, associatedData: associatedData, prefix: sendsPreKeyMessages ? preKeyPrefix.serialized : [])
+        let prefix = pendingPreKeyPrefix.map { [WireType.preKeyMessage] + $0.bytes } ?? []
+        return try ratchet.encrypt(plaintext, associatedData: associatedData, prefix: prefix)
     }
 
     // MARK: Decrypt
@@ -83,7 +102,7 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
     /// responder and the session was created from the same EK_A. (Its other fields must then
     /// equal the creating ones, which `decrypt` checks.)
     public func isCreated(byPreKeyMessageWith prefix: PreKeyMessage.Prefix) -> Bool {
-        role == .responder && prefix.baseKey == preKeyPrefix.baseKey
+        role == .responder && prefix.baseKey == baseKey
     }
 
     /// Decodes and decrypts a message for this session; see `decrypt(_: IncomingMessage, …)`.
@@ -95,8 +114,9 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
     /// Decrypts a message for this session (SPEC §4), transactionally.
     ///
     /// A prekey message is accepted only by the responder session created from the same
-    /// EK_A, and only when IK_A, spk_id and the one-time-prekey part equal the creating ones.
-    /// After the first successful decryption an initiator stops sending prekey messages.
+    /// EK_A, and only when its whole prefix P equals the creating one (IK_A, spk_id, the
+    /// one-time prekey part and the KEM part). After the first successful decryption an
+    /// initiator stops sending prekey messages.
     /// - Throws: `SessionError.invalidMessage` (bad tag, a prekey message that does not
     ///   match, header.dh = DHr without a receiving chain), `.duplicateMessage`,
     ///   `.tooManySkippedMessages`, `.invalidKey` (a small-order ratchet key),
@@ -107,10 +127,11 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
         case let .ratchet(ratchetMessage):
             let plaintext = try ratchet.decrypt(
                 ratchetMessage, associatedData: associatedData, configuration: configuration, random: random)
-            sendsPreKeyMessages = false
+            pendingPreKeyPrefix = nil
             return plaintext
         case let .preKey(preKeyMessage):
-            guard isCreated(byPreKeyMessageWith: preKeyMessage.prefix), preKeyMessage.prefix == preKeyPrefix else {
+            guard isCreated(byPreKeyMessageWith: preKeyMessage.prefix),
+                  ConstantTime.equals(preKeyMessage.prefix.digest, preKeyPrefixDigest) else {
                 throw .invalidMessage
             }
             return try ratchet.decrypt(
@@ -118,10 +139,10 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
         }
     }
 
-    /// A redacted description: role, identities and ratchet counters only.
+    /// A redacted description: role, addresses, identities and ratchet counters only.
     public var description: String {
-        "SessionState(\(role), local: \(localIdentityKey.hexString), remote: \(remoteIdentityKey.hexString), "
-            + "prekeyMessages: \(sendsPreKeyMessages), \(ratchet))"
+        "SessionState(\(role), \(localAddress) ↔ \(remoteAddress), local: \(localIdentityKey.hexString), "
+            + "remote: \(remoteIdentityKey.hexString), prekeyMessages: \(sendsPreKeyMessages), \(ratchet))"
     }
     /// A redacted description.
     public var debugDescription: String { description }

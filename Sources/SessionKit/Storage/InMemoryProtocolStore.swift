@@ -41,7 +41,7 @@ public actor InMemoryProtocolStore: ProtocolStore {
     /// The device ids of `userID` with a record, ascending.
     public func deviceIDs(ofUser userID: String) -> [UInt32] {
         let user = Array(userID.utf8)
-        return sessions.keys.filter { $0.userID.utf8.elementsEqual(user) }.map(\.deviceID).sorted()
+        return sessions.keys.filter { $0.userIDBytes.elementsEqual(user) }.map(\.deviceID).sorted()
     }
 
     /// Every address with a record (for tests and inspection).
@@ -49,13 +49,9 @@ public actor InMemoryProtocolStore: ProtocolStore {
 
     // MARK: PreKeyStore
 
-    /// The signed and one-time prekeys named, as far as they are held.
-    public func preKeys(signedPreKeyID: UInt32, oneTimePreKeyID: UInt32?) -> PreKeySet {
-        guard let keys = localPreKeys else { return PreKeySet() }
-        var set = PreKeySet()
-        if let signed = keys.signedPreKey(id: signedPreKeyID) { set.insert(signed) }
-        if let id = oneTimePreKeyID, let oneTime = keys.oneTimePreKey(id: id) { set.insert(oneTime) }
-        return set
+    /// The keys and the replay record a prekey message with `prefix` needs, as far as held.
+    public func preKeys(for prefix: PreKeyMessage.Prefix) -> PreKeySet {
+        localPreKeys?.preKeySet(for: prefix) ?? PreKeySet()
     }
 
     /// The prekeys, or `nil`.
@@ -74,14 +70,14 @@ public actor InMemoryProtocolStore: ProtocolStore {
 
     // MARK: ProtocolStore
 
-    /// Deletes the one-time prekey and stores the record, or does neither.
-    /// - Throws: `SessionError.unknownPreKey` when the one-time prekey is not held.
+    /// Applies `consumption` to the prekeys and stores the record, or does neither.
+    /// - Throws: `SessionError.unknownPreKey` when a prekey it names is not held.
     public func commitEstablishment(
-        _ record: SessionRecord, for address: ProtocolAddress, consumingOneTimePreKey oneTimePreKeyID: UInt32?
+        _ record: SessionRecord, for address: ProtocolAddress, applying consumption: PreKeyConsumption
     ) throws(SessionError) {
-        if let id = oneTimePreKeyID {
-            guard localPreKeys?.removeOneTimePreKey(id: id) != nil else { throw .unknownPreKey }
-        }
+        guard var keys = localPreKeys else { throw .unknownPreKey }
+        try keys.apply(consumption)
+        localPreKeys = keys
         sessions[address] = record
     }
 

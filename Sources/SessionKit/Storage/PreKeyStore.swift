@@ -1,14 +1,15 @@
-/// Where this device's own prekeys (`LocalPreKeys`) live.
+/// Where this device's own prekeys (`LocalPreKeys`) live, with their EK_A replay records.
 ///
-/// One-time prekeys are deleted only through `ProtocolStore.commitEstablishment`, atomically
-/// with the session they created; every other change goes through `updatePreKeys`, an atomic
-/// read-modify-write, so that upkeep running next to a prekey-message decryption can neither
-/// resurrect a consumed one-time prekey nor lose a new one.
+/// One-time prekeys and one-time KEM prekeys are deleted, and EK_A recorded, only through
+/// `ProtocolStore.commitEstablishment`, atomically with the session they created; every other
+/// change goes through `updatePreKeys`, an atomic read-modify-write, so that upkeep running
+/// next to a prekey-message decryption can neither resurrect a consumed prekey nor lose a new one.
 public protocol PreKeyStore: Sendable {
-    /// The signed prekey `signedPreKeyID` and the one-time prekey `oneTimePreKeyID` (when not
-    /// `nil`), as far as they are held: what a prekey message naming them needs.
+    /// What a prekey message with `prefix` needs, as far as it is held: the signed prekey
+    /// `prefix.signedPreKeyID`, the one-time prekey and the KEM prekey it names, and whether
+    /// its EK_A is recorded under that signed prekey.
     /// - Throws: `SessionError.storage` when the backend fails.
-    func preKeys(signedPreKeyID: UInt32, oneTimePreKeyID: UInt32?) async throws(SessionError) -> PreKeySet
+    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet
 
     /// The prekeys, or `nil` when none were generated yet.
     /// - Throws: `SessionError.storage` when the backend fails.
@@ -22,4 +23,21 @@ public protocol PreKeyStore: Sendable {
     func updatePreKeys<Result: Sendable>(
         _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
     ) async throws(SessionError) -> Result
+}
+
+extension LocalPreKeys {
+    /// The keys and the replay record a prekey message with `prefix` needs (what
+    /// `PreKeyStore.preKeys(for:)` returns for a store that holds these prekeys).
+    public func preKeySet(for prefix: PreKeyMessage.Prefix) -> PreKeySet {
+        var set = PreKeySet()
+        if let key = signedPreKey(id: prefix.signedPreKeyID) {
+            set.insert(key)
+            if hasRecordedBaseKey(prefix.baseKey, signedPreKeyID: key.id) {
+                set.recordBaseKey(prefix.baseKey, signedPreKeyID: key.id)
+            }
+        }
+        if let id = prefix.oneTimePreKeyID, let key = oneTimePreKey(id: id) { set.insert(key) }
+        if let id = prefix.kem?.preKeyID, let key = kemPreKey(id: id) { set.insert(key) }
+        return set
+    }
 }

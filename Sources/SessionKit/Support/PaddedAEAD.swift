@@ -1,7 +1,8 @@
 import SignalPrimitives
 
 /// The AEAD step shared by the Double Ratchet (SPEC §4), sender keys (§5) and
-/// self-encryption (§6): AES-256-GCM over the padded plaintext (§2), and its inverse, which
+/// self-encryption (§6): an AEAD over the padded plaintext (§2) — AES-256-GCM for the ratchet
+/// and sender keys, XChaCha20-Poly1305 for self-encryption — and its inverse, which
 /// verifies, decrypts and removes the padding. Also the key-and-nonce derivation the ratchet
 /// and sender keys share: `HKDF(ZERO32, mk, info, 44)`, key = [0, 32), nonce = [32, 44).
 ///
@@ -9,6 +10,41 @@ import SignalPrimitives
 /// sealing, and while opening the array that is returned, whose bytes beyond the plaintext
 /// are wiped (and which is wiped whole when the padding is invalid).
 enum PaddedAEAD {
+    /// The AEAD under the padding; both append a 16-byte tag.
+    enum Cipher {
+        /// AES-256-GCM, 12-byte nonce (SPEC §1 AEAD).
+        case aes256gcm
+        /// XChaCha20-Poly1305-IETF, 24-byte nonce (SPEC §1 XAEAD).
+        case xchacha20poly1305
+
+        @inline(__always)
+        func seal(
+            _ plaintext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+            authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+        ) throws(CryptoError) -> Int {
+            switch self {
+            case .aes256gcm: return try AES256GCM.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output)
+            case .xchacha20poly1305:
+                return try XChaCha20Poly1305.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output)
+            }
+        }
+
+        @inline(__always)
+        func open(
+            _ ciphertext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+            authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+        ) throws(CryptoError) -> Int {
+            switch self {
+            case .aes256gcm: return try AES256GCM.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: output)
+            case .xchacha20poly1305:
+                return try XChaCha20Poly1305.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: output)
+            }
+        }
+    }
+
+    /// Bytes of the tag both ciphers append.
+    static let tagByteCount = 16
+
     /// Bytes of derived key material: a 32-byte AES-256-GCM key and a 12-byte nonce.
     static let keyAndNonceByteCount = AES256GCM.keyByteCount + AES256GCM.nonceByteCount
 
@@ -36,20 +72,20 @@ enum PaddedAEAD {
     /// Pads `plaintext` (SPEC §2) in a wiped scratch buffer and seals it into `output`
     /// (ciphertext || tag). `output` is exactly `MessagePadding.checkedPaddedLength(forPlaintextCount:)
     /// + 16` bytes long: the caller checked the length before building its message.
-    /// - Throws: `SessionError.primitive` when AES-GCM fails (unavailable on this CPU), and
+    /// - Throws: `SessionError.primitive` when the AEAD fails (AES-GCM unavailable on this CPU), and
     ///   `SessionError.invalidMessage` when `output` cannot hold the padded plaintext.
     @inline(__always)
     static func seal(
         _ plaintext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
-        authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+        authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, cipher: Cipher = .aes256gcm
     ) throws(SessionError) {
-        let paddedCount = output.count - AES256GCM.tagByteCount
+        let paddedCount = output.count - tagByteCount
         let fillCount = paddedCount - plaintext.count - MessagePadding.overhead
         guard fillCount >= 0, UInt64(fillCount) <= UInt64(UInt32.max) else { throw .invalidMessage }
         try withSecretScratch(paddedCount) { (padded: UnsafeMutableRawBufferPointer) throws(SessionError) in
             MessagePadding.write(plaintext, fillCount: fillCount, into: padded)
             do throws(CryptoError) {
-                _ = try AES256GCM.seal(UnsafeRawBufferPointer(padded), key: key, nonce: nonce, authenticating: aad, into: output)
+                _ = try cipher.seal(UnsafeRawBufferPointer(padded), key: key, nonce: nonce, authenticating: aad, into: output)
             } catch {
                 throw .primitive(error)
             }
@@ -66,14 +102,14 @@ enum PaddedAEAD {
     @inline(__always)
     static func open(
         _ ciphertext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
-        authenticating aad: UnsafeRawBufferPointer
+        authenticating aad: UnsafeRawBufferPointer, cipher: Cipher = .aes256gcm
     ) throws(SessionError) -> [UInt8] {
-        let paddedCount = ciphertext.count - AES256GCM.tagByteCount
+        let paddedCount = ciphertext.count - tagByteCount
         guard paddedCount >= 0 else { throw .invalidMessage }
         return try [UInt8](uninitializedCount: paddedCount) { (padded) throws(SessionError) -> Int in
             do throws(CryptoError) {
                 // On failure libsodium wipes what it wrote: nothing to clean up here.
-                _ = try AES256GCM.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: padded)
+                _ = try cipher.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: padded)
             } catch {
                 throw SessionError(error)
             }

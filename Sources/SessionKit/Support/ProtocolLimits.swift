@@ -19,36 +19,48 @@ public enum ProtocolLimits {
     /// Sessions kept per peer device besides the current one (`SessionRecord`), the oldest
     /// dropped first: 40, as libsignal (`ARCHIVED_STATES_MAX_LENGTH`).
     public static let maxPreviousSessions = 40
+    /// Default number of EK_A replay records (SPEC §3) held under one signed prekey before it is
+    /// rotated early (`PreKeyPolicy.maximumRecordedBaseKeys`).
+    public static let maximumRecordedBaseKeys = 10_000
     /// The largest `maxStored` (and so `maxSkip`) a session accepts, in configurations and in
     /// persisted sessions: one forged message may make a receiver derive up to `maxSkip` keys
     /// before its tag is checked, so the bound must stay far below what memory allows.
     public static let maximumMaxStored = 100_000
 }
 
-/// The fixed HKDF info strings of SPEC §3–§6 (ASCII, no terminator).
+/// The fixed HKDF info strings and signature labels of SPEC §3–§6 (ASCII, no terminator).
 public enum ProtocolInfo {
-    /// X3DH shared-secret derivation.
-    public static let x3dh: [UInt8] = Array("SessionKit X3DH v1".utf8)
+    /// X3DH shared-secret derivation without a KEM prekey (followed by SHA-256(P)).
+    public static let x3dh: [UInt8] = Array("SessionKit X3DH v2".utf8)
+    /// X3DH shared-secret derivation with a KEM prekey (followed by SHA-256(P)).
+    public static let pqxdh: [UInt8] = Array("SessionKit PQXDH v2".utf8)
     /// Root-key ratchet step (KDF_RK).
-    public static let ratchet: [UInt8] = Array("SessionKit Ratchet v1".utf8)
+    public static let ratchet: [UInt8] = Array("SessionKit Ratchet v2".utf8)
     /// Message key expansion (MSGKEYS).
-    public static let messageKeys: [UInt8] = Array("SessionKit MessageKeys v1".utf8)
-    /// Sender-key message key expansion.
-    public static let senderKey: [UInt8] = Array("SessionKit SenderKey v1".utf8)
+    public static let messageKeys: [UInt8] = Array("SessionKit MessageKeys v2".utf8)
+    /// Sender-key message key expansion (key, nonce and commitment).
+    public static let senderKey: [UInt8] = Array("SessionKit SenderKey v2".utf8)
     /// Self-encryption key derivation.
-    public static let selfEncryption: [UInt8] = Array("SessionKit Self v1".utf8)
+    public static let selfEncryption: [UInt8] = Array("SessionKit Self v2".utf8)
+    /// The label the identity key signs a signed prekey under: `label || Encode(SPK) || u8(kem)`.
+    public static let signedPreKeySignature: [UInt8] = Array("SessionKit SPK v2".utf8)
+    /// The label the identity key signs a KEM prekey under: `label || EncodeKEM(ek)`.
+    public static let kemPreKeySignature: [UInt8] = Array("SessionKit KEM v2".utf8)
 }
 
-/// The type bytes of SPEC §4–§6.
+/// The type bytes of SPEC §3–§6 (version 2). Version 1's type bytes (0x01, 0x02, 0x10, 0x11,
+/// 0x20) are `unsupportedVersion` like every other unknown byte.
 public enum WireType {
     /// A Double Ratchet message.
-    public static let ratchetMessage: UInt8 = 0x01
+    public static let ratchetMessage: UInt8 = 0x21
     /// A prekey message (X3DH prefix + ratchet message).
-    public static let preKeyMessage: UInt8 = 0x02
+    public static let preKeyMessage: UInt8 = 0x22
     /// A sender-key distribution message.
-    public static let senderKeyDistribution: UInt8 = 0x10
+    public static let senderKeyDistribution: UInt8 = 0x23
     /// A sender-key message.
-    public static let senderKeyMessage: UInt8 = 0x11
+    public static let senderKeyMessage: UInt8 = 0x24
     /// A self-encrypted blob.
-    public static let selfEncrypted: UInt8 = 0x20
+    public static let selfEncrypted: UInt8 = 0x25
+    /// A prekey bundle.
+    public static let preKeyBundle: UInt8 = 0x26
 }

@@ -36,11 +36,6 @@ public struct IdentityKeyPair: Sendable, CustomStringConvertible, CustomDebugStr
         agreementKey = privateKey.convertToX25519()
     }
 
-    /// `Ed25519.sign(IK, Encode(key))`: the signature a signed prekey carries (SPEC §3).
-    public func signature(forSignedPreKey key: X25519.PublicKey) -> [UInt8] {
-        privateKey.signature(for: key.signalEncoding)
-    }
-
     /// A redacted description: the public key only.
     public var description: String { "IdentityKeyPair(public: \(publicKey.hexString), secret redacted)" }
     /// A redacted description: the public key only.

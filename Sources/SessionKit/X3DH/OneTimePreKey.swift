@@ -24,6 +24,12 @@ public struct OneTimePreKey: Sendable, CustomStringConvertible, CustomDebugStrin
         self.id = id
     }
 
+    /// Assembles a one-time prekey from a loaded private key.
+    init(id: UInt32, privateKey: X25519.PrivateKey) {
+        self.id = id
+        self.privateKey = privateKey
+    }
+
     /// A redacted description: id and public key only.
     public var description: String { "OneTimePreKey(id: \(id), public: \(publicKey.hexString), secret redacted)" }
     /// A redacted description: id and public key only.

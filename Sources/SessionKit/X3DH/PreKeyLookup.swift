@@ -1,34 +1,78 @@
-/// Read access to a responder's private prekeys, by id (SPEC §3).
+import SignalPrimitives
+
+/// Read access to a responder's private prekeys, by id, and to its EK_A replay records
+/// (SPEC §3).
 ///
 /// SessionKit only reads through this protocol: running X3DH as a responder never deletes a
-/// one-time prekey itself. It reports the id it used (`SessionDecryption.consumedOneTimePreKeyID`)
-/// once the whole prekey message has decrypted, and the caller deletes that prekey in the same
-/// transaction that stores the new session. A failed message therefore consumes nothing.
+/// prekey or records an EK_A itself. It reports what it used (`PreKeyConsumption`) once the
+/// whole prekey message has decrypted, and the store applies it in the same write that stores
+/// the new session (`ProtocolStore.commitEstablishment`). A failed message therefore consumes
+/// and records nothing.
 public protocol PreKeyLookup {
     /// The signed prekey with `id`, or `nil` when it was never issued or has been removed.
     func signedPreKey(id: UInt32) -> SignedPreKey?
     /// The one-time prekey with `id`, or `nil` when it was never issued or already used.
     func oneTimePreKey(id: UInt32) -> OneTimePreKey?
+    /// The KEM prekey with `id` (one-time or last resort), or `nil` when it was never issued,
+    /// was used (one-time) or was rotated out (last resort).
+    func kemPreKey(id: UInt32) -> KEMPreKey?
+    /// Whether X3DH already ran with `baseKey` as EK_A under the signed prekey `signedPreKeyID`.
+    func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) -> Bool
 }
 
-/// An in-memory set of a responder's prekeys: signed prekeys and one-time prekeys by id.
+/// What a completed X3DH used up and recorded (SPEC §3), to apply in the same store write that
+/// stores the session it created: delete the one-time prekey and the one-time KEM prekey, and
+/// record EK_A under the signed prekey.
+public struct PreKeyConsumption: Sendable, Hashable, CustomStringConvertible {
+    /// The signed prekey X3DH used, under which `baseKey` is recorded.
+    public let signedPreKeyID: UInt32
+    /// EK_A, to record against replays.
+    public let baseKey: X25519.PublicKey
+    /// The one-time prekey to delete, if one was used.
+    public let oneTimePreKeyID: UInt32?
+    /// The one-time KEM prekey to delete, if one was used (a last-resort one is kept).
+    public let oneTimeKEMPreKeyID: UInt32?
+
+    /// Creates a consumption record.
+    public init(signedPreKeyID: UInt32, baseKey: X25519.PublicKey, oneTimePreKeyID: UInt32?, oneTimeKEMPreKeyID: UInt32?) {
+        self.signedPreKeyID = signedPreKeyID
+        self.baseKey = baseKey
+        self.oneTimePreKeyID = oneTimePreKeyID
+        self.oneTimeKEMPreKeyID = oneTimeKEMPreKeyID
+    }
+
+    /// The ids, never a secret.
+    public var description: String {
+        "PreKeyConsumption(spk: \(signedPreKeyID), opk: \(oneTimePreKeyID.map(String.init) ?? "none"), "
+            + "kem: \(oneTimeKEMPreKeyID.map(String.init) ?? "none"), EK_A: \(baseKey.hexString))"
+    }
+}
+
+/// An in-memory set of a responder's prekeys and replay records: what a prekey message needs.
 public struct PreKeySet: PreKeyLookup, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The signed prekeys, by id.
     public private(set) var signedPreKeys: [UInt32: SignedPreKey]
     /// The one-time prekeys not used yet, by id.
     public private(set) var oneTimePreKeys: [UInt32: OneTimePreKey]
+    /// The KEM prekeys held, by id.
+    public private(set) var kemPreKeys: [UInt32: KEMPreKey]
+    /// The EK_A values recorded under each signed prekey id.
+    public private(set) var recordedBaseKeys: [UInt32: Set<X25519.PublicKey>]
 
     /// An empty set (an initiator that has published nothing).
     public init() {
         signedPreKeys = [:]
         oneTimePreKeys = [:]
+        kemPreKeys = [:]
+        recordedBaseKeys = [:]
     }
 
-    /// A set holding `signedPreKeys` and `oneTimePreKeys` (a later key with the same id wins).
-    public init(signedPreKeys: [SignedPreKey], oneTimePreKeys: [OneTimePreKey] = []) {
+    /// A set holding the given keys (a later key with the same id wins).
+    public init(signedPreKeys: [SignedPreKey], oneTimePreKeys: [OneTimePreKey] = [], kemPreKeys: [KEMPreKey] = []) {
         self.init()
         for key in signedPreKeys { insert(key) }
         for key in oneTimePreKeys { insert(key) }
+        for key in kemPreKeys { insert(key) }
     }
 
     /// Adds or replaces the signed prekey with `key.id`.
@@ -37,11 +81,33 @@ public struct PreKeySet: PreKeyLookup, Sendable, CustomStringConvertible, Custom
     /// Adds or replaces the one-time prekey with `key.id`.
     public mutating func insert(_ key: OneTimePreKey) { oneTimePreKeys[key.id] = key }
 
-    /// Removes the signed prekey `id` (after rotation and its grace period); returns it.
-    @discardableResult
-    public mutating func removeSignedPreKey(id: UInt32) -> SignedPreKey? { signedPreKeys.removeValue(forKey: id) }
+    /// Adds or replaces the KEM prekey with `key.id`.
+    public mutating func insert(_ key: KEMPreKey) { kemPreKeys[key.id] = key }
 
-    /// Removes the one-time prekey `id` (after a decryption reported it consumed); returns it.
+    /// Records `baseKey` under the signed prekey `signedPreKeyID`.
+    public mutating func recordBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) {
+        recordedBaseKeys[signedPreKeyID, default: []].insert(baseKey)
+    }
+
+    /// Applies what an X3DH used: deletes the one-time prekeys and records EK_A.
+    /// - Throws: `SessionError.unknownPreKey` when a one-time prekey to delete is not held
+    ///   (nothing changed then).
+    public mutating func apply(_ consumption: PreKeyConsumption) throws(SessionError) {
+        if let id = consumption.oneTimePreKeyID, oneTimePreKeys[id] == nil { throw .unknownPreKey }
+        if let id = consumption.oneTimeKEMPreKeyID, kemPreKeys[id]?.kind != .oneTime { throw .unknownPreKey }
+        if let id = consumption.oneTimePreKeyID { oneTimePreKeys[id] = nil }
+        if let id = consumption.oneTimeKEMPreKeyID { kemPreKeys[id] = nil }
+        recordBaseKey(consumption.baseKey, signedPreKeyID: consumption.signedPreKeyID)
+    }
+
+    /// Removes the signed prekey `id` and its replay records; returns the key.
+    @discardableResult
+    public mutating func removeSignedPreKey(id: UInt32) -> SignedPreKey? {
+        recordedBaseKeys[id] = nil
+        return signedPreKeys.removeValue(forKey: id)
+    }
+
+    /// Removes the one-time prekey `id`; returns it.
     @discardableResult
     public mutating func removeOneTimePreKey(id: UInt32) -> OneTimePreKey? { oneTimePreKeys.removeValue(forKey: id) }
 
@@ -51,9 +117,18 @@ public struct PreKeySet: PreKeyLookup, Sendable, CustomStringConvertible, Custom
     /// The one-time prekey with `id`, if held.
     public func oneTimePreKey(id: UInt32) -> OneTimePreKey? { oneTimePreKeys[id] }
 
+    /// The KEM prekey with `id`, if held.
+    public func kemPreKey(id: UInt32) -> KEMPreKey? { kemPreKeys[id] }
+
+    /// Whether `baseKey` is recorded under `signedPreKeyID`.
+    public func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) -> Bool {
+        recordedBaseKeys[signedPreKeyID]?.contains(baseKey) ?? false
+    }
+
     /// A redacted description: the ids only.
     public var description: String {
-        "PreKeySet(signed: \(signedPreKeys.keys.sorted()), oneTime: \(oneTimePreKeys.count) keys, secrets redacted)"
+        "PreKeySet(signed: \(signedPreKeys.keys.sorted()), oneTime: \(oneTimePreKeys.count) keys, "
+            + "kem: \(kemPreKeys.count) keys, secrets redacted)"
     }
     /// A redacted description: the ids only.
     public var debugDescription: String { description }

@@ -1,4 +1,4 @@
-/// Runs a protocol file (SPEC §8): `{"schema": "sessionkit-vectors/1", "suite": S,
+/// Runs a protocol file (SPEC §8): `{"schema": "sessionkit-vectors/2", "suite": S,
 /// "source": "...", "tests": [...]}`, each test with an integer `id`.
 ///
 /// Every problem is recorded in the file's result instead of being thrown: another schema, an
@@ -7,7 +7,7 @@
 /// error not raised, a missing field, bad hex).
 public struct ProtocolFileReader: Sendable {
     /// The schema value this reader accepts.
-    public static let schema = "sessionkit-vectors/1"
+    public static let schema = "sessionkit-vectors/2"
 
     /// The suites this reader knows, by name.
     public let suites: [String: any ProtocolSuite.Type]

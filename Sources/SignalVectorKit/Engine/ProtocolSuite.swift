@@ -122,7 +122,7 @@ public struct VectorTest {
     }
 }
 
-/// A protocol suite (`"schema": "sessionkit-vectors/1"`): one type per suite name of SPEC §8.
+/// A protocol suite (`"schema": "sessionkit-vectors/2"`): one type per suite name of SPEC §8.
 public protocol ProtocolSuite: Sendable {
     /// The suite name as written in the file's `suite` field.
     static var name: String { get }

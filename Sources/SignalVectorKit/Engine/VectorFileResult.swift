@@ -18,7 +18,7 @@ public struct VectorFileResult: Sendable, Equatable {
     public enum Shape: String, Sendable {
         /// A Wycheproof file (`algorithm`, `testGroups`).
         case wycheproof
-        /// A protocol file (`"schema": "sessionkit-vectors/1"`, `suite`, `tests`).
+        /// A protocol file (`"schema": "sessionkit-vectors/2"`, `suite`, `tests`).
         case protocolSuite = "protocol"
         /// The file could not be read or has neither shape.
         case unreadable

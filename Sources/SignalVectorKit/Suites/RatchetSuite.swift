@@ -2,13 +2,16 @@ import Foundation
 import SessionKit
 import SignalPrimitives
 
-/// The `ratchet` suite (SPEC §3–§4, §8): a scripted conversation between Alice (initiator,
-/// whose session exists from the start) and Bob (responder, holding one signed prekey and
-/// optionally one one-time prekey). Each party draws its `ratchet_keys` in order whenever
-/// SPEC §4 asks for a new X25519 key. `send` events must reproduce `message` exactly;
+/// The `ratchet` suite (SPEC §3–§4, §8): a scripted conversation between Alice (initiator at
+/// her address, whose session exists from the start) and Bob (responder at his, holding one
+/// signed prekey, optionally a one-time prekey and optionally a one-time KEM prekey; his
+/// signed prekey is signed with `kem` = 1 exactly when he has a KEM prekey). Each party draws
+/// its `ratchet_keys` in order whenever SPEC §4 asks for a new X25519 key. Each party keeps a
+/// `SessionRecord` per peer address; messages are delivered from the other party's address
+/// unless an event names a `from_address`. `send` events must reproduce `message` exactly;
 /// `recv` events deliver an earlier send or raw bytes and expect `plaintext` or `error`.
-/// After every failed delivery the runner also checks that the receiver's serialized
-/// session, its prekeys and its key queue are exactly as before.
+/// After every failed delivery the runner also checks that the receiver's records, its
+/// prekeys and replay records and its key queue are exactly as before.
 public enum RatchetSuite: ProtocolSuite {
     /// The suite name in vector files.
     public static let name = "ratchet"
@@ -57,7 +60,9 @@ public enum RatchetSuite: ProtocolSuite {
     /// One party of the conversation.
     private struct Party {
         let identity: IdentityKeyPair
-        var session: SessionState?
+        let address: ProtocolAddress
+        let peer: ProtocolAddress
+        var records: [ProtocolAddress: SessionRecord]
         var preKeys: PreKeySet
         let random: QueuedRandomSource
     }
@@ -87,32 +92,41 @@ public enum RatchetSuite: ProtocolSuite {
         } catch {
             throw VectorFailure("unusable limits: \(error)")
         }
+        let kem = try VectorKEM.make()
         let aliceFields = try test.object("alice")
         let bobFields = try test.object("bob")
+        let aliceAddress = try aliceFields.address("address")
+        let bobAddress = try bobFields.address("address")
 
         let bobIdentity = try IdentityKeyPair(seed: bobFields.hex("identity_seed"))
-        let signedPreKeyPrivate = try X25519.PrivateKey(rawRepresentation: bobFields.hex("spk_sk"))
+        let kemSeed = try bobFields.optionalHex("kem_seed")
         let signedPreKey = try SignedPreKey(
-            id: try bobFields.uint32("spk_id"), privateKey: bobFields.hex("spk_sk"),
-            signature: bobIdentity.signature(forSignedPreKey: signedPreKeyPrivate.publicKey))
-        var oneTimePreKey: OneTimePreKey?
-        if let secret = try bobFields.optionalHex("opk_sk") {
-            oneTimePreKey = try OneTimePreKey(id: try bobFields.uint32("opk_id"), privateKey: secret)
+            id: try bobFields.uint32("spk_id"), privateKey: bobFields.hex("spk_sk"), signedBy: bobIdentity,
+            signsKEMPreKeys: kemSeed != nil)
+        let oneTimePreKey = try bobFields.optionalHex("opk_sk").map { try OneTimePreKey(id: try bobFields.uint32("opk_id"), privateKey: $0) }
+        let kemPreKey = try kemSeed.map {
+            try KEMPreKey(id: try bobFields.uint32("kem_id"), kind: .oneTime, seed: $0, signedBy: bobIdentity, kem: kem)
         }
         var bob = Party(
-            identity: bobIdentity, session: nil,
-            preKeys: PreKeySet(signedPreKeys: [signedPreKey], oneTimePreKeys: oneTimePreKey.map { [$0] } ?? []),
+            identity: bobIdentity, address: bobAddress, peer: aliceAddress, records: [:],
+            preKeys: PreKeySet(
+                signedPreKeys: [signedPreKey], oneTimePreKeys: oneTimePreKey.map { [$0] } ?? [],
+                kemPreKeys: kemPreKey.map { [$0] } ?? []),
             random: QueuedRandomSource(keys: try bobFields.hexArray("ratchet_keys")))
 
         let aliceIdentity = try IdentityKeyPair(seed: aliceFields.hex("identity_seed"))
         let aliceRandom = QueuedRandomSource(keys: try aliceFields.hexArray("ratchet_keys"))
-        let bundle = PreKeyBundle(identityKey: bobIdentity.publicKey, signedPreKey: signedPreKey, oneTimePreKey: oneTimePreKey)
+        let bundle = PreKeyBundle(
+            identityKey: bobIdentity.publicKey, signedPreKey: signedPreKey, oneTimePreKey: oneTimePreKey, kemPreKey: kemPreKey)
         let aliceSession = try SessionState(
-            initiatingWith: bundle, identity: aliceIdentity,
+            initiatingWith: bundle, identity: aliceIdentity, localAddress: aliceAddress, remoteAddress: bobAddress,
             ephemeralKey: X25519.PrivateKey(rawRepresentation: aliceFields.hex("x3dh_ephemeral_sk")),
+            encapsulation: try aliceFields.optionalEncapsulation("kem_encapsulation"),
             configuration: configuration, random: aliceRandom)
         try aliceRandom.check()
-        var alice = Party(identity: aliceIdentity, session: aliceSession, preKeys: PreKeySet(), random: aliceRandom)
+        var alice = Party(
+            identity: aliceIdentity, address: aliceAddress, peer: bobAddress,
+            records: [bobAddress: SessionRecord(currentSession: aliceSession)], preKeys: PreKeySet(), random: aliceRandom)
 
         var sends: [[UInt8]] = []
         for (index, event) in try test.objects("events").enumerated() {
@@ -138,9 +152,9 @@ public enum RatchetSuite: ProtocolSuite {
                     }
                     let to = try event.string("to")
                     if to == "alice" {
-                        try receive(message, event, by: &alice, configuration: configuration)
+                        try receive(message, event, by: &alice, kem: kem, configuration: configuration)
                     } else if to == "bob" {
-                        try receive(message, event, by: &bob, configuration: configuration)
+                        try receive(message, event, by: &bob, kem: kem, configuration: configuration)
                     } else {
                         throw VectorFailure("unknown party '\(to)'")
                     }
@@ -158,8 +172,11 @@ public enum RatchetSuite: ProtocolSuite {
 
     private static func send(_ event: VectorTest, by party: inout Party, sends: inout [[UInt8]]) throws {
         let plaintext = try event.hex("plaintext")
+        let peer = party.peer
         func encrypt() throws -> [UInt8] {
-            guard party.session != nil, let message = try party.session?.encrypt(plaintext) else { throw SessionError.noSession }
+            guard var record = party.records[peer] else { throw SessionError.noSession }
+            let message = try record.encrypt(plaintext)
+            party.records[peer] = record
             return message
         }
         if let expected = event.expectedError {
@@ -175,30 +192,54 @@ public enum RatchetSuite: ProtocolSuite {
     }
 
     private static func receive(
-        _ message: [UInt8], _ event: VectorTest, by party: inout Party, configuration: SessionConfiguration
+        _ message: [UInt8], _ event: VectorTest, by party: inout Party, kem: any KeyEncapsulationMechanism,
+        configuration: SessionConfiguration
     ) throws {
-        let before = party.session?.serialized()
+        let sender = try event.optionalAddress("from_address") ?? party.peer
+        let before = snapshot(of: party)
         let drawnBefore = party.random.drawn
-        let preKeysBefore = party.preKeys.oneTimePreKeys.keys.sorted()
         func decrypt() throws -> [UInt8] {
-            let result = try SessionCipher.decrypt(
-                message, session: &party.session, identity: party.identity, preKeys: party.preKeys,
-                configuration: configuration, random: party.random)
-            if let consumed = result.consumedOneTimePreKeyID { party.preKeys.removeOneTimePreKey(id: consumed) }
+            // The record is decrypted in place and put back even when the call throws, so that
+            // the snapshot below sees whatever a failed call left in it.
+            let held = party.records[sender] != nil
+            var record = party.records.removeValue(forKey: sender) ?? SessionRecord()
+            defer { if held || !record.isEmpty { party.records[sender] = record } }
+            let result = try record.decrypt(
+                message, identity: party.identity, localAddress: party.address, remoteAddress: sender, preKeys: party.preKeys,
+                kem: kem, configuration: configuration, random: party.random)
+            // What the store does in the write that stores the record (SPEC §3).
+            if let consumption = result.consumption { try party.preKeys.apply(consumption) }
             return result.plaintext
         }
         if let expected = event.expectedError {
             try ExpectedError.check(expected) { _ = try decrypt() }
             try party.random.check()
-            guard party.session?.serialized() == before else { throw VectorFailure("a failed decryption changed the session") }
-            guard party.random.drawn == drawnBefore else { throw VectorFailure("a failed decryption drew a ratchet key") }
-            guard party.preKeys.oneTimePreKeys.keys.sorted() == preKeysBefore else {
-                throw VectorFailure("a failed decryption consumed a one-time prekey")
+            guard snapshot(of: party) == before else {
+                throw VectorFailure("a failed decryption changed the receiver's sessions, prekeys or replay records")
             }
+            guard party.random.drawn == drawnBefore else { throw VectorFailure("a failed decryption drew a ratchet key") }
             return
         }
         let plaintext = try decrypt()
         try party.random.check()
         try ExpectedError.equal(plaintext, try event.hex("plaintext"), "plaintext")
+    }
+
+    /// Everything a failed decryption must leave as it was: every record (serialized), the
+    /// one-time and KEM prekeys held, and the EK_A replay records.
+    private static func snapshot(of party: Party) -> [[UInt8]] {
+        let records = party.records.keys.map(\.encoded).sorted { $0.lexicographicallyPrecedes($1) }.map { key in
+            key + (party.records.first { $0.key.encoded == key }?.value.serialized() ?? [])
+        }
+        let oneTime = party.preKeys.oneTimePreKeys.keys.sorted().map { [UInt8(0x01)] + u32($0) }
+        let kem = party.preKeys.kemPreKeys.keys.sorted().map { [UInt8(0x02)] + u32($0) }
+        let recorded = party.preKeys.recordedBaseKeys.flatMap { id, keys in keys.map { u32(id) + $0.rawRepresentation } }
+            .sorted { $0.lexicographicallyPrecedes($1) }
+        return records + oneTime + kem + recorded
+    }
+
+    private static func u32(_ value: UInt32) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+         UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
     }
 }

@@ -27,8 +27,8 @@ public enum SelfEncryptionSuite: ProtocolSuite {
         }
 
         let nonce = try test.hex("nonce")
-        guard nonce.count == AES256GCM.nonceByteCount else {
-            throw VectorFailure("nonce must be \(AES256GCM.nonceByteCount) bytes, got \(nonce.count)")
+        guard nonce.count == XChaCha20Poly1305.nonceByteCount else {
+            throw VectorFailure("nonce must be \(XChaCha20Poly1305.nonceByteCount) bytes, got \(nonce.count)")
         }
         let plaintext = try test.hex("plaintext")
         let expected = try test.hex("sealed")

@@ -11,6 +11,7 @@ public enum SuiteRegistry {
             X25519ToEd25519Suite.self,
             // padding, x3dh, ratchet, sender-key, self-encryption (issue #3)
             PaddingSuite.self,
+            BundleSuite.self,
             X3DHSuite.self,
             RatchetSuite.self,
             SenderKeySuite.self,

@@ -43,12 +43,12 @@ public actor InMemoryTrustStore: TrustStore {
         return .changed(previous: record.identityKey)
     }
 
-    /// SessionKit's hook: records the key like `observeIdentity` and answers whether encrypting
-    /// to it is allowed now (`false` after a change the app has not accepted).
+    /// SessionKit's hook: records the key like `observeIdentity` and reports what it observed
+    /// and whether encrypting to it is allowed now (not after a change the app has not accepted).
     /// - Throws: `VerificationError.invalidIdentityKey` for an empty or oversized key.
-    public func checkIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws(VerificationError) -> Bool {
-        _ = try observeIdentity(identityKey, for: address)
-        return records[address]?.allowsSending(to: identityKey) ?? false
+    public func checkIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws(VerificationError) -> TrustDecision {
+        let observation = try observeIdentity(identityKey, for: address)
+        return TrustDecision(observation: observation, allowsSending: records[address]?.allowsSending(to: identityKey) ?? false)
     }
 
     /// The record for `address`, or `nil`.

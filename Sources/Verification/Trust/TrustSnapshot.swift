@@ -55,7 +55,10 @@ public struct TrustSnapshot: Sendable, Equatable {
         for _ in 0 ..< count {
             let userID = try reader.readVariable()
             guard StrictUTF8.isValid(userID) else { throw .invalidPayload }
-            let address = ProtocolAddress(userID: String(decoding: userID, as: UTF8.self), deviceID: try reader.readUInt32())
+            let address: ProtocolAddress
+            do { address = try ProtocolAddress(userID: String(decoding: userID, as: UTF8.self), deviceID: try reader.readUInt32()) } catch {
+                throw .invalidPayload
+            }
             if let last, !Self.precedes(last, address) { throw .invalidPayload }
             guard let status = TrustStatus(rawValue: try reader.readByte()) else { throw .invalidPayload }
             let key = try Self.readKey(&reader)

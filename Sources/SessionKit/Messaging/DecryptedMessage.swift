@@ -1,0 +1,37 @@
+import SignalPrimitives
+
+/// A message `SessionManager.decrypt` decrypted: the plaintext, who sent it, and what the trust
+/// store observed about the sender's identity key, so that an app can show a key change next
+/// to the message it arrived with.
+public struct DecryptedMessage: Sendable, CustomStringConvertible {
+    /// The plaintext.
+    public let plaintext: [UInt8]
+    /// The device the message came from, as the transport said (`from:`). SPEC v2 binds both
+    /// addresses into every session, so a message re-attributed to another address does not
+    /// decrypt: a returned message did come from this address's session.
+    public let sender: ProtocolAddress
+    /// The sender's identity key in the session that decrypted the message.
+    public let senderIdentityKey: Ed25519.PublicKey
+    /// What the trust evaluator observed for `senderIdentityKey`: first use, unchanged, or
+    /// changed (sending to the sender is then refused until the app accepts the key).
+    public let identityObservation: IdentityObservation
+    /// Whether X3DH ran: the message was a prekey message that started a new session.
+    public let establishedSession: Bool
+
+    /// Creates a decrypted message.
+    public init(
+        plaintext: [UInt8], sender: ProtocolAddress, senderIdentityKey: Ed25519.PublicKey,
+        identityObservation: IdentityObservation, establishedSession: Bool
+    ) {
+        self.plaintext = plaintext
+        self.sender = sender
+        self.senderIdentityKey = senderIdentityKey
+        self.identityObservation = identityObservation
+        self.establishedSession = establishedSession
+    }
+
+    /// The sender, the size and the observation, never the plaintext.
+    public var description: String {
+        "DecryptedMessage(from: \(sender), \(plaintext.count) bytes, identity: \(identityObservation), new session: \(establishedSession))"
+    }
+}
