@@ -14,7 +14,7 @@ final class ConversionErrorTests: XCTestCase {
         let tests: [[String: Any]] = wrongLengths.enumerated().map { index, length in
             ["id": index, "comment": "\(length)-byte key", field: String(repeating: "09", count: length), "error": error]
         }
-        let document: [String: Any] = ["schema": "sessionkit-vectors/1", "suite": suite, "source": "ConversionErrorTests", "tests": tests]
+        let document: [String: Any] = ["schema": "sessionkit-vectors/2", "suite": suite, "source": "ConversionErrorTests", "tests": tests]
         let folder = try PackageLocations.temporaryFolder(for: self)
         let file = folder.appendingPathComponent("\(suite).json")
         try JSONSerialization.data(withJSONObject: document).write(to: file)

@@ -40,7 +40,7 @@ final class GeneratorTests: XCTestCase {
     func testGeneratedFileHasTheProtocolShapeWithIdsInOrder() throws {
         let file = try XCTUnwrap(VectorGenerator(seed: 5).files().first)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(file.contents.utf8)) as? [String: Any])
-        XCTAssertEqual(object["schema"] as? String, "sessionkit-vectors/1")
+        XCTAssertEqual(object["schema"] as? String, "sessionkit-vectors/2")
         XCTAssertEqual(object["suite"] as? String, file.suite)
         XCTAssertTrue((object["source"] as? String)?.contains("--seed 5") == true)
         let tests = try XCTUnwrap(object["tests"] as? [[String: Any]])

@@ -36,7 +36,7 @@ final class RunnerFailureTests: XCTestCase {
     }
 
     private func protocolFile(suite: String = "ed25519-to-x25519", tests: [[String: Any]]) -> [String: Any] {
-        ["schema": "sessionkit-vectors/1", "suite": suite, "source": "RunnerFailureTests", "tests": tests]
+        ["schema": "sessionkit-vectors/2", "suite": suite, "source": "RunnerFailureTests", "tests": tests]
     }
 
     /// The first tests of the repository's ed25519-to-x25519 file.
@@ -114,7 +114,7 @@ final class RunnerFailureTests: XCTestCase {
     }
 
     func testMalformedJSONIsACountedFailure() throws {
-        for text in ["{\"schema\": \"sessionkit-vectors/1\", \"suite\": ", "", "not json", "[1, 2, 3]", "\"text\""] {
+        for text in ["{\"schema\": \"sessionkit-vectors/2\", \"suite\": ", "", "not json", "[1, 2, 3]", "\"text\""] {
             let report = try verify(contents: Data(text.utf8))
             XCTAssertEqual(report.failed, 1, text)
             XCTAssertFalse(report.succeeded, text)
@@ -166,7 +166,7 @@ final class RunnerFailureTests: XCTestCase {
         tests.append(noID)
         tests.append(tests[1])
         tests.append("not an object")
-        let result = try verify(object: ["schema": "sessionkit-vectors/1", "suite": "ed25519-to-x25519", "tests": tests])
+        let result = try verify(object: ["schema": "sessionkit-vectors/2", "suite": "ed25519-to-x25519", "tests": tests])
         XCTAssertEqual(result.passed, 3)
         XCTAssertEqual(result.failed, 3)
         XCTAssertTrue(result.failures.contains { $0.message.contains("more than once") })
@@ -196,12 +196,14 @@ final class RunnerFailureTests: XCTestCase {
         XCTAssertTrue(result.failures[0].message.contains("not a JSON object"))
     }
 
+    /// Version 1's schema (and any other) is a failure, never a pass (SPEC §8).
     func testOtherSchemaMissingTestsAndEmptyTestsAreCountedFailures() throws {
         let documents: [[String: Any]] = [
-            ["schema": "sessionkit-vectors/2", "suite": "ed25519-to-x25519", "tests": try conversionTests(1)],
-            ["schema": "sessionkit-vectors/1", "suite": "ed25519-to-x25519"],
-            ["schema": "sessionkit-vectors/1", "suite": "ed25519-to-x25519", "tests": []],
-            ["schema": "sessionkit-vectors/1", "tests": try conversionTests(1)],
+            ["schema": "sessionkit-vectors/1", "suite": "ed25519-to-x25519", "tests": try conversionTests(1)],
+            ["schema": "sessionkit-vectors/3", "suite": "ed25519-to-x25519", "tests": try conversionTests(1)],
+            ["schema": "sessionkit-vectors/2", "suite": "ed25519-to-x25519"],
+            ["schema": "sessionkit-vectors/2", "suite": "ed25519-to-x25519", "tests": []],
+            ["schema": "sessionkit-vectors/2", "tests": try conversionTests(1)],
         ]
         for document in documents {
             let result = try verify(object: document)

@@ -14,8 +14,8 @@ enum SessionVectorFiles {
         for name in names {
             let object = try JSONSerialization.jsonObject(with: Data(contentsOf: protocolFolder.appendingPathComponent(name)))
             guard let file = object as? [String: Any], file["suite"] as? String == suite else { continue }
-            guard file["schema"] as? String == "sessionkit-vectors/1", let tests = file["tests"] as? [[String: Any]] else {
-                XCTFail("\(name) is not a sessionkit-vectors/1 file")
+            guard file["schema"] as? String == "sessionkit-vectors/2", let tests = file["tests"] as? [[String: Any]] else {
+                XCTFail("\(name) is not a sessionkit-vectors/2 file")
                 continue
             }
             out += tests.map { (name, $0) }

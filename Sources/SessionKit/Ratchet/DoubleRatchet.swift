@@ -53,7 +53,7 @@ struct DoubleRatchet: Sendable, CustomStringConvertible, CustomDebugStringConver
 
     // MARK: Encrypt
 
-    /// Encrypt of SPEC §4: (CKs, mk) = KDF_CK(CKs); header = 0x01 || DHs.pk || u32(PN) || u32(Ns);
+    /// Encrypt of SPEC §4: (CKs, mk) = KDF_CK(CKs); header = 0x21 || DHs.pk || u32(PN) || u32(Ns);
     /// Ns += 1; ct = AEAD(MSGKEYS(mk), pad(plaintext), aad = AD || header).
     /// Returns `prefix || header || ct`.
     /// - Throws: `SessionError.chainExhausted` when Ns or PN does not fit in 32 bits,

@@ -14,7 +14,7 @@ struct MessageKey: Sendable, CustomStringConvertible, CustomDebugStringConvertib
     var debugDescription: String { description }
 }
 
-/// MSGKEYS(mk) = HKDF(ZERO32, mk, "SessionKit MessageKeys v1", 44) → AES-256-GCM key [0,32)
+/// MSGKEYS(mk) = HKDF(ZERO32, mk, "SessionKit MessageKeys v2", 44) → AES-256-GCM key [0,32)
 /// and nonce [32,44) (SPEC §4), and the AEAD operations under them (`PaddedAEAD`). The derived
 /// keys live only in a wiped scratch buffer for the duration of one seal or open.
 enum MessageKeys {

@@ -10,7 +10,7 @@ struct RootKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible 
     /// Wraps 32 secret bytes (the X3DH shared secret SK for a new session).
     init(storage: SecureBytes) { self.storage = storage }
 
-    /// KDF_RK(rk, dh) = HKDF(rk, dh, "SessionKit Ratchet v1", 64) → (rk' = [0,32), ck = [32,64)).
+    /// KDF_RK(rk, dh) = HKDF(rk, dh, "SessionKit Ratchet v2", 64) → (rk' = [0,32), ck = [32,64)).
     func ratchet(dhOutput: UnsafeRawBufferPointer) -> (rootKey: RootKey, chainKey: ChainKey) {
         withSecretScratch(96) { (scratch: UnsafeMutableRawBufferPointer) -> (RootKey, ChainKey) in
             let prk = scratch.slice(0 ..< 32)
