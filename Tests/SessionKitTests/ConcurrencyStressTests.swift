@@ -93,7 +93,7 @@ final class ConcurrencyStressTests: XCTestCase {
                                 await Task.yield()
                                 continue
                             }
-                            let decrypted = try await receiver.manager.decrypt(message.bytes, from: sender.address)
+                            let decrypted = try await receiver.manager.decrypt(message.bytes, from: sender.address).plaintext
                             received.append(Delivery(from: sender.address, to: receiver.address, message: message, decrypted: decrypted))
                         }
                         return received
@@ -133,7 +133,7 @@ final class ConcurrencyStressTests: XCTestCase {
         for sender in devices {
             for receiver in devices where receiver.address != sender.address {
                 let message = try await sender.manager.encrypt(utf8("after"), to: receiver.address)
-                let decrypted = try await receiver.manager.decrypt(message, from: sender.address)
+                let decrypted = try await receiver.manager.decrypt(message, from: sender.address).plaintext
                 XCTAssertEqual(decrypted, utf8("after"))
             }
         }
@@ -159,7 +159,7 @@ final class ConcurrencyStressTests: XCTestCase {
             try IncomingMessage(serialized: $0).ratchetMessage.counter < IncomingMessage(serialized: $1).ratchetMessage.counter
         }
         var received: [[UInt8]] = []
-        for message in inChainOrder { received.append(try await bob.manager.decrypt(message, from: alice.address)) }
+        for message in inChainOrder { received.append(try await bob.manager.decrypt(message, from: alice.address).plaintext) }
         XCTAssertEqual(received.count, 40)
         let skipped = await bob.base.loadSession(for: alice.address)?.currentSession?.skippedMessageKeyCount
         XCTAssertEqual(skipped, 0, "delivered in chain order, nothing was skipped")
@@ -173,7 +173,7 @@ final class ConcurrencyStressTests: XCTestCase {
 
     func testConcurrentGroupSendersAndReceiversDeliverEveryMessageOnceToEveryMember() async throws {
         let devices = try await mesh(seed: 940)
-        let group = GroupID("stress")
+        let group = groupID("stress")
         // Every member hands its chain to every other member through the pairwise sessions.
         for sender in devices {
             let distribution = try await sender.manager.senderKeyDistributionMessage(for: group).serialized

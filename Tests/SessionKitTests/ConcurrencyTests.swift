@@ -115,7 +115,7 @@ final class ConcurrencyTests: XCTestCase {
         var received: [[UInt8]] = []
         var generator = SeededGenerator(seed: 91)
         for ciphertext in ciphertexts.shuffled(using: &generator) {
-            received.append(try await bob.manager.decrypt(ciphertext, from: alice.address))
+            received.append(try await bob.manager.decrypt(ciphertext, from: alice.address).plaintext)
         }
         XCTAssertEqual(Set(received), Set((0 ..< count).map { plaintext($0) }))
         XCTAssertEqual(received.count, count)
@@ -148,7 +148,7 @@ final class ConcurrencyTests: XCTestCase {
                         let text = utf8("\(peerIndex) to hub \(round)")
                         let message = try await peer.manager.encrypt(text, to: hubAddress)
                         sent.append(message)
-                        atHub.append(try await hub.manager.decrypt(message, from: peer.address))
+                        atHub.append(try await hub.manager.decrypt(message, from: peer.address).plaintext)
                     }
                     return ("up \(peerIndex)", sent, atHub)
                 }
@@ -160,7 +160,7 @@ final class ConcurrencyTests: XCTestCase {
                     for round in 0 ..< rounds {
                         let message = try await hub.manager.encrypt(utf8("hub to \(peerIndex) \(round)"), to: peer.address)
                         sent.append(message)
-                        atPeer.append(try await peer.manager.decrypt(message, from: hubAddress))
+                        atPeer.append(try await peer.manager.decrypt(message, from: hubAddress).plaintext)
                     }
                     return ("down \(peerIndex)", sent, atPeer)
                 }

@@ -172,7 +172,7 @@ final class CrashConsistencyTests: XCTestCase {
             for point in CrashPoint.allCases {
                 let (_, apps) = try await connectedApps(seed: 740)
                 let (alice, bob) = (apps[0], apps[1])
-                let group = GroupID("crash-group")
+                let group = groupID("crash-group")
                 let outcomes = try await alice.manager.distributeSenderKey(for: group, to: [bob.address])
                 let message = try XCTUnwrap(try outcomes.first?.result.get())
                 let context = "crash at write \(write), \(point)"
@@ -202,7 +202,7 @@ final class CrashConsistencyTests: XCTestCase {
         for point in CrashPoint.allCases {
             let (_, apps) = try await connectedApps(seed: 750)
             let (alice, bob) = (apps[0], apps[1])
-            let group = GroupID("g")
+            let group = groupID("g")
             let distribution = try await alice.manager.senderKeyDistributionMessage(for: group).serialized
             try await bob.manager.processSenderKeyDistribution(distribution, for: group, from: alice.address)
             let message = try await alice.manager.groupEncrypt(Array("g1".utf8), for: group)

@@ -103,12 +103,9 @@ actor DiskStore: ProtocolStore {
         try await read("prekeys").map { (blob: [UInt8]) throws(SessionError) in try LocalPreKeys(serialized: blob) }
     }
 
-    func preKeys(signedPreKeyID: UInt32, oneTimePreKeyID: UInt32?) async throws(SessionError) -> PreKeySet {
+    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
         guard let keys = try await loadPreKeys() else { return PreKeySet() }
-        var set = PreKeySet()
-        if let signed = keys.signedPreKey(id: signedPreKeyID) { set.insert(signed) }
-        if let id = oneTimePreKeyID, let oneTime = keys.oneTimePreKey(id: id) { set.insert(oneTime) }
-        return set
+        return keys.preKeySet(for: prefix)
     }
 
     func updatePreKeys<Result: Sendable>(
@@ -123,14 +120,11 @@ actor DiskStore: ProtocolStore {
     // MARK: ProtocolStore
 
     func commitEstablishment(
-        _ record: SessionRecord, for address: ProtocolAddress, consumingOneTimePreKey oneTimePreKeyID: UInt32?
+        _ record: SessionRecord, for address: ProtocolAddress, applying consumption: PreKeyConsumption
     ) async throws(SessionError) {
-        var changes: [String: [UInt8]?] = [Self.sessionName(address): record.serialized()]
-        if let id = oneTimePreKeyID {
-            guard var keys = try await loadPreKeys(), keys.removeOneTimePreKey(id: id) != nil else { throw .unknownPreKey }
-            changes["prekeys"] = keys.serialized()
-        }
-        try await write(changes)
+        guard var keys = try await loadPreKeys() else { throw .unknownPreKey }
+        try keys.apply(consumption)
+        try await write([Self.sessionName(address): record.serialized(), "prekeys": keys.serialized()])
     }
 
     // MARK: SenderKeyStore
@@ -182,10 +176,8 @@ actor MailServer {
     }
 
     func publish(_ upload: PreKeyUpload, for address: ProtocolAddress) {
-        guard let signed = upload.signedPreKey else { return }
-        bundles[address] = PreKeyBundle(
-            identityKey: upload.identityKey, signedPreKeyID: signed.id, signedPreKey: signed.publicKey,
-            signedPreKeySignature: signed.signature, oneTimePreKey: upload.oneTimePreKeys.first)
+        guard let bundle = upload.bundle(oneTimePreKey: upload.oneTimePreKeys.first) else { return }
+        bundles[address] = bundle
     }
 
     func bundle(for address: ProtocolAddress) -> PreKeyBundle? { bundles[address] }
@@ -208,24 +200,24 @@ final class CrashingApp {
     private(set) var decryptedEnvelopes: [Int: Int] = [:]
 
     init(_ userID: String, seed: UInt64) async throws {
-        address = ProtocolAddress(userID: userID, deviceID: 1)
+        address = SessionKitTests.address(userID, 1)
         random = SeededRandomSource(seed: seed)
         await disk.write(["identity": try IdentityKeyPair(using: random).serialized()])
         store = DiskStore(disk: disk)
-        manager = SessionManager(store: store, trust: trust, random: random)
+        manager = SessionManager(store: store, trust: trust, localAddress: address, random: random)
     }
 
     /// Plans a crash at this process's `write`-th write (from now on).
     func planCrash(at write: Int, _ point: CrashPoint) {
         store = DiskStore(disk: disk, crashAt: (write, point))
-        manager = SessionManager(store: store, trust: trust, random: random)
+        manager = SessionManager(store: store, trust: trust, localAddress: address, random: random)
     }
 
     /// Starts a new process on the same disk (after a crash).
     func restart() {
         restarts += 1
         store = DiskStore(disk: disk)
-        manager = SessionManager(store: store, trust: trust, random: random)
+        manager = SessionManager(store: store, trust: trust, localAddress: address, random: random)
     }
 
     var hasCrashed: Bool { get async { await store.crashed } }
@@ -248,7 +240,7 @@ final class CrashingApp {
         for name in await disk.names(withPrefix: "outbox/") {
             guard let entry = await disk.read(name), let text = String(bytes: entry, encoding: .utf8) else { continue }
             let parts = text.split(separator: "|", maxSplits: 1).map(String.init)
-            let recipient = ProtocolAddress(userID: parts[0], deviceID: 1)
+            let recipient = SessionKitTests.address(parts[0], 1)
             do {
                 let message = try await manager.encrypt(Array(parts[1].utf8), to: recipient)
                 await server.post(message, from: address, to: recipient)
@@ -269,9 +261,9 @@ final class CrashingApp {
         for envelope in await server.pending(for: address) {
             let store = store
             do {
-                let plaintext = try await manager.decrypt(envelope.bytes, from: envelope.from, beforePersisting: { (plaintext: [UInt8]) async throws(SessionError) in
-                    try await store.write(["inbox/" + String(decoding: plaintext, as: UTF8.self): plaintext])
-                })
+                let plaintext = try await manager.decrypt(envelope.bytes, from: envelope.from, beforePersisting: { (message: DecryptedMessage) async throws(SessionError) in
+                    try await store.write(["inbox/" + String(decoding: message.plaintext, as: UTF8.self): message.plaintext])
+                }).plaintext
                 decryptedEnvelopes[envelope.id, default: 0] += 1
                 let stored = await inbox().contains(String(decoding: plaintext, as: UTF8.self))
                 XCTAssertTrue(stored, "a returned plaintext is in the inbox")

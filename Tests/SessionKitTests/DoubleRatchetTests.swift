@@ -2,7 +2,8 @@ import SignalPrimitives
 import XCTest
 @testable import SessionKit
 
-/// SPEC §4: the Double Ratchet between two sessions, through `SessionCipher`.
+/// SPEC §4: the Double Ratchet between two parties, each through its `SessionRecord` for the
+/// other (`Conversation`).
 final class DoubleRatchetTests: XCTestCase {
     private func established(seed: UInt64 = 1, configuration: SessionConfiguration = .default) throws -> Conversation {
         var conversation = try Conversation(seed: seed, configuration: configuration)
@@ -88,7 +89,9 @@ final class DoubleRatchetTests: XCTestCase {
         XCTAssertEqual(try conversation.bobReceives(messages[0]), plaintext(0))
         XCTAssertEqual(try conversation.bobReceives(messages[3]), plaintext(3))
         XCTAssertEqual(try conversation.bobReceives(messages[1]), plaintext(1))
-        XCTAssertEqual(conversation.bob?.preKeyPrefix, session.preKeyPrefix, "no second session was created")
+        XCTAssertEqual(conversation.bob?.baseKey, session.baseKey, "no second session was created")
+        XCTAssertEqual(conversation.bob?.preKeyPrefixDigest, session.preKeyPrefixDigest)
+        XCTAssertTrue(conversation.bobRecord.previousSessions.isEmpty)
         XCTAssertTrue(conversation.bobPreKeys.oneTimePreKeys.isEmpty)
     }
 
@@ -212,7 +215,7 @@ final class DoubleRatchetTests: XCTestCase {
             return key
         } ?? []
         let okm = try HKDF.deriveKey(inputKeyMaterial: mk, salt: [UInt8](repeating: 0, count: 32),
-                                     info: Array("SessionKit MessageKeys v1".utf8), outputByteCount: 44)
+                                     info: Array("SessionKit MessageKeys v2".utf8), outputByteCount: 44)
         let aad = (try XCTUnwrap(conversation.alice)).associatedDataBytes + header
         for badPadding: [UInt8] in [[], [0x02, 0, 0, 0, 0], [0x01, 0, 0, 0, 1]] {
             let ct = try AES256GCM.seal(badPadding, using: SymmetricKey(data: Array(okm[0 ..< 32])), nonce: Array(okm[32 ..< 44]), authenticating: aad)
@@ -349,7 +352,8 @@ final class DoubleRatchetTests: XCTestCase {
         for length in [0, 1, 41, 56] {
             assertFails(.invalidMessage, &conversation) { _ = try $0.bobReceives(Array(message.prefix(length))) }
         }
-        for type: UInt8 in [0x00, 0x03, 0x11, 0xFF] {
+        // Version 1's type bytes (0x01, 0x02, 0x10, 0x11, 0x20) included.
+        for type: UInt8 in [0x00, 0x01, 0x02, 0x03, 0x10, 0x11, 0x20, 0x23, 0x24, 0x25, 0x26, 0xFF] {
             assertFails(.unsupportedVersion, &conversation) { _ = try $0.bobReceives(replacing(message, at: 0, with: [type])) }
         }
         XCTAssertEqual(try conversation.bobReceives(message), plaintext(5))

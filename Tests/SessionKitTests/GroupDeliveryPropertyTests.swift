@@ -34,14 +34,23 @@ final class GroupDeliveryPropertyTests: XCTestCase {
 
     /// SPEC §5's receiver rules for one chain, as an independent model.
     private struct ChainModel {
+        /// The iteration the receiver's copy started at (the distribution's).
+        let start: UInt32
         var next: UInt64
         var skipped: [UInt32] = []     // ascending, oldest first
+
+        init(start: UInt32) {
+            self.start = start
+            next = UInt64(start)
+        }
 
         /// Applies a genuine message at `iteration`: the new model, or the error it must raise.
         func receiving(_ iteration: UInt32) -> Result<ChainModel, SessionError> {
             var model = self
             if UInt64(iteration) < next {
-                guard let index = skipped.firstIndex(of: iteration) else { return .failure(.duplicateMessage) }
+                guard let index = skipped.firstIndex(of: iteration) else {
+                    return .failure(iteration < start ? .messageKeyUnavailable : .duplicateMessage)
+                }
                 model.skipped.remove(at: index)
                 return .success(model)
             }
@@ -63,7 +72,7 @@ final class GroupDeliveryPropertyTests: XCTestCase {
         mutating func add(chain id: SenderChainID, at iteration: UInt32, from sender: Int) {
             var list = chains[sender, default: []]
             guard !list.contains(where: { $0.id == id }) else { return }
-            list.append((id, ChainModel(next: UInt64(iteration))))
+            list.append((id, ChainModel(start: iteration)))
             if list.count > 5 { list.removeFirst(list.count - 5) }
             chains[sender] = list
         }
@@ -87,11 +96,16 @@ final class GroupDeliveryPropertyTests: XCTestCase {
         let messageCount = 10_000
         var rng = SeededGenerator(seed: 0x5EED_6A0F)
         let keySource = SeededRandomSource(seed: 0xC4A1_7E57)
-        let addresses = (0 ..< memberCount).map { ProtocolAddress(userID: "member-\($0)", deviceID: UInt32($0 + 1)) }
+        let group = groupID("property group")
+        let addresses = (0 ..< memberCount).map { address("member-\($0)", UInt32($0 + 1)) }
+        /// Encode(group) || Encode(sender): what every signature of a member's chain covers first.
+        let contexts = (0 ..< memberCount).map {
+            GroupTestSupport.encodeGroup("property group") + encodeAddress("member-\($0)", UInt32($0 + 1))
+        }
         let intruder = try Ed25519.PrivateKey(seed: [UInt8](repeating: 0x66, count: 32))
-        var outsider = try SenderKeySendingChain(using: keySource)      // never distributed to anyone
+        var outsider = try SenderKeySendingChain(group: group, sender: addresses[0], using: keySource)      // never distributed to anyone
 
-        var sessions = try (0 ..< memberCount).map { _ in try GroupSession(using: keySource) }
+        var sessions = try (0 ..< memberCount).map { try GroupSession(group: group, localAddress: addresses[$0], using: keySource) }
         var models = [ReceiverModel](repeating: ReceiverModel(), count: memberCount)
         func distribute(from sender: Int, _ distribution: SenderKeyDistributionMessage) throws {
             for receiver in 0 ..< memberCount where receiver != sender {
@@ -121,7 +135,7 @@ final class GroupDeliveryPropertyTests: XCTestCase {
                 bytes[0] ^= UInt8(1) << UInt8.random(in: 0 ..< 8, using: &rng)
                 return .bad(bytes: bytes, sender: message.sender, chainID: nil, ifHeld: .unsupportedVersion)
             case 1:
-                return .bad(bytes: Array(bytes.prefix(Int.random(in: 0 ..< 117, using: &rng))), sender: message.sender,
+                return .bad(bytes: Array(bytes.prefix(Int.random(in: 0 ..< 149, using: &rng))), sender: message.sender,
                             chainID: nil, ifHeld: .invalidMessage)
             case 2:
                 bytes[Int.random(in: 1 ..< 33, using: &rng)] ^= UInt8(1) << UInt8.random(in: 0 ..< 8, using: &rng)
@@ -130,19 +144,20 @@ final class GroupDeliveryPropertyTests: XCTestCase {
                 bytes[Int.random(in: 33 ..< bytes.count, using: &rng)] ^= UInt8(1) << UInt8.random(in: 0 ..< 8, using: &rng)
                 return .bad(bytes: bytes, sender: message.sender, chainID: id, ifHeld: .invalidSignature)
             case 4:
-                return .bad(bytes: Array(bytes.prefix(Int.random(in: 117 ..< bytes.count, using: &rng))), sender: message.sender,
+                return .bad(bytes: Array(bytes.prefix(Int.random(in: 149 ..< bytes.count, using: &rng))), sender: message.sender,
                             chainID: id, ifHeld: .invalidSignature)
             case 5:
                 let body = Array(bytes.dropLast(64))
-                return .bad(bytes: body + intruder.signature(for: body), sender: message.sender, chainID: id, ifHeld: .invalidSignature)
+                return .bad(bytes: body + intruder.signature(for: contexts[message.sender] + body), sender: message.sender, chainID: id,
+                            ifHeld: .invalidSignature)
             case 7, 8:
                 guard let signing = signers[id] else { return .bad(bytes: [], sender: message.sender, chainID: nil, ifHeld: .invalidMessage) }
                 var iteration = message.iteration
                 if Int.random(in: 0 ..< 2, using: &rng) == 0 {
-                    // Flip a bit of the ciphertext or tag.
+                    // Flip a bit of the commitment, the ciphertext or the tag.
                     bytes[Int.random(in: 37 ..< bytes.count - 64, using: &rng)] ^= UInt8(1) << UInt8.random(in: 0 ..< 8, using: &rng)
                 } else {
-                    // Claim another iteration near this one (the key and AAD no longer match).
+                    // Claim another iteration near this one (the key, commitment and AAD no longer match).
                     let shifted = Int(message.iteration) + Int.random(in: -300 ... 300, using: &rng)
                     iteration = UInt32(clamping: max(0, shifted == Int(message.iteration) ? shifted + 1 : shifted))
                     let encoded = [UInt8(iteration >> 24), UInt8(truncatingIfNeeded: iteration >> 16),
@@ -150,7 +165,8 @@ final class GroupDeliveryPropertyTests: XCTestCase {
                     bytes.replaceSubrange(33 ..< 37, with: encoded)
                 }
                 let body = Array(bytes.dropLast(64))
-                return .resigned(bytes: body + signing.signature(for: body), sender: message.sender, chainID: id, iteration: iteration)
+                return .resigned(bytes: body + signing.signature(for: contexts[message.sender] + body), sender: message.sender,
+                                 chainID: id, iteration: iteration)
             default:
                 // The signature of another message of the same chain.
                 guard let other = sameChain.last(where: { $0.iteration != message.iteration }) else {
@@ -221,11 +237,13 @@ final class GroupDeliveryPropertyTests: XCTestCase {
 
         var sentByChain: [SenderChainID: [Sent]] = [:]
         var signers: [SenderChainID: Ed25519.PrivateKey] = [:]
-        /// The signing key of a member's current chain, read from the documented blob layout
-        /// (6-byte envelope header, chain id, u64 iteration, chain key, then the signing seed).
+        /// The signing key of a member's current chain, read from the documented version-2 blob
+        /// layout (6-byte envelope header, Encode(group), Encode(sender), chain id, u64 iteration,
+        /// chain key, then the signing seed).
         func signer(of sender: Int) throws -> Ed25519.PrivateKey {
             let blob = sessions[sender].sendingChain.serialized()
-            return try Ed25519.PrivateKey(seed: Array(blob[(6 + 32 + 8 + 32) ..< (6 + 32 + 8 + 32 + 32)]))
+            let seedStart = 6 + contexts[sender].count + 32 + 8 + 32
+            return try Ed25519.PrivateKey(seed: Array(blob[seedStart ..< seedStart + 32]))
         }
         for index in 0 ..< messageCount {
             let sender = Int.random(in: 0 ..< memberCount, using: &rng)

@@ -55,13 +55,22 @@ final class LocalStatePersistenceTests: XCTestCase {
         let (keys, bob) = try populatedPreKeys()
         let random = SeededRandomSource(seed: 61)
         let alice = try IdentityKeyPair(using: random)
+        let (aliceAddress, bobAddress) = (address("alice", 1), address("bob", 1))
         var session = try SessionState(
-            initiatingWith: try XCTUnwrap(keys.bundle(identityKey: bob.publicKey, oneTimePreKeyID: 20)), identity: alice, random: random)
+            initiatingWith: try XCTUnwrap(keys.bundle(identityKey: bob.publicKey, oneTimePreKeyID: 20)), identity: alice,
+            localAddress: aliceAddress, remoteAddress: bobAddress, kem: nil, random: random)
         let message = try session.encrypt(utf8("after reload"))
         var record = SessionRecord()
-        let result = try record.decrypt(message, identity: bob, preKeys: LocalPreKeys(serialized: keys.serialized()), random: random)
+        var loaded = try LocalPreKeys(serialized: keys.serialized())
+        let result = try record.decrypt(message, identity: bob, localAddress: bobAddress, remoteAddress: aliceAddress,
+                                        preKeys: loaded, random: random)
         XCTAssertEqual(result.plaintext, utf8("after reload"))
-        XCTAssertEqual(result.consumedOneTimePreKeyID, 20)
+        XCTAssertEqual(result.consumption?.oneTimePreKeyID, 20)
+        // The replay record survives a reload too.
+        try loaded.apply(try XCTUnwrap(result.consumption))
+        let reloaded = try LocalPreKeys(serialized: loaded.serialized())
+        XCTAssertTrue(reloaded.hasRecordedBaseKey(session.baseKey, signedPreKeyID: 3))
+        XCTAssertNil(reloaded.oneTimePreKey(id: 20))
     }
 
     func testEveryTruncationOfPreKeysIsInvalidPayload() throws {
@@ -81,55 +90,125 @@ final class LocalStatePersistenceTests: XCTestCase {
     func testPreKeysWithAnUnknownVersionOrAnotherKindAreRefused() throws {
         let blob = try populatedPreKeys().0.serialized()
         let body = Array(blob.dropLast(16))
-        assertPreKeysFail(sealed(header(.preKeys, version: 2) + body.dropFirst(6)), .unsupportedVersion)
-        assertPreKeysFail(sealed(header(.preKeys, version: 0) + body.dropFirst(6)), .unsupportedVersion)
-        assertPreKeysFail(sealed(header(.session) + body.dropFirst(6)), .invalidPayload)
+        for version: UInt8 in [0, 1, 3] {
+            assertPreKeysFail(sealed(header(.preKeys, version: version) + body.dropFirst(6)), .unsupportedVersion, "version \(version)")
+        }
+        assertPreKeysFail(sealed(header(.session, version: 2) + body.dropFirst(6)), .invalidPayload)
         assertPreKeysFail(sealed(body + [0]), .invalidPayload, "trailing byte")
     }
 
+    /// A well-formed ML-KEM-768 encapsulation key (every coefficient q − 1), no KEM needed.
+    private static let wellFormedEK: [UInt8] = Array(repeating: [0x00, 0x0D, 0xD0], count: 384).flatMap { $0 } + [UInt8](repeating: 7, count: 32)
+
     func testInconsistentPreKeysAreInvalidPayload() throws {
-        // A hand-built body: next ids, current signed prekey, previous ones, one-time prekeys.
+        // A hand-built version-2 body, from the layout documented in LocalPreKeysPersistence.swift:
+        // next ids (signed, one-time, KEM), the current entry, previous entries with their
+        // retirement time, one-time prekeys, one-time KEM prekeys.
         let random = SeededRandomSource(seed: 62)
         let identity = try IdentityKeyPair(using: random)
         let signed = try SignedPreKey(id: 1, signedBy: identity, using: random)
         let oneTime = try OneTimePreKey(id: 1, using: random)
-        func signedBytes(_ id: UInt32, retired: Bool) -> [UInt8] {
-            var out: [UInt8] = []
-            out.appendBigEndian(id)
-            out += signed.privateKey.rawBytesForTest + signed.signature + [0, 0, 0, 0, 0x65, 0x53, 0xf1, 0x00]
+        let canonicalEK = try X25519.PrivateKey(using: random).publicKey.rawRepresentation
+        let otherEK = try X25519.PrivateKey(using: random).publicKey.rawRepresentation
+        func kemKey(_ id: UInt32, ek: [UInt8] = Self.wellFormedEK) -> [UInt8] {
+            u32(id) + [UInt8](repeating: 0x5E, count: 64) + ek + [UInt8](repeating: 0x51, count: 64)
+        }
+        struct Entry {
+            var id: UInt32
+            var kemByte: UInt8 = 0
+            var lastResort: [UInt8]? = nil
+            var recorded: [[UInt8]] = []
+        }
+        func entryBytes(_ entry: Entry, retired: Bool) -> [UInt8] {
+            var out = u32(entry.id) + signed.privateKey.rawBytesForTest + signed.signature + [entry.kemByte]
+                + [0, 0, 0, 0, 0x65, 0x53, 0xf1, 0x00]
+            out += entry.lastResort ?? []
+            out += u32(UInt32(entry.recorded.count)) + entry.recorded.flatMap { $0 }
             if retired { out += [0, 0, 0, 0, 0x66, 0, 0, 0] }
             return out
         }
-        func oneTimeBytes(_ id: UInt32) -> [UInt8] {
-            var out: [UInt8] = []
-            out.appendBigEndian(id)
-            return out + oneTime.privateKey.rawBytesForTest
-        }
-        func u32(_ value: UInt32) -> [UInt8] {
-            var out: [UInt8] = []
-            out.appendBigEndian(value)
-            return out
-        }
-        func blob(next: (UInt32, UInt32) = (2, 2), current: UInt32 = 1, previous: [UInt32] = [], oneTime: [UInt32] = [1], oneTimeCount: UInt32? = nil) -> [UInt8] {
-            var body = header(.preKeys) + u32(next.0) + u32(next.1) + signedBytes(current, retired: false)
-            body += u32(UInt32(previous.count)) + previous.flatMap { signedBytes($0, retired: true) }
+        func oneTimeBytes(_ id: UInt32) -> [UInt8] { u32(id) + oneTime.privateKey.rawBytesForTest }
+        func blob(next: (UInt32, UInt32, UInt32) = (2, 2, 9), current: Entry = Entry(id: 1), previous: [Entry] = [],
+                  oneTime: [UInt32] = [1], oneTimeCount: UInt32? = nil, oneTimeKEM: [[UInt8]] = [],
+                  oneTimeKEMCount: UInt32? = nil) -> [UInt8] {
+            var body = header(.preKeys, version: 2) + u32(next.0) + u32(next.1) + u32(next.2) + entryBytes(current, retired: false)
+            body += u32(UInt32(previous.count)) + previous.flatMap { entryBytes($0, retired: true) }
             body += u32(oneTimeCount ?? UInt32(oneTime.count)) + oneTime.flatMap(oneTimeBytes)
+            body += u32(oneTimeKEMCount ?? UInt32(oneTimeKEM.count)) + oneTimeKEM.flatMap { $0 }
             return sealed(body)
         }
-        let valid = try LocalPreKeys(serialized: blob(previous: [2], oneTime: [1, 2]))
+        let valid = try LocalPreKeys(serialized: blob(previous: [Entry(id: 2)], oneTime: [1, 2]))
         XCTAssertEqual(valid.previousSignedPreKeys.map(\.key.id), [2])
         XCTAssertEqual(valid.oneTimePreKeys.map(\.id), [1, 2])
+        XCTAssertEqual(valid.nextKEMPreKeyID, 9)
+        XCTAssertFalse(valid.currentSignedPreKey.key.signsKEMPreKeys)
 
-        assertPreKeysFail(blob(next: (0, 2)), .invalidPayload, "next signed id 0")
-        assertPreKeysFail(blob(next: (2, 0)), .invalidPayload, "next one-time id 0")
-        assertPreKeysFail(blob(current: 0), .invalidPayload, "signed id 0")
-        assertPreKeysFail(blob(previous: [0]), .invalidPayload, "previous signed id 0")
-        assertPreKeysFail(blob(previous: [1]), .invalidPayload, "previous id equal to the current one")
-        assertPreKeysFail(blob(previous: [2, 2]), .invalidPayload, "repeated previous id")
+        // A kem = 1 entry with its last-resort KEM prekey, replay records, and one-time KEM prekeys.
+        let withKEM = try LocalPreKeys(serialized: blob(
+            current: Entry(id: 1, kemByte: 1, lastResort: kemKey(3), recorded: [canonicalEK, otherEK]),
+            previous: [Entry(id: 2, recorded: [otherEK])], oneTimeKEM: [kemKey(4), kemKey(5)]))
+        XCTAssertTrue(withKEM.currentSignedPreKey.key.signsKEMPreKeys)
+        XCTAssertEqual(withKEM.currentSignedPreKey.lastResortKEMPreKey?.id, 3)
+        XCTAssertEqual(withKEM.currentSignedPreKey.lastResortKEMPreKey?.kind, .lastResort)
+        XCTAssertEqual(withKEM.oneTimeKEMPreKeys.map(\.id), [4, 5])
+        XCTAssertEqual(withKEM.oneTimeKEMPreKeys.map(\.kind), [.oneTime, .oneTime])
+        XCTAssertEqual(withKEM.kemPreKey(id: 3)?.publicKey.rawRepresentation, Self.wellFormedEK)
+        XCTAssertTrue(withKEM.hasRecordedBaseKey(try X25519.PublicKey(rawRepresentation: canonicalEK), signedPreKeyID: 1))
+        XCTAssertTrue(withKEM.hasRecordedBaseKey(try X25519.PublicKey(rawRepresentation: otherEK), signedPreKeyID: 2))
+        XCTAssertFalse(withKEM.hasRecordedBaseKey(try X25519.PublicKey(rawRepresentation: canonicalEK), signedPreKeyID: 2))
+
+        assertPreKeysFail(blob(next: (0, 2, 9)), .invalidPayload, "next signed id 0")
+        assertPreKeysFail(blob(next: (2, 0, 9)), .invalidPayload, "next one-time id 0")
+        assertPreKeysFail(blob(next: (2, 2, 0)), .invalidPayload, "next KEM id 0")
+        assertPreKeysFail(blob(current: Entry(id: 0)), .invalidPayload, "signed id 0")
+        assertPreKeysFail(blob(previous: [Entry(id: 0)]), .invalidPayload, "previous signed id 0")
+        assertPreKeysFail(blob(previous: [Entry(id: 1)]), .invalidPayload, "previous id equal to the current one")
+        assertPreKeysFail(blob(previous: [Entry(id: 2), Entry(id: 2)]), .invalidPayload, "repeated previous id")
         assertPreKeysFail(blob(oneTime: [0]), .invalidPayload, "one-time id 0")
         assertPreKeysFail(blob(oneTime: [4, 4]), .invalidPayload, "repeated one-time id")
         assertPreKeysFail(blob(oneTime: [], oneTimeCount: UInt32(LocalPreKeys.maximumOneTimePreKeyCount + 1)), .invalidPayload, "too many")
         assertPreKeysFail(blob(oneTime: [1], oneTimeCount: 2), .invalidPayload, "count beyond the keys present")
+        assertPreKeysFail(blob(current: Entry(id: 1, kemByte: 2)), .invalidPayload, "kem byte 2")
+        assertPreKeysFail(blob(current: Entry(id: 1, kemByte: 1)), .invalidPayload, "kem = 1 without its last-resort KEM prekey")
+        assertPreKeysFail(blob(current: Entry(id: 1, kemByte: 1, lastResort: kemKey(0))), .invalidPayload, "KEM id 0")
+        var malformedEK = Self.wellFormedEK
+        malformedEK[0] = 0x01
+        malformedEK[1] = 0x0D
+        assertPreKeysFail(blob(current: Entry(id: 1, kemByte: 1, lastResort: kemKey(3, ek: malformedEK))), .invalidPayload, "malformed ek")
+        assertPreKeysFail(blob(current: Entry(id: 1, kemByte: 1, lastResort: kemKey(3)), oneTimeKEM: [kemKey(3)]), .invalidPayload,
+                          "a one-time KEM id equal to a last-resort one")
+        assertPreKeysFail(blob(oneTimeKEM: [kemKey(4), kemKey(4)]), .invalidPayload, "repeated one-time KEM id")
+        assertPreKeysFail(blob(oneTimeKEM: [], oneTimeKEMCount: UInt32(LocalPreKeys.maximumOneTimePreKeyCount + 1)), .invalidPayload,
+                          "too many one-time KEM prekeys")
+        assertPreKeysFail(blob(oneTimeKEM: [kemKey(4)], oneTimeKEMCount: 2), .invalidPayload, "KEM count beyond the keys present")
+        assertPreKeysFail(blob(current: Entry(id: 1, recorded: [canonicalEK, canonicalEK])), .invalidPayload, "repeated EK_A record")
+        var nonCanonical = canonicalEK
+        nonCanonical[31] |= 0x80
+        assertPreKeysFail(blob(current: Entry(id: 1, recorded: [nonCanonical])), .invalidPayload, "non-canonical EK_A record")
+    }
+
+    func testPreKeysWithKEMPreKeysAndReplayRecordsRoundTrip() throws {
+        let kem = try mlkem()
+        let random = SeededRandomSource(seed: 65)
+        let identity = try IdentityKeyPair(using: random)
+        let policy = try PreKeyPolicy(oneTimePreKeyBatchSize: 4, oneTimePreKeyLowWaterMark: 1)
+        var keys = try LocalPreKeys(identity: identity, now: start, policy: policy, kem: kem, random: random)
+        try keys.apply(PreKeyConsumption(signedPreKeyID: 1, baseKey: try X25519.PrivateKey(using: random).publicKey,
+                                         oneTimePreKeyID: 2, oneTimeKEMPreKeyID: 3))
+        try keys.rotateSignedPreKey(identity: identity, now: start.adding(seconds: 10), kem: kem, random: random)
+        let blob = keys.serialized()
+        let loaded = try LocalPreKeys(serialized: blob)
+        XCTAssertEqual(loaded.serialized(), blob)
+        XCTAssertEqual(loaded.signedPreKeyEntries.map(\.recordedBaseKeys.count), [0, 1])
+        XCTAssertEqual(loaded.signedPreKeyEntries.map { $0.lastResortKEMPreKey?.id }, keys.signedPreKeyEntries.map { $0.lastResortKEMPreKey?.id })
+        XCTAssertEqual(loaded.oneTimeKEMPreKeys.map(\.id), keys.oneTimeKEMPreKeys.map(\.id))
+        XCTAssertEqual(loaded.oneTimeKEMPreKeys.map(\.publicKey), keys.oneTimeKEMPreKeys.map(\.publicKey))
+        XCTAssertEqual(loaded.fullUpload(identityKey: identity.publicKey), keys.fullUpload(identityKey: identity.publicKey))
+        // A loaded KEM prekey still decapsulates: its seed survived.
+        let kemKey = try XCTUnwrap(loaded.kemPreKey(id: 4))
+        let encapsulation = try kem.encapsulate(to: kemKey.publicKey)
+        let secret = try kemKey.withUnsafeSeedBytes { try kem.decapsulate(encapsulation.ciphertext, seed: SecureBytes(copying: $0)) }
+        XCTAssertTrue(secret.constantTimeEquals(encapsulation.sharedSecret))
     }
 
     // MARK: Identity

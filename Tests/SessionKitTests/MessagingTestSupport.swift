@@ -34,28 +34,31 @@ enum Days {
 }
 
 /// A minimal trust-on-first-use evaluator: the first key seen for an address is trusted; a
-/// different key later is recorded and refused until `accept(_:)`.
+/// different key later is recorded and refused until `accept(_:)`. It remembers every
+/// address it was asked about.
 actor TestTrustEvaluator: IdentityTrustEvaluator {
     struct Unavailable: Error {}
 
     private var keys: [ProtocolAddress: [UInt8]] = [:]
     private var awaitingAcceptance: Set<ProtocolAddress> = []
     private(set) var checks = 0
+    private(set) var askedAbout: [ProtocolAddress] = []
     var isFailing = false
 
-    func checkIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws -> Bool {
+    func checkIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws -> TrustDecision {
         checks += 1
+        askedAbout.append(address)
         if isFailing { throw Unavailable() }
         guard let known = keys[address] else {
             keys[address] = identityKey
-            return true
+            return TrustDecision(observation: .firstUse, allowsSending: true)
         }
         if known != identityKey {
             keys[address] = identityKey
             awaitingAcceptance.insert(address)
-            return false
+            return TrustDecision(observation: .changed(previous: known), allowsSending: false)
         }
-        return !awaitingAcceptance.contains(address)
+        return TrustDecision(observation: .unchanged, allowsSending: !awaitingAcceptance.contains(address))
     }
 
     func accept(_ address: ProtocolAddress) { awaitingAcceptance.remove(address) }
@@ -64,21 +67,34 @@ actor TestTrustEvaluator: IdentityTrustEvaluator {
 }
 
 /// A pretend server: holds each device's published prekeys and hands out bundles, each
-/// one-time prekey at most once (unless told to misbehave).
+/// one-time prekey and one-time KEM prekey at most once (unless told to misbehave), and the
+/// last-resort KEM prekey once no one-time KEM prekey is left.
 actor FakeServer {
     private var identities: [ProtocolAddress: Ed25519.PublicKey] = [:]
     private var signed: [ProtocolAddress: PreKeyUpload.SignedKey] = [:]
+    private var lastResort: [ProtocolAddress: PreKeyBundle.KEMKey] = [:]
     private var oneTime: [ProtocolAddress: [PreKeyBundle.OneTimeKey]] = [:]
+    private var oneTimeKEM: [ProtocolAddress: [PreKeyBundle.KEMKey]] = [:]
 
     /// Adds `upload`'s keys; a new identity (a re-registration) replaces everything.
     func publish(_ upload: PreKeyUpload, for address: ProtocolAddress) {
-        if identities[address] != upload.identityKey { oneTime[address] = [] }
+        if identities[address] != upload.identityKey {
+            oneTime[address] = []
+            oneTimeKEM[address] = []
+            lastResort[address] = nil
+        }
         identities[address] = upload.identityKey
-        if let key = upload.signedPreKey { signed[address] = key }
+        if let key = upload.signedPreKey {
+            signed[address] = key
+            lastResort[address] = upload.lastResortKEMPreKey
+        }
         oneTime[address, default: []].append(contentsOf: upload.oneTimePreKeys)
+        oneTimeKEM[address, default: []].append(contentsOf: upload.oneTimeKEMPreKeys)
     }
 
-    /// A bundle with the next one-time prekey (removed from the server), or none left.
+    /// A bundle with the next one-time prekey (removed from the server), or none left, and,
+    /// for a signed prekey signed with `kem` = 1, the next one-time KEM prekey or else the
+    /// last-resort one.
     func bundle(for address: ProtocolAddress, consumingOneTimePreKey: Bool = true) -> PreKeyBundle? {
         guard let identity = identities[address], let signedKey = signed[address] else { return nil }
         var oneTimeKey: PreKeyBundle.OneTimeKey?
@@ -86,12 +102,22 @@ actor FakeServer {
             oneTimeKey = consumingOneTimePreKey ? keys.removeFirst() : keys.first
             oneTime[address] = keys
         }
-        return PreKeyBundle(
+        var kemKey: PreKeyBundle.KEMKey?
+        if signedKey.signsKEMPreKeys {
+            if var keys = oneTimeKEM[address], !keys.isEmpty {
+                kemKey = consumingOneTimePreKey ? keys.removeFirst() : keys.first
+                oneTimeKEM[address] = keys
+            } else {
+                kemKey = lastResort[address]
+            }
+        }
+        return try? PreKeyBundle(
             identityKey: identity, signedPreKeyID: signedKey.id, signedPreKey: signedKey.publicKey,
-            signedPreKeySignature: signedKey.signature, oneTimePreKey: oneTimeKey)
+            signedPreKeySignature: signedKey.signature, oneTimePreKey: oneTimeKey, kemPreKey: kemKey)
     }
 
     func oneTimePreKeyCount(for address: ProtocolAddress) -> Int { oneTime[address]?.count ?? 0 }
+    func oneTimeKEMPreKeyCount(for address: ProtocolAddress) -> Int { oneTimeKEM[address]?.count ?? 0 }
 }
 
 /// A store that forwards to an `InMemoryProtocolStore` and can fail writes, yield on every
@@ -141,8 +167,8 @@ actor InstrumentedStore: ProtocolStore {
 
     func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { await base.deviceIDs(ofUser: userID) }
 
-    func preKeys(signedPreKeyID: UInt32, oneTimePreKeyID: UInt32?) async throws(SessionError) -> PreKeySet {
-        let keys = await base.preKeys(signedPreKeyID: signedPreKeyID, oneTimePreKeyID: oneTimePreKeyID)
+    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
+        let keys = await base.preKeys(for: prefix)
         lookupsArrived += 1
         if lookupsArrived < lookupBarrier {
             await withCheckedContinuation { lookupWaiters.append($0) }
@@ -164,11 +190,11 @@ actor InstrumentedStore: ProtocolStore {
     }
 
     func commitEstablishment(
-        _ record: SessionRecord, for address: ProtocolAddress, consumingOneTimePreKey oneTimePreKeyID: UInt32?
+        _ record: SessionRecord, for address: ProtocolAddress, applying consumption: PreKeyConsumption
     ) async throws(SessionError) {
         await pause()
         try write()
-        try await base.commitEstablishment(record, for: address, consumingOneTimePreKey: oneTimePreKeyID)
+        try await base.commitEstablishment(record, for: address, applying: consumption)
     }
 
     func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
@@ -207,16 +233,19 @@ struct TestDevice {
 
     init(
         _ userID: String, _ deviceID: UInt32, seed: UInt64, server: FakeServer, clock: FakeClock = FakeClock(),
-        policy: PreKeyPolicy = .default, identity: IdentityKeyPair? = nil
+        policy: PreKeyPolicy = .default, identity: IdentityKeyPair? = nil, kem: (any KeyEncapsulationMechanism)? = nil,
+        configuration: SessionConfiguration = .default, preKeys: LocalPreKeys? = nil, publish: Bool = true
     ) async throws {
-        address = ProtocolAddress(userID: userID, deviceID: deviceID)
+        address = SessionKitTests.address(userID, deviceID)
         random = SeededRandomSource(seed: seed)
         self.identity = try identity ?? IdentityKeyPair(using: random)
-        base = InMemoryProtocolStore(identity: self.identity)
+        base = InMemoryProtocolStore(identity: self.identity, preKeys: preKeys)
         store = InstrumentedStore(base: base)
         trust = TestTrustEvaluator()
-        manager = SessionManager(store: store, trust: trust, preKeyPolicy: policy, clock: clock, random: random)
-        await server.publish(try await manager.maintainPreKeys(), for: address)
+        manager = SessionManager(
+            store: store, trust: trust, localAddress: address, kem: kem, configuration: configuration, preKeyPolicy: policy,
+            clock: clock, random: random)
+        if publish { await server.publish(try await manager.maintainPreKeys(), for: address) }
     }
 
     /// Starts a session to `peer` from a bundle the server hands out.

@@ -30,8 +30,8 @@ final class PersistenceHardeningTests: XCTestCase {
         let corrupt = Self.envelope(kind: .session, version: blob[5], body: body)
         XCTAssertThrowsError(try SessionState(serialized: corrupt)) { XCTAssertEqual($0 as? SessionError, .invalidPayload) }
 
-        var record = Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 1, 1] + body + [0, 0, 0, 0]
-        record = Self.envelope(kind: .sessionRecord, version: 1, body: Array(record[6...]))
+        var record = Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 2, 1] + body + [0, 0, 0, 0]
+        record = Self.envelope(kind: .sessionRecord, version: 2, body: Array(record[6...]))
         XCTAssertThrowsError(try SessionRecord(serialized: record)) { XCTAssertEqual($0 as? SessionError, .invalidPayload) }
     }
 

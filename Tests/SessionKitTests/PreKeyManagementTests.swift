@@ -21,6 +21,7 @@ final class PreKeyManagementTests: XCTestCase {
         XCTAssertEqual(policy.oneTimePreKeyLowWaterMark, 20)
         XCTAssertEqual(policy.signedPreKeyRotationInterval, 7 * 24 * 3600)
         XCTAssertEqual(policy.signedPreKeyGracePeriod, 30 * 24 * 3600)
+        XCTAssertEqual(policy.maximumRecordedBaseKeys, 10_000)
         XCTAssertEqual(ProtocolLimits.maxPreviousSessions, 40)
     }
 
@@ -38,8 +39,15 @@ final class PreKeyManagementTests: XCTestCase {
         XCTAssertEqual(upload.identityKey, identity.publicKey)
         XCTAssertEqual(upload.signedPreKey?.id, 1)
         XCTAssertEqual(upload.signedPreKey?.publicKey, keys.currentSignedPreKey.key.publicKey)
+        // "SessionKit SPK v2" || Encode(SPK) || u8(kem = 0): a device without a KEM signs kem = 0.
         XCTAssertTrue(identity.publicKey.isValidSignature(
-            try XCTUnwrap(upload.signedPreKey?.signature), for: keys.currentSignedPreKey.key.publicKey.signalEncoding))
+            try XCTUnwrap(upload.signedPreKey?.signature),
+            for: Array("SessionKit SPK v2".utf8) + keys.currentSignedPreKey.key.publicKey.signalEncoding + [0]))
+        XCTAssertEqual(upload.signedPreKey?.signsKEMPreKeys, false)
+        XCTAssertNil(upload.lastResortKEMPreKey)
+        XCTAssertTrue(upload.oneTimeKEMPreKeys.isEmpty)
+        XCTAssertTrue(keys.oneTimeKEMPreKeys.isEmpty)
+        XCTAssertNil(keys.currentSignedPreKey.lastResortKEMPreKey)
         XCTAssertEqual(upload.oneTimePreKeys.map(\.id), Array(1 ... 50))
         XCTAssertEqual(upload.oneTimePreKeys.map(\.publicKey), keys.oneTimePreKeys.map(\.publicKey))
     }
@@ -49,14 +57,22 @@ final class PreKeyManagementTests: XCTestCase {
         let aliceIdentity = try IdentityKeyPair(using: random)
         let bundle = try XCTUnwrap(keys.bundle(identityKey: bobIdentity.publicKey, oneTimePreKeyID: 7))
         XCTAssertNil(keys.bundle(identityKey: bobIdentity.publicKey, oneTimePreKeyID: 51), "a one-time prekey not held gives no bundle")
-        var alice = try SessionState(initiatingWith: bundle, identity: aliceIdentity, random: random)
+        let (aliceAddress, bobAddress) = (address("alice", 1), address("bob", 1))
+        var alice = try SessionState(initiatingWith: bundle, identity: aliceIdentity, localAddress: aliceAddress,
+                                     remoteAddress: bobAddress, kem: nil, random: random)
         var record = SessionRecord()
-        let result = try record.decrypt(try alice.encrypt(utf8("hi")), identity: bobIdentity, preKeys: keys, random: random)
+        let result = try record.decrypt(try alice.encrypt(utf8("hi")), identity: bobIdentity, localAddress: bobAddress,
+                                        remoteAddress: aliceAddress, preKeys: keys, random: random)
         XCTAssertEqual(result.plaintext, utf8("hi"))
-        XCTAssertEqual(result.consumedOneTimePreKeyID, 7)
-        XCTAssertNotNil(keys.removeOneTimePreKey(id: 7))
+        let consumption = try XCTUnwrap(result.consumption)
+        XCTAssertEqual(consumption.oneTimePreKeyID, 7)
+        XCTAssertNotNil(keys.oneTimePreKey(id: 7), "decrypting consumes nothing by itself")
+        try keys.apply(consumption)
         XCTAssertNil(keys.oneTimePreKey(id: 7))
-        XCTAssertNil(keys.removeOneTimePreKey(id: 7), "a one-time prekey is removed once")
+        XCTAssertTrue(keys.hasRecordedBaseKey(alice.baseKey, signedPreKeyID: 1))
+        XCTAssertThrowsError(try keys.apply(consumption), "a one-time prekey is removed once") {
+            XCTAssertEqual($0 as? SessionError, .unknownPreKey)
+        }
         XCTAssertEqual(keys.oneTimePreKeyCount, 49)
     }
 
@@ -91,7 +107,7 @@ final class PreKeyManagementTests: XCTestCase {
         // Ids 1…50 are held; put the counter just before the end of the u32 range.
         var keys = LocalPreKeys(
             currentSignedPreKey: base.currentSignedPreKey, previousSignedPreKeys: [], oneTimePreKeys: base.oneTimePreKeys,
-            nextSignedPreKeyID: .max, nextOneTimePreKeyID: .max - 1)
+            oneTimeKEMPreKeys: [], nextSignedPreKeyID: .max, nextOneTimePreKeyID: .max - 1, nextKEMPreKeyID: 1)
         let ids = try keys.generateOneTimePreKeys(count: 4, random: random).map(\.id)
         XCTAssertEqual(ids, [.max - 1, .max, 51, 52], "after UInt32.max comes 1, and 1…50 are still held; 0 is never issued")
         XCTAssertEqual(keys.nextOneTimePreKeyID, 53)
@@ -168,6 +184,7 @@ final class PreKeyManagementTests: XCTestCase {
         XCTAssertThrowsError(try PreKeyPolicy(oneTimePreKeyLowWaterMark: -1))
         XCTAssertThrowsError(try PreKeyPolicy(signedPreKeyRotationInterval: 0))
         XCTAssertThrowsError(try PreKeyPolicy(signedPreKeyGracePeriod: -1))
+        XCTAssertThrowsError(try PreKeyPolicy(maximumRecordedBaseKeys: 0))
         XCTAssertNoThrow(try PreKeyPolicy(oneTimePreKeyBatchSize: 1, oneTimePreKeyLowWaterMark: 1, signedPreKeyRotationInterval: 1, signedPreKeyGracePeriod: 0))
     }
 

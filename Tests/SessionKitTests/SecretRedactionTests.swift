@@ -53,7 +53,8 @@ final class SecretRedactionTests: XCTestCase {
 
     func testSenderKeyChainsAndMessageKeysRenderWithoutKeys() throws {
         let signing = try Ed25519.PrivateKey(seed: k2)
-        var chain = try SenderKeySendingChain(initialChainKey: k1, signingKey: signing)
+        let group = groupID("g"), sender = address("alice", 1)
+        var chain = try SenderKeySendingChain(group: group, sender: sender, initialChainKey: k1, signingKey: signing)
         Redaction.assertHides(k1, in: chain, "SenderKeySendingChain chain key")
         Redaction.assertHides(k2, in: chain, "SenderKeySendingChain signing seed")
 
@@ -69,10 +70,10 @@ final class SecretRedactionTests: XCTestCase {
 
         // A receiver with a current chain key and stored skipped keys.
         var receiver = SenderKeyReceiverState()
-        try receiver.processDistribution(distribution.serialized)
+        try receiver.processDistribution(distribution.serialized, for: group)
         var last: [UInt8] = []
         for index in 0 ..< 3 { last = try chain.encrypt([UInt8(index)]) }
-        XCTAssertEqual(try receiver.decrypt(last), [2])
+        XCTAssertEqual(try receiver.decrypt(last, for: group, from: sender), [2])
         let ck0 = k1
         let ck1 = HMACSHA256.authenticationCode(for: [0x02], using: ck0)
         let ck3 = HMACSHA256.authenticationCode(for: [0x02], using: HMACSHA256.authenticationCode(for: [0x02], using: ck1))
@@ -83,16 +84,16 @@ final class SecretRedactionTests: XCTestCase {
         }
         Redaction.assertHides(ck3, in: chain, "SenderKeySendingChain after three messages")
 
-        var group = GroupSession(sendingChain: chain)
-        try group.processDistribution(distribution.serialized, from: ProtocolAddress(userID: "bob", deviceID: 1))
-        for secret in [k1, k2, ck3] { Redaction.assertHides(secret, in: group, "GroupSession") }
+        var session = GroupSession(sendingChain: chain)
+        try session.processDistribution(distribution.serialized, from: address("bob", 1))
+        for secret in [k1, k2, ck3] { Redaction.assertHides(secret, in: session, "GroupSession") }
     }
 
     func testSelfEncryptionDoesNotRenderTheIdentitySeedOrTheSelfKey() throws {
         let first = SelfEncryption(identityKey: try Ed25519.PrivateKey(seed: k1))
         let second = SelfEncryption(identityKey: try Ed25519.PrivateKey(seed: k2))
         let selfKey = try HKDF.deriveKey(inputKeyMaterial: k1, salt: [UInt8](repeating: 0, count: 32),
-                                         info: Array("SessionKit Self v1".utf8), outputByteCount: 32)
+                                         info: Array("SessionKit Self v2".utf8), outputByteCount: 32)
         Redaction.assertHides(k1, in: first, "SelfEncryption seed")
         Redaction.assertHides(selfKey, in: first, "SelfEncryption key")
         Redaction.assertRendersIndependentlyOfSecret(first, second, "SelfEncryption")

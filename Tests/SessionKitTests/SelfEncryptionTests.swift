@@ -30,7 +30,7 @@ final class SelfEncryptionTests: XCTestCase {
             for context in [[], self.context, [0x00], [UInt8](repeating: 0xee, count: 1000)] {
                 let plaintext = (0 ..< length).map { UInt8(truncatingIfNeeded: $0 &* 7) }
                 let sealed = try cipher.seal(plaintext, context: context)
-                XCTAssertEqual(sealed.count, 1 + 12 + MessagePadding.paddedLength(forPlaintextCount: length) + 16)
+                XCTAssertEqual(sealed.count, 1 + 24 + MessagePadding.paddedLength(forPlaintextCount: length) + 16)
                 XCTAssertEqual(try cipher.open(sealed, context: context), plaintext)
             }
         }
@@ -43,29 +43,34 @@ final class SelfEncryptionTests: XCTestCase {
     }
 
     func testSealedBlobFollowsSpecSection6() throws {
-        // Recompute with the primitives: self_key = HKDF(ZERO32, seed, "SessionKit Self v1", 32).
-        let nonce: [UInt8] = Array(100 ..< 112)
+        // Recompute with the primitives: self_key = HKDF(ZERO32, seed, "SessionKit Self v2", 32),
+        // sealed = 0x25 || nonce (24) || XChaCha20-Poly1305(self_key, nonce, pad(pt), aad = 0x25 || nonce || context).
+        let nonce: [UInt8] = Array(100 ..< 124)
         let sealed = try cipher(nonce: nonce).seal([7, 7], context: context)
-        XCTAssertEqual(sealed[0], 0x20)
-        XCTAssertEqual(Array(sealed[1 ..< 13]), nonce)
+        XCTAssertEqual(sealed[0], 0x25)
+        XCTAssertEqual(Array(sealed[1 ..< 25]), nonce)
         let selfKey = try HKDF.deriveKey(inputKeyMaterial: identitySeed, salt: [UInt8](repeating: 0, count: 32),
-                                         info: Array("SessionKit Self v1".utf8), outputByteCount: 32)
-        let padded = try AES256GCM.open(Array(sealed[13...]), using: SymmetricKey(data: selfKey), nonce: nonce,
-                                        authenticating: [0x20] + nonce + context)
+                                         info: Array("SessionKit Self v2".utf8), outputByteCount: 32)
+        let padded = try XChaCha20Poly1305.open(Array(sealed[25...]), using: SymmetricKey(data: selfKey), nonce: nonce,
+                                                authenticating: [0x25] + nonce + context)
         XCTAssertEqual(padded, try MessagePadding.pad([7, 7]))
+        XCTAssertEqual(sealed, [0x25] + nonce + (try XChaCha20Poly1305.seal(
+            MessagePadding.pad([7, 7]), using: SymmetricKey(data: selfKey), nonce: nonce, authenticating: [0x25] + nonce + context)))
+        XCTAssertEqual(SelfEncryption.minimumByteCount, 41)
     }
 
     func testEachSealDrawsAFreshNonce() throws {
         let cipher = try cipher()
         let first = try cipher.seal([1], context: context)
         let second = try cipher.seal([1], context: context)
-        XCTAssertNotEqual(Array(first[1 ..< 13]), Array(second[1 ..< 13]))
+        XCTAssertNotEqual(Array(first[1 ..< 25]), Array(second[1 ..< 25]))
         XCTAssertNotEqual(first, second)
     }
 
-    func testFirstByteOtherThan0x20IsUnsupportedVersion() throws {
+    func testFirstByteOtherThan0x25IsUnsupportedVersion() throws {
         let sealed = try cipher().seal([1, 2, 3], context: context)
-        for version: UInt8 in [0x00, 0x01, 0x11, 0x21, 0xff] {
+        // 0x20 is version 1's self-encryption byte.
+        for version: UInt8 in [0x00, 0x01, 0x11, 0x20, 0x21, 0x24, 0x26, 0xff] {
             try assertOpenFails([version] + sealed.dropFirst(), context: context, with: .unsupportedVersion)
             try assertOpenFails([version], context: context, with: .unsupportedVersion)
         }
@@ -73,7 +78,7 @@ final class SelfEncryptionTests: XCTestCase {
 
     func testShortInputIsInvalidMessage() throws {
         let sealed = try cipher().seal([1, 2, 3], context: context)
-        for length in [0, 1, 13, 28] {
+        for length in [0, 1, 25, 40] {
             try assertOpenFails(Array(sealed.prefix(length)), context: context, with: .invalidMessage)
         }
     }
@@ -85,7 +90,7 @@ final class SelfEncryptionTests: XCTestCase {
         try assertOpenFails(sealed, context: [], with: .invalidMessage)
         try assertOpenFails(sealed, context: context + [0], with: .invalidMessage)
         try assertOpenFails(sealed, context: Array("conversation:43".utf8), with: .invalidMessage)
-        for position in [1, 12, 13, 40, sealed.count - 16, sealed.count - 1] {
+        for position in [1, 24, 25, 40, sealed.count - 16, sealed.count - 1] {
             var altered = sealed
             altered[position] ^= 0x01
             try assertOpenFails(altered, context: context, with: .invalidMessage)
@@ -96,14 +101,14 @@ final class SelfEncryptionTests: XCTestCase {
 
     func testAuthenticPlaintextThatDoesNotUnpadIsInvalidPadding() throws {
         let selfKey = try HKDF.deriveKey(inputKeyMaterial: identitySeed, salt: [UInt8](repeating: 0, count: 32),
-                                         info: Array("SessionKit Self v1".utf8), outputByteCount: 32)
-        let nonce = [UInt8](repeating: 5, count: 12)
+                                         info: Array("SessionKit Self v2".utf8), outputByteCount: 32)
+        let nonce = [UInt8](repeating: 5, count: 24)
         let good = try MessagePadding.pad([1, 2, 3])
         let badPaddings: [[UInt8]] = [[], [0x01, 0, 0], [0x00] + good.dropFirst(), [0x02] + good.dropFirst(),
                                       good.dropLast(4) + [0, 0, 0, 60], good.dropLast(4) + [0xff, 0xff, 0xff, 0xff]]
         for padded in badPaddings {
-            let sealed = [0x20] + nonce + (try AES256GCM.seal(padded, using: SymmetricKey(data: selfKey), nonce: nonce,
-                                                               authenticating: [0x20] + nonce + context))
+            let sealed = [0x25] + nonce + (try XChaCha20Poly1305.seal(padded, using: SymmetricKey(data: selfKey), nonce: nonce,
+                                                                       authenticating: [0x25] + nonce + context))
             try assertOpenFails(sealed, context: context, with: .invalidPadding)
         }
     }

@@ -19,7 +19,7 @@ final class SessionManagerTests: XCTestCase {
         XCTAssertEqual(remaining, 49)
         let first = try await alice.manager.encrypt(utf8("hello bob"), to: bob.address)
         XCTAssertEqual(first.first, WireType.preKeyMessage)
-        let received = try await bob.manager.decrypt(first, from: alice.address)
+        let received = try await bob.manager.decrypt(first, from: alice.address).plaintext
         XCTAssertEqual(received, utf8("hello bob"))
         let bobKeys = await bob.base.loadPreKeys()
         XCTAssertEqual(bobKeys?.oneTimePreKeyCount, 49, "the one-time prekey was consumed with the session's creation")
@@ -28,11 +28,11 @@ final class SessionManagerTests: XCTestCase {
         for round in 0 ..< 5 {
             let reply = try await bob.manager.encrypt(plaintext(round), to: alice.address)
             XCTAssertEqual(reply.first, WireType.ratchetMessage)
-            let atAlice = try await alice.manager.decrypt(reply, from: bob.address)
+            let atAlice = try await alice.manager.decrypt(reply, from: bob.address).plaintext
             XCTAssertEqual(atAlice, plaintext(round))
             let next = try await alice.manager.encrypt(plaintext(100 + round), to: bob.address)
             XCTAssertEqual(next.first, WireType.ratchetMessage, "after a reply Alice sends ratchet messages")
-            let atBob = try await bob.manager.decrypt(next, from: alice.address)
+            let atBob = try await bob.manager.decrypt(next, from: alice.address).plaintext
             XCTAssertEqual(atBob, plaintext(100 + round))
         }
     }
@@ -67,7 +67,7 @@ final class SessionManagerTests: XCTestCase {
         }
         for outcome in outcomes {
             let bob = try XCTUnwrap(bobs.first { $0.address == outcome.address })
-            let received = try await bob.manager.decrypt(try XCTUnwrap(outcome.ciphertext), from: alice.address)
+            let received = try await bob.manager.decrypt(try XCTUnwrap(outcome.ciphertext), from: alice.address).plaintext
             XCTAssertEqual(received, utf8("to every bob device"))
         }
         let none = try await alice.manager.encrypt(utf8("nobody"), toUser: "carol")
@@ -85,7 +85,7 @@ final class SessionManagerTests: XCTestCase {
         let bob2New = try await TestDevice("bob", 2, seed: 9, server: server)
         try await bob2New.startSession(with: alice.address, server: server)
         let fromNewBob2 = try await bob2New.manager.encrypt(utf8("new phone"), to: alice.address)
-        let received = try await alice.manager.decrypt(fromNewBob2, from: bob2.address)
+        let received = try await alice.manager.decrypt(fromNewBob2, from: bob2.address).plaintext
         XCTAssertEqual(received, utf8("new phone"), "a changed identity still decrypts")
 
         let before = await alice.snapshot()
@@ -96,12 +96,12 @@ final class SessionManagerTests: XCTestCase {
         let after = await alice.snapshot()
         XCTAssertEqual(after.records[bob2.address.description], before.records[bob2.address.description], "the refused device is unchanged")
         XCTAssertNotEqual(after.records[bob1.address.description], before.records[bob1.address.description], "the other device advanced")
-        let atBob1 = try await bob1.manager.decrypt(try XCTUnwrap(outcomes[0].ciphertext), from: alice.address)
+        let atBob1 = try await bob1.manager.decrypt(try XCTUnwrap(outcomes[0].ciphertext), from: alice.address).plaintext
         XCTAssertEqual(atBob1, utf8("hi"))
 
         await alice.trust.accept(bob2.address)
         let retried = try await alice.manager.encrypt(utf8("hi again"), to: bob2.address)
-        let atNewBob2 = try await bob2New.manager.decrypt(retried, from: alice.address)
+        let atNewBob2 = try await bob2New.manager.decrypt(retried, from: alice.address).plaintext
         XCTAssertEqual(atNewBob2, utf8("hi again"))
     }
 
@@ -121,7 +121,7 @@ final class SessionManagerTests: XCTestCase {
         XCTAssertEqual(afterFailure, before, "no session stored, no one-time prekey consumed")
 
         await bob.store.setFailWrites(false)
-        let retried = try await bob.manager.decrypt(preKeyMessage, from: alice.address)
+        let retried = try await bob.manager.decrypt(preKeyMessage, from: alice.address).plaintext
         XCTAssertEqual(retried, utf8("first"))
         let keys = await bob.base.loadPreKeys()
         XCTAssertEqual(keys?.oneTimePreKeyCount, 49)
@@ -136,7 +136,7 @@ final class SessionManagerTests: XCTestCase {
         let afterRatchetFailure = await bob.snapshot()
         XCTAssertEqual(afterRatchetFailure, beforeRatchet)
         await bob.store.setFailWrites(false)
-        let second = try await bob.manager.decrypt(ratchetMessage, from: alice.address)
+        let second = try await bob.manager.decrypt(ratchetMessage, from: alice.address).plaintext
         XCTAssertEqual(second, utf8("second"))
     }
 
@@ -152,18 +152,19 @@ final class SessionManagerTests: XCTestCase {
         XCTAssertEqual(after, before)
         await alice.store.setFailWrites(false)
         let message = try await alice.manager.encrypt(utf8("kept"), to: bob.address)
-        let received = try await bob.manager.decrypt(message, from: alice.address)
+        let received = try await bob.manager.decrypt(message, from: alice.address).plaintext
         XCTAssertEqual(received, utf8("kept"))
     }
 
     func testEveryOtherCallThatFailsToWriteChangesNothing() async throws {
         let server = FakeServer()
-        let group = GroupID("g")
+        let group = groupID("g")
         let alice = try await TestDevice("alice", 1, seed: 36, server: server)
         let bob = try await TestDevice("bob", 1, seed: 37, server: server)
         let fetched = await server.bundle(for: bob.address)
         let bundle = try XCTUnwrap(fetched)
-        let distribution = try SenderKeySendingChain(using: SeededRandomSource(seed: 38)).distributionMessage().serialized
+        let distribution = try SenderKeySendingChain(group: group, sender: bob.address, using: SeededRandomSource(seed: 38))
+            .distributionMessage().serialized
         await alice.store.setFailWrites(true)
         let before = await alice.snapshot(groups: [group], senders: [bob.address])
         let attemptsBefore = await alice.store.writeAttempts
@@ -181,7 +182,7 @@ final class SessionManagerTests: XCTestCase {
         await alice.store.setFailWrites(false)
         try await alice.manager.processBundle(bundle, for: bob.address)
         let message = try await alice.manager.encrypt(utf8("after the outage"), to: bob.address)
-        let received = try await bob.manager.decrypt(message, from: alice.address)
+        let received = try await bob.manager.decrypt(message, from: alice.address).plaintext
         XCTAssertEqual(received, utf8("after the outage"))
     }
 
@@ -202,7 +203,7 @@ final class SessionManagerTests: XCTestCase {
         let after = await bob.snapshot()
         XCTAssertEqual(after, before)
         await bob.trust.setFailing(false)
-        let received = try await bob.manager.decrypt(message, from: alice.address)
+        let received = try await bob.manager.decrypt(message, from: alice.address).plaintext
         XCTAssertEqual(received, utf8("first"))
     }
 
@@ -224,8 +225,8 @@ final class SessionManagerTests: XCTestCase {
 
         // Both lookups find the one-time prekey before either decryption commits.
         await bob.store.holdPreKeyLookups(until: 2)
-        async let aliceResult = capture { () async throws(SessionError) -> [UInt8] in try await bob.manager.decrypt(fromAlice, from: alice.address) }
-        async let carolResult = capture { () async throws(SessionError) -> [UInt8] in try await bob.manager.decrypt(fromCarol, from: carol.address) }
+        async let aliceResult = capture { () async throws(SessionError) -> [UInt8] in try await bob.manager.decrypt(fromAlice, from: alice.address).plaintext }
+        async let carolResult = capture { () async throws(SessionError) -> [UInt8] in try await bob.manager.decrypt(fromCarol, from: carol.address).plaintext }
         let results = await [aliceResult, carolResult]
         let successes = results.compactMap { try? $0.get() }
         let failures = results.compactMap { result -> SessionError? in
@@ -268,7 +269,7 @@ final class SessionManagerTests: XCTestCase {
         await alice.trust.accept(bob.address)
         try await alice.manager.processBundle(newBundle, for: bob.address)
         let message = try await alice.manager.encrypt(utf8("hello new bob"), to: bob.address)
-        let received = try await newBob.manager.decrypt(message, from: alice.address)
+        let received = try await newBob.manager.decrypt(message, from: alice.address).plaintext
         XCTAssertEqual(received, utf8("hello new bob"))
     }
 
@@ -278,7 +279,7 @@ final class SessionManagerTests: XCTestCase {
         let bob = try await TestDevice("bob", 1, seed: 54, server: server)
         let fetched = await server.bundle(for: bob.address)
         let bundle = try XCTUnwrap(fetched)
-        let forged = PreKeyBundle(
+        let forged = try PreKeyBundle(
             identityKey: bundle.identityKey, signedPreKeyID: bundle.signedPreKeyID, signedPreKey: bundle.signedPreKey,
             signedPreKeySignature: flipped(bundle.signedPreKeySignature, at: 3), oneTimePreKey: bundle.oneTimePreKey)
         await assertThrowsAsync(.invalidSignature) { try await alice.manager.processBundle(forged, for: bob.address) }
@@ -298,7 +299,7 @@ final class SessionManagerTests: XCTestCase {
         let newAlice = try await TestDevice("alice", 1, seed: 57, server: server)
         try await newAlice.startSession(with: bob.address, server: server)
         let fromNewAlice = try await newAlice.manager.encrypt(utf8("I reinstalled"), to: bob.address)
-        let received = try await bob.manager.decrypt(fromNewAlice, from: alice.address)
+        let received = try await bob.manager.decrypt(fromNewAlice, from: alice.address).plaintext
         XCTAssertEqual(received, utf8("I reinstalled"))
         let recorded = await bob.trust.key(for: alice.address)
         XCTAssertEqual(recorded, newAlice.identity.publicKey.rawRepresentation, "the new key was reported")
@@ -306,7 +307,7 @@ final class SessionManagerTests: XCTestCase {
         await assertThrowsAsync(.untrustedIdentity) { try await bob.manager.encrypt(utf8("who are you?"), to: alice.address) }
         await bob.trust.accept(alice.address)
         let reply = try await bob.manager.encrypt(utf8("welcome back"), to: alice.address)
-        let atNewAlice = try await newAlice.manager.decrypt(reply, from: bob.address)
+        let atNewAlice = try await newAlice.manager.decrypt(reply, from: bob.address).plaintext
         XCTAssertEqual(atNewAlice, utf8("welcome back"))
     }
 
@@ -323,7 +324,7 @@ final class SessionManagerTests: XCTestCase {
         let fetched = await server.bundle(for: bob.address)
         let carolBundle = try XCTUnwrap(fetched)
         try await carol.manager.processBundle(
-            PreKeyBundle(
+            try PreKeyBundle(
                 identityKey: carolBundle.identityKey, signedPreKeyID: carolBundle.signedPreKeyID,
                 signedPreKey: carolBundle.signedPreKey, signedPreKeySignature: carolBundle.signedPreKeySignature,
                 oneTimePreKey: nil),
@@ -344,7 +345,7 @@ final class SessionManagerTests: XCTestCase {
         XCTAssertEqual(overdue.signedPreKey?.id, 3, "overdue: rotated once more, signed prekey 2 retired now")
         let keys = await bob.base.loadPreKeys()
         XCTAssertNotNil(keys?.signedPreKey(id: 1), "29 days, 23:59:59 after its replacement")
-        let received = try await bob.manager.decrypt(fromAlice, from: alice.address)
+        let received = try await bob.manager.decrypt(fromAlice, from: alice.address).plaintext
         XCTAssertEqual(received, utf8("sent before the rotation"))
 
         clock.advance(bySeconds: 1)
@@ -386,7 +387,7 @@ final class SessionManagerTests: XCTestCase {
 
     func testGroupMessagesThroughTheManagers() async throws {
         let server = FakeServer()
-        let group = GroupID("book club")
+        let group = groupID("book club")
         let alice = try await TestDevice("alice", 1, seed: 80, server: server)
         let bob = try await TestDevice("bob", 1, seed: 81, server: server)
         let carol = try await TestDevice("carol", 1, seed: 82, server: server)
@@ -405,7 +406,7 @@ final class SessionManagerTests: XCTestCase {
         }
         await assertThrowsAsync(.duplicateMessage) { try await bob.manager.groupDecrypt(message, for: group, from: alice.address) }
         await assertThrowsAsync(.unknownChain) { try await bob.manager.groupDecrypt(message, for: group, from: carol.address) }
-        await assertThrowsAsync(.unknownChain) { try await bob.manager.groupDecrypt(message, for: GroupID("other"), from: alice.address) }
+        await assertThrowsAsync(.unknownChain) { try await bob.manager.groupDecrypt(message, for: groupID("other"), from: alice.address) }
 
         // A store failure leaves the chain where it was; the same bytes decrypt on retry.
         let second = try await alice.manager.groupEncrypt(utf8("chapter 2"), for: group)

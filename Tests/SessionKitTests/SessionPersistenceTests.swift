@@ -86,7 +86,7 @@ final class SessionPersistenceTests: XCTestCase {
     func testUnknownVersionIsUnsupportedVersion() throws {
         let (conversation, _, _) = try midConversation()
         let blob = body(of: try XCTUnwrap(conversation.bob).serialized())
-        for version: UInt8 in [0, 2, 0xFF] {
+        for version: UInt8 in [0, 1, 3, 0xFF] {
             assertLoadFails(sealed(replacing(blob, at: 5, with: [version])), .unsupportedVersion, "version \(version)")
         }
     }
@@ -98,21 +98,25 @@ final class SessionPersistenceTests: XCTestCase {
         assertLoadFails(sealed(replacing(blob, at: 0, with: Array("SKSU".utf8))), .invalidPayload)
     }
 
-    /// Checksummed bodies whose fields break the documented rules are rejected.
+    /// Checksummed bodies whose fields break the documented rules are rejected. Offsets follow
+    /// the version-2 layout of SessionStatePersistence.swift, counted from the start of the blob
+    /// (6 envelope bytes): role 6, maxSkip 7, maxStored 11, the identity keys 15 and 47, the
+    /// two addresses from 79, then EK_A, SHA-256(P) and the pending-prefix flag.
     func testInconsistentFieldsAreInvalidPayload() throws {
         let (conversation, _, _) = try midConversation()
-        let alice = body(of: try XCTUnwrap(conversation.alice).serialized())
         let bob = body(of: try XCTUnwrap(conversation.bob).serialized())
-        let roleOffset = 6, maxSkipOffset = 7, localKeyOffset = 15, ekOffset = 15 + 96
+        let roleOffset = 6, maxSkipOffset = 7, addressOffset = 79
+        let addressesCount = encodeAddress("bob", 7).count + encodeAddress("alice", 1).count
+        let ekOffset = addressOffset + addressesCount, digestOffset = ekOffset + 32, pendingOffset = digestOffset + 32
+        XCTAssertEqual(Array(bob[addressOffset ..< ekOffset]), encodeAddress("bob", 7) + encodeAddress("alice", 1), "addresses located")
+        XCTAssertEqual(Array(bob[ekOffset ..< digestOffset]), try XCTUnwrap(conversation.bob).baseKey.rawRepresentation, "EK_A located")
         assertLoadFails(sealed(replacing(bob, at: roleOffset, with: [3])), .invalidPayload, "unknown role")
-        assertLoadFails(sealed(replacing(bob, at: roleOffset, with: [1])), .invalidPayload, "role does not match the prefix identity")
         assertLoadFails(sealed(replacing(bob, at: maxSkipOffset, with: [0, 0, 0x07, 0xD1])), .invalidPayload, "maxSkip 2001 > maxStored")
-        assertLoadFails(sealed(flipped(alice, at: localKeyOffset)), .invalidPayload, "IK_A differs from the local key")
         assertLoadFails(sealed(flipped(bob, at: ekOffset + 31, bit: 7)), .invalidPayload, "non-canonical EK_A")
-        let flagOffset = ekOffset + 32 + 4
-        assertLoadFails(sealed(replacing(bob, at: flagOffset, with: [2])), .invalidPayload, "flag byte 2")
-        // Bob has a one-time prekey id: the sendsPreKeyMessages flag follows it, and must be 0 for a responder.
-        assertLoadFails(sealed(replacing(bob, at: flagOffset + 5, with: [1])), .invalidPayload, "a responder sending prekey messages")
+        assertLoadFails(sealed(replacing(bob, at: pendingOffset, with: [2])), .invalidPayload, "pending-prefix flag 2")
+        assertLoadFails(sealed(replacing(bob, at: pendingOffset, with: [1])), .invalidPayload, "a responder sending prekey messages")
+        assertLoadFails(sealed(replacing(bob, at: addressOffset, with: [0])), .invalidPayload, "an empty user id")
+        assertLoadFails(sealed(replacing(bob, at: addressOffset + 1, with: [0xFF])), .invalidPayload, "a user id that is not UTF-8")
         // The skipped-key count is the 4 bytes before the 3 stored keys (68 bytes each).
         let countOffset = bob.count - 3 * 68 - 4
         XCTAssertEqual(Array(bob[countOffset ..< countOffset + 4]), [0, 0, 0, 3])
@@ -120,6 +124,22 @@ final class SessionPersistenceTests: XCTestCase {
         var duplicated = bob
         duplicated.replaceSubrange(countOffset + 4 + 68 ..< countOffset + 4 + 68 + 36, with: bob[countOffset + 4 ..< countOffset + 4 + 36])
         assertLoadFails(sealed(duplicated), .invalidPayload, "the same skipped slot twice")
+
+        // An initiator that has had no reply holds its pending prefix P (u32 length, then P),
+        // which must agree with the local identity key, EK_A and SHA-256(P).
+        let pendingSession = try XCTUnwrap(Conversation(seed: 33).alice)
+        let alice = body(of: pendingSession.serialized())
+        let prefixOffset = pendingOffset + 1 + 4
+        XCTAssertEqual(alice[pendingOffset], 1)
+        XCTAssertEqual(Array(alice[pendingOffset + 1 ..< prefixOffset]), u32(73))
+        XCTAssertEqual(Array(alice[prefixOffset ..< prefixOffset + 73]), try XCTUnwrap(pendingSession.pendingPreKeyPrefix).bytes)
+        XCTAssertNoThrow(try SessionState(serialized: sealed(alice)))
+        assertLoadFails(sealed(flipped(alice, at: 15)), .invalidPayload, "IK_A of the prefix differs from the local key")
+        assertLoadFails(sealed(flipped(alice, at: digestOffset)), .invalidPayload, "the digest differs from SHA-256(P)")
+        assertLoadFails(sealed(flipped(alice, at: prefixOffset + 32)), .invalidPayload, "the prefix's EK_A differs")
+        assertLoadFails(sealed(replacing(alice, at: prefixOffset + 68, with: [0x04])), .invalidPayload, "a prefix flag bit other than 0 and 1")
+        assertLoadFails(sealed(replacing(alice, at: pendingOffset + 1, with: u32(72))), .invalidPayload, "a prefix length that disagrees with its flags")
+        assertLoadFails(sealed(replacing(alice, at: roleOffset, with: [2])), .invalidPayload, "a responder with a pending prefix")
     }
 
     func testSerializationIsDeterministicAndUnchangedByFailures() throws {

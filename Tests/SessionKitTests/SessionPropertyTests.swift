@@ -128,7 +128,9 @@ final class SessionPropertyTests: XCTestCase {
         case .ciphertextBit:
             return (flipped(bytes, at: Int.random(in: bodyStart ..< bytes.count, using: &rng), bit: Int.random(in: 0 ..< 8, using: &rng)), .invalidMessage)
         case .typeByte:
-            return (replacing(bytes, at: 0, with: [UInt8.random(in: 0x03 ... 0xFF, using: &rng)]), .unsupportedVersion)
+            // Any byte but the two valid ones (0x21, 0x22); version 1's 0x01 and 0x02 included.
+            let invalid = (UInt8(0) ... 0xFF).filter { $0 != WireType.ratchetMessage && $0 != WireType.preKeyMessage }
+            return (replacing(bytes, at: 0, with: [invalid.randomElement(using: &rng) ?? 0]), .unsupportedVersion)
         case .truncation:
             return (Array(bytes.prefix(headerStart + Int.random(in: 0 ..< RatchetMessage.minimumByteCount, using: &rng))), .invalidMessage)
         case .nonCanonicalKey:

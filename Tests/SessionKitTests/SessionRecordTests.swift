@@ -9,13 +9,18 @@ final class SessionRecordTests: XCTestCase {
     /// Bob (the responder) with prekeys; Alice's sessions are plain `SessionState`s.
     private struct Responder {
         let identity: IdentityKeyPair
+        let address: ProtocolAddress
+        /// Who its record is for (whose messages it receives).
+        let peer: ProtocolAddress
         var preKeys: LocalPreKeys
         var record = SessionRecord()
         let random: SeededRandomSource
 
-        init(seed: UInt64) throws {
+        init(seed: UInt64, address: ProtocolAddress = SessionRecordTests.bobAddress, peer: ProtocolAddress = SessionRecordTests.aliceAddress) throws {
             random = SeededRandomSource(seed: seed)
             identity = try IdentityKeyPair(using: random)
+            self.address = address
+            self.peer = peer
             preKeys = try LocalPreKeys(identity: identity, now: Timestamp(secondsSince1970: 0), random: random)
         }
 
@@ -23,21 +28,32 @@ final class SessionRecordTests: XCTestCase {
             try XCTUnwrap(preKeys.bundle(identityKey: identity.publicKey, oneTimePreKeyID: oneTimePreKeyID))
         }
 
-        /// Decrypts and, like a store's commit, deletes the consumed one-time prekey.
+        /// Decrypts and, like a store's commit, applies what X3DH consumed (deletes the
+        /// one-time prekey, records EK_A).
         mutating func receive(_ bytes: [UInt8]) throws -> SessionRecord.Decryption {
-            let result = try record.decrypt(bytes, identity: identity, preKeys: preKeys, random: random)
-            if let id = result.consumedOneTimePreKeyID { preKeys.removeOneTimePreKey(id: id) }
+            let result = try record.decrypt(bytes, identity: identity, localAddress: address, remoteAddress: peer, preKeys: preKeys,
+                                            random: random)
+            if let consumption = result.consumption { try preKeys.apply(consumption) }
             return result
+        }
+
+        /// Starts an initiator session with `other` from its bundle and makes it current.
+        mutating func initiate(with other: Responder, oneTimePreKeyID: UInt32?) throws {
+            record.promote(try SessionState(initiatingWith: other.bundle(oneTimePreKeyID: oneTimePreKeyID), identity: identity,
+                                            localAddress: address, remoteAddress: other.address, kem: nil, random: random))
         }
 
         /// The record, prekeys and randomness draws: what a failure must not change.
         var snapshot: [UInt8] { record.serialized() + preKeys.serialized() + [UInt8(truncatingIfNeeded: random.drawCount)] }
     }
 
+    static let aliceAddress = address("alice", 1)
+    static let bobAddress = address("bob", 1)
     private let aliceRandom = SeededRandomSource(seed: 700)
 
     private func aliceSession(_ bob: Responder, identity: IdentityKeyPair, oneTimePreKeyID: UInt32?) throws -> SessionState {
-        try SessionState(initiatingWith: bob.bundle(oneTimePreKeyID: oneTimePreKeyID), identity: identity, random: aliceRandom)
+        try SessionState(initiatingWith: bob.bundle(oneTimePreKeyID: oneTimePreKeyID), identity: identity,
+                         localAddress: Self.aliceAddress, remoteAddress: bob.address, kem: nil, random: aliceRandom)
     }
 
     private func assertFailsUnchanged(
@@ -58,7 +74,11 @@ final class SessionRecordTests: XCTestCase {
         var session = try aliceSession(bob, identity: alice, oneTimePreKeyID: 5)
         let result = try bob.receive(session.encrypt(utf8("one")))
         XCTAssertEqual(result.plaintext, utf8("one"))
-        XCTAssertEqual(result.consumedOneTimePreKeyID, 5)
+        XCTAssertEqual(result.consumption?.oneTimePreKeyID, 5)
+        XCTAssertEqual(result.consumption?.signedPreKeyID, 1)
+        XCTAssertEqual(result.consumption?.baseKey, session.baseKey)
+        XCTAssertNil(result.consumption?.oneTimeKEMPreKeyID)
+        XCTAssertTrue(bob.preKeys.hasRecordedBaseKey(session.baseKey, signedPreKeyID: 1), "EK_A recorded under the signed prekey")
         XCTAssertTrue(result.establishedSession)
         XCTAssertFalse(result.promotedPreviousSession)
         XCTAssertEqual(result.remoteIdentityKey, alice.publicKey)
@@ -67,7 +87,7 @@ final class SessionRecordTests: XCTestCase {
 
         let second = try bob.receive(session.encrypt(utf8("two")))
         XCTAssertFalse(second.establishedSession, "the same EK_A reuses the session")
-        XCTAssertNil(second.consumedOneTimePreKeyID)
+        XCTAssertNil(second.consumption)
         XCTAssertEqual(second.plaintext, utf8("two"))
     }
 
@@ -82,16 +102,17 @@ final class SessionRecordTests: XCTestCase {
         let established = try bob.receive(second.encrypt(utf8("new session")))
         XCTAssertTrue(established.establishedSession)
         XCTAssertEqual(bob.record.previousSessions.count, 1)
-        XCTAssertEqual(bob.record.currentSession?.preKeyPrefix.baseKey, second.preKeyPrefix.baseKey)
-        XCTAssertEqual(bob.record.previousSessions.first?.preKeyPrefix.baseKey, first.preKeyPrefix.baseKey)
+        XCTAssertEqual(bob.record.currentSession?.baseKey, second.baseKey)
+        XCTAssertEqual(bob.record.previousSessions.first?.baseKey, first.baseKey)
 
         // The first session's later prekey message: found among the previous sessions, so no
         // prekey is needed (the one-time prekey 1 is gone) and it becomes current again.
-        let promoted = try bob.record.decrypt(firstMessages[2], identity: bob.identity, preKeys: PreKeySet(), random: bob.random)
+        let promoted = try bob.record.decrypt(firstMessages[2], identity: bob.identity, localAddress: bob.address,
+                                              remoteAddress: Self.aliceAddress, preKeys: PreKeySet(), random: bob.random)
         XCTAssertEqual(promoted.plaintext, plaintext(2))
         XCTAssertTrue(promoted.promotedPreviousSession)
         XCTAssertFalse(promoted.establishedSession)
-        XCTAssertNil(promoted.consumedOneTimePreKeyID)
+        XCTAssertNil(promoted.consumption)
         XCTAssertEqual(bob.record.previousSessions.count, 1, "the sessions swapped places")
         // Replies now go to the first session.
         let reply = try bob.record.encrypt(utf8("to the first session"))
@@ -118,10 +139,10 @@ final class SessionRecordTests: XCTestCase {
     }
 
     func testSimultaneousInitiationConvergesOnOneSessionPair() throws {
-        var alice = try Responder(seed: 4)
-        var bob = try Responder(seed: 5)
-        alice.record.promote(try SessionState(initiatingWith: bob.bundle(oneTimePreKeyID: 1), identity: alice.identity, random: alice.random))
-        bob.record.promote(try SessionState(initiatingWith: alice.bundle(oneTimePreKeyID: 1), identity: bob.identity, random: bob.random))
+        var alice = try Responder(seed: 4, address: Self.aliceAddress, peer: Self.bobAddress)
+        var bob = try Responder(seed: 5, address: Self.bobAddress, peer: Self.aliceAddress)
+        try alice.initiate(with: bob, oneTimePreKeyID: 1)
+        try bob.initiate(with: alice, oneTimePreKeyID: 1)
         let fromAlice = try alice.record.encrypt(utf8("hi bob"))
         let fromBob = try bob.record.encrypt(utf8("hi alice"))
         XCTAssertEqual(try bob.receive(fromAlice).plaintext, utf8("hi bob"))
@@ -153,8 +174,10 @@ final class SessionRecordTests: XCTestCase {
             sessions.append(session)
         }
         XCTAssertEqual(bob.record.previousSessions.count, 40)
-        // Session 0 was dropped: its prekey message needs X3DH again, and its one-time prekey is gone.
-        assertFailsUnchanged(.unknownPreKey, &bob, pending[0])
+        // Session 0 was dropped: its prekey message needs X3DH again, and its EK_A is on record
+        // under the signed prekey (SPEC §3's replay record, looked up before the one-time
+        // prekey, which is gone too).
+        assertFailsUnchanged(.duplicateMessage, &bob, pending[0])
         // Session 1 is the oldest kept.
         XCTAssertEqual(try bob.receive(pending[1]).plaintext, plaintext(1))
         XCTAssertEqual(bob.record.previousSessions.count, 40)
@@ -187,7 +210,8 @@ final class SessionRecordTests: XCTestCase {
         assertFailsUnchanged(.invalidMessage, &bob, flipped(try third.encrypt(utf8("x")), at: 120))
         assertFailsUnchanged(.unsupportedVersion, &bob, [0x07] + Array(repeating: 0, count: 80))
         assertFailsUnchanged(.invalidMessage, &bob, [])
-        var stale = try SessionState(initiatingWith: bundleWithOneTimePreKey1, identity: alice, random: aliceRandom)
+        var stale = try SessionState(initiatingWith: bundleWithOneTimePreKey1, identity: alice, localAddress: Self.aliceAddress,
+                                     remoteAddress: bob.address, kem: nil, random: aliceRandom)
         assertFailsUnchanged(.unknownPreKey, &bob, try stale.encrypt(utf8("opk 1 is consumed")))
         // A message from a stranger's session: nobody recognises its ratchet key.
         var strangerBob = try Responder(seed: 8)
@@ -273,8 +297,8 @@ final class SessionRecordTests: XCTestCase {
         record.promote(first)    // the archived first session becomes current again
         record.promote(first)    // promoting the current session changes nothing
         XCTAssertEqual(record.previousSessions.count, 1)
-        XCTAssertEqual(record.currentSession?.preKeyPrefix.baseKey, first.preKeyPrefix.baseKey)
-        XCTAssertEqual(record.previousSessions.first?.preKeyPrefix.baseKey, second.preKeyPrefix.baseKey)
+        XCTAssertEqual(record.currentSession?.baseKey, first.baseKey)
+        XCTAssertEqual(record.previousSessions.first?.baseKey, second.baseKey)
         let blob = record.serialized()
         XCTAssertEqual(try SessionRecord(serialized: blob).serialized(), blob)
     }
@@ -300,16 +324,11 @@ final class SessionRecordTests: XCTestCase {
         let current = try XCTUnwrap(bob.record.currentSession)
         let previous = try XCTUnwrap(bob.record.previousSessions.first)
         func body(_ session: SessionState) -> [UInt8] {
-            var writer = StateWriter(kind: .sessionRecord, version: 1)
+            var writer = StateWriter(kind: .sessionRecord, version: 2)
             session.encode(into: &writer)
             return Array(writer.finish().dropFirst(6).dropLast(16))
         }
-        func u32(_ value: UInt32) -> [UInt8] {
-            var out: [UInt8] = []
-            out.appendBigEndian(value)
-            return out
-        }
-        let header = Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 1]
+        let header = Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 2]
         let valid = sealed(header + [1] + body(current) + u32(1) + body(previous))
         XCTAssertEqual(valid, bob.record.serialized(), "the hand-built layout is the documented one")
 
@@ -317,8 +336,10 @@ final class SessionRecordTests: XCTestCase {
         assertRecordFails(sealed(header + [2] + body(current) + u32(0)), .invalidPayload, "hasCurrent not a bool")
         assertRecordFails(sealed(header + [0] + u32(1)), .invalidPayload, "count beyond the sessions present")
         assertRecordFails(sealed(header + [0] + u32(0) + [0]), .invalidPayload, "trailing byte")
-        assertRecordFails(sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 2] + [0] + u32(0)), .unsupportedVersion)
-        assertRecordFails(sealed(Array("SKST".utf8) + [StateKind.session.rawValue, 1] + [0] + u32(0)), .invalidPayload, "kind")
+        for version: UInt8 in [0, 1, 3] {
+            assertRecordFails(sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, version] + [0] + u32(0)), .unsupportedVersion)
+        }
+        assertRecordFails(sealed(Array("SKST".utf8) + [StateKind.session.rawValue, 2] + [0] + u32(0)), .invalidPayload, "kind")
 
         // 41 distinct previous sessions exceed the bound even though each loads.
         var many = try Responder(seed: 12)

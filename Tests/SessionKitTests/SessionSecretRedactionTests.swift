@@ -62,8 +62,11 @@ final class SessionSecretRedactionTests: XCTestCase {
         let bob = try XCTUnwrap(try conversation().bob)
         let blob = bob.serialized()
         var body = Array(blob[6 ..< (blob.count - 16)])
-        let flag = body[141]
-        let rootKeyOffset = 141 + (flag == 1 ? 5 : 1) + 1
+        // Version-2 body: role, maxSkip, maxStored, two identity keys, two addresses, EK_A,
+        // SHA-256(P), the pending-prefix flag (a responder has none), then RK.
+        let pendingOffset = 1 + 4 + 4 + 32 + 32 + encodeAddress("bob", 7).count + encodeAddress("alice", 1).count + 32 + 32
+        XCTAssertEqual(body[pendingOffset], 0)
+        let rootKeyOffset = pendingOffset + 1
         XCTAssertEqual(Array(body[rootKeyOffset ..< rootKeyOffset + 32]), bob.ratchet.rootKey.storage.bytes, "root key located")
         body[rootKeyOffset] ^= 0x01
         let head = Array("SKST".utf8) + [StateKind.session.rawValue, blob[5]] + body
@@ -83,7 +86,9 @@ final class SessionSecretRedactionTests: XCTestCase {
         let signedKey = Redaction.secrets.1
         let signed = try SignedPreKey(
             id: 5, privateKey: signedKey,
-            signature: identity.signature(forSignedPreKey: try X25519.PrivateKey(rawRepresentation: signedKey).publicKey))
+            signature: identity.privateKey.signature(for: SignedPreKey.signedBytes(
+                publicKey: try X25519.PrivateKey(rawRepresentation: signedKey).publicKey, signsKEMPreKeys: false)),
+            signsKEMPreKeys: false)
         Redaction.assertHides(signedKey, in: signed, "SignedPreKey")
         let oneTimeKey = (0 ..< 32).map { UInt8(0x90 &+ $0) }
         let oneTime = try OneTimePreKey(id: 9, privateKey: oneTimeKey)
@@ -100,12 +105,34 @@ final class SessionSecretRedactionTests: XCTestCase {
         Redaction.assertHides(keys.currentSignedPreKey.key.privateKey.rawRepresentation, in: keys.currentSignedPreKey, "SignedPreKeyEntry")
     }
 
+    func testKEMPreKeysRenderWithoutTheirSeed() throws {
+        let kem = try mlkem()
+        let random = SeededRandomSource(seed: 815)
+        let identity = try IdentityKeyPair(using: random)
+        let key = try KEMPreKey(id: 3, kind: .oneTime, signedBy: identity, kem: kem, using: random)
+        let seed = key.withUnsafeSeedBytes { Array($0) }
+        XCTAssertEqual(seed.count, 64)
+        Redaction.assertHides(seed, in: key, "KEMPreKey")
+        Redaction.assertHides(seed, in: PreKeySet(signedPreKeys: [], kemPreKeys: [key]), "PreKeySet with a KEM prekey")
+        let keys = try LocalPreKeys(identity: identity, now: Timestamp(secondsSince1970: 1_700_000_000),
+                                    policy: try PreKeyPolicy(oneTimePreKeyBatchSize: 2, oneTimePreKeyLowWaterMark: 1), kem: kem, random: random)
+        for kemKey in keys.oneTimeKEMPreKeys + [try XCTUnwrap(keys.currentSignedPreKey.lastResortKEMPreKey)] {
+            Redaction.assertHides(kemKey.withUnsafeSeedBytes { Array($0) }, in: keys, "LocalPreKeys KEM prekey \(kemKey.id)")
+        }
+        let encapsulation = try kem.encapsulate(to: key.publicKey)
+        Redaction.assertHides(encapsulation.sharedSecret.bytes, in: encapsulation, "KEMEncapsulation")
+    }
+
     func testAnX3DHAgreementRendersWithoutItsSharedSecret() throws {
         let conversation = try Conversation(seed: 813)
         let bundle = PreKeyBundle(identityKey: conversation.bobIdentity.publicKey, signedPreKey: conversation.signedPreKey,
                                   oneTimePreKey: conversation.oneTimePreKey)
-        let agreement = try X3DH.initiate(identity: conversation.aliceIdentity, bundle: bundle,
-                                          ephemeralKey: try X25519.PrivateKey(using: SeededRandomSource(seed: 814)))
+        let ephemeral = try X25519.PrivateKey(using: SeededRandomSource(seed: 814))
+        let prefix = PreKeyMessage.Prefix(identityKey: conversation.aliceIdentity.publicKey, baseKey: ephemeral.publicKey,
+                                          signedPreKeyID: bundle.signedPreKeyID, oneTimePreKeyID: bundle.oneTimePreKey?.id, kem: nil)
+        let agreement = try X3DH.initiate(identity: conversation.aliceIdentity, localAddress: conversation.aliceAddress,
+                                          remoteAddress: conversation.bobAddress, bundle: bundle, ephemeralKey: ephemeral,
+                                          prefix: prefix, kemSharedSecret: nil)
         Redaction.assertHides(agreement.sharedSecret.withUnsafeBytes { Array($0) }, in: agreement, "X3DHAgreement")
     }
 
@@ -113,11 +140,11 @@ final class SessionSecretRedactionTests: XCTestCase {
         let conversation = try conversation()
         let store = InMemoryProtocolStore(identity: conversation.bobIdentity)
         let bob = try XCTUnwrap(conversation.bob)
-        await store.storeSession(SessionRecord(currentSession: bob), for: ProtocolAddress(userID: "alice", deviceID: 1))
+        await store.storeSession(SessionRecord(currentSession: bob), for: conversation.aliceAddress)
         let seed = conversation.bobIdentity.privateKey.seedRepresentation
         Redaction.assertHides(seed, in: store, "InMemoryProtocolStore identity")
         for (what, secret) in Self.secrets(of: bob) { Redaction.assertHides(secret, in: store, "InMemoryProtocolStore \(what)") }
-        let manager = SessionManager(store: store, trust: TestTrustEvaluator())
+        let manager = SessionManager(store: store, trust: TestTrustEvaluator(), localAddress: conversation.bobAddress)
         _ = try await manager.maintainPreKeys()
         Redaction.assertHides(seed, in: manager, "SessionManager")
     }

@@ -16,10 +16,12 @@ final class SessionKitReadmeExampleTests: XCTestCase {
 
         // --- README.md, "SessionKit" ---
         // One SessionManager per device, over a store and a trust store.
-        let aliceAddress = ProtocolAddress(userID: "alice", deviceID: 1)
-        let bobAddress = ProtocolAddress(userID: "bob", deviceID: 1)
-        let alice = SessionManager(store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore())
-        let bob = SessionManager(store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore())
+        let aliceAddress = try ProtocolAddress(userID: "alice", deviceID: 1)
+        let bobAddress = try ProtocolAddress(userID: "bob", deviceID: 1)
+        let alice = SessionManager(store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore(),
+                                   localAddress: aliceAddress)
+        let bob = SessionManager(store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore(),
+                                 localAddress: bobAddress)
 
         // Bob generates his prekeys and uploads the public parts. Run it again daily: it rotates
         // the signed prekey every 7 days and tops up one-time prekeys when fewer than 20 remain.
@@ -31,9 +33,9 @@ final class SessionKitReadmeExampleTests: XCTestCase {
 
         // encrypt → (state persisted) → send;  receive → decrypt → (state persisted) → acknowledge.
         let wire = try await alice.encrypt(Array("Hi Bob".utf8), to: bobAddress)
-        let text = try await bob.decrypt(wire, from: aliceAddress)
+        let text = try await bob.decrypt(wire, from: aliceAddress).plaintext
         let reply = try await bob.encrypt(Array("Hi Alice".utf8), to: aliceAddress)
-        let replyText = try await alice.decrypt(reply, from: bobAddress)
+        let replyText = try await alice.decrypt(reply, from: bobAddress).plaintext
 
         // One message to every device of a user: one outcome per device.
         for outcome in try await alice.encrypt(Array("to all of Bob's devices".utf8), toUser: "bob") {
@@ -45,7 +47,7 @@ final class SessionKitReadmeExampleTests: XCTestCase {
         }
 
         // Groups: send our sender key through the pairwise sessions, then encrypt once for all.
-        let group = GroupID("book club")
+        let group = try GroupID("book club")
         for outcome in try await alice.distributeSenderKey(for: group, to: [bobAddress]) {
             if let message = outcome.ciphertext { await send(message, to: outcome.address) }
         }
@@ -56,7 +58,7 @@ final class SessionKitReadmeExampleTests: XCTestCase {
         XCTAssertEqual(replyText, Array("Hi Alice".utf8))
         let sent = await outbox.messages
         XCTAssertEqual(sent.map(\.0), [bobAddress, bobAddress])
-        let fannedOut = try await bob.decrypt(sent[0].1, from: aliceAddress)
+        let fannedOut = try await bob.decrypt(sent[0].1, from: aliceAddress).plaintext
         XCTAssertEqual(fannedOut, Array("to all of Bob's devices".utf8))
         try await bob.processSenderKeyDistribution(encrypted: sent[1].1, for: group, from: aliceAddress)
         let groupText = try await bob.groupDecrypt(groupMessage, for: group, from: aliceAddress)

@@ -14,10 +14,10 @@ final class SessionManagerTrustTests: XCTestCase {
         let upload: PreKeyUpload
 
         init(_ user: String) async throws {
-            address = ProtocolAddress(userID: user, deviceID: 1)
+            address = try ProtocolAddress(userID: user, deviceID: 1)
             identity = try IdentityKeyPair()
             trust = InMemoryTrustStore()
-            manager = SessionManager(store: InMemoryProtocolStore(identity: identity), trust: trust)
+            manager = SessionManager(store: InMemoryProtocolStore(identity: identity), trust: trust, localAddress: address)
             upload = try await manager.maintainPreKeys()
         }
 
@@ -40,7 +40,9 @@ final class SessionManagerTrustTests: XCTestCase {
         let alice = try await Device("alice")
         let bob = try await Device("bob")
         try await alice.manager.processBundle(try bob.bundle(0), for: bob.address)
-        _ = try await bob.manager.decrypt(try await alice.manager.encrypt(Array("hi".utf8), to: bob.address), from: alice.address)
+        let atBob = try await bob.manager.decrypt(try await alice.manager.encrypt(Array("hi".utf8), to: bob.address), from: alice.address)
+        XCTAssertEqual(atBob.identityObservation, .firstUse)
+        XCTAssertEqual(atBob.senderIdentityKey, alice.identity.publicKey)
         let firstUse = await alice.trust.record(for: bob.address)
         XCTAssertEqual(firstUse, TrustRecord(identityKey: bob.identity.publicKey.rawRepresentation, status: .trusted, previousIdentityKey: nil))
 
@@ -49,7 +51,11 @@ final class SessionManagerTrustTests: XCTestCase {
         try await newBob.manager.processBundle(try alice.bundle(0), for: alice.address)
         let message = try await newBob.manager.encrypt(Array("new phone, same bob".utf8), to: alice.address)
         let received = try await alice.manager.decrypt(message, from: bob.address)
-        XCTAssertEqual(received, Array("new phone, same bob".utf8), "the message is authentic and decrypts")
+        XCTAssertEqual(received.plaintext, Array("new phone, same bob".utf8), "the message is authentic and decrypts")
+        XCTAssertEqual(received.identityObservation, .changed(previous: bob.identity.publicKey.rawRepresentation),
+                       "the app learns of the change with the message")
+        XCTAssertEqual(received.senderIdentityKey, newBob.identity.publicKey)
+        XCTAssertTrue(received.establishedSession)
         let changed = await alice.trust.record(for: bob.address)
         XCTAssertEqual(changed, TrustRecord(
             identityKey: newBob.identity.publicKey.rawRepresentation, status: .unverified,
@@ -62,7 +68,8 @@ final class SessionManagerTrustTests: XCTestCase {
         try await alice.trust.acceptIdentityChange(newBob.identity.publicKey.rawRepresentation, for: bob.address)
         let reply = try await alice.manager.encrypt(Array("welcome back".utf8), to: bob.address)
         let atNewBob = try await newBob.manager.decrypt(reply, from: alice.address)
-        XCTAssertEqual(atNewBob, Array("welcome back".utf8))
+        XCTAssertEqual(atNewBob.plaintext, Array("welcome back".utf8))
+        XCTAssertEqual(atNewBob.identityObservation, .unchanged, "new Bob recorded Alice's key when he processed her bundle")
     }
 
     func testAVerifiedContactWhoseKeyChangesIsBlockedToo() async throws {
@@ -83,6 +90,6 @@ final class SessionManagerTrustTests: XCTestCase {
         try await alice.manager.processBundle(try newBob.bundle(0), for: bob.address)
         let message = try await alice.manager.encrypt(Array("hello again".utf8), to: bob.address)
         let received = try await newBob.manager.decrypt(message, from: alice.address)
-        XCTAssertEqual(received, Array("hello again".utf8))
+        XCTAssertEqual(received.plaintext, Array("hello again".utf8))
     }
 }

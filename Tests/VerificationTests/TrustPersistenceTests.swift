@@ -5,9 +5,9 @@ import XCTest
 
 /// Persisted trust records: SessionKit's envelope (kind .trust, version 1), loaded strictly.
 final class TrustPersistenceTests: XCTestCase {
-    private let alice = ProtocolAddress(userID: "alice", deviceID: 1)
-    private let bob = ProtocolAddress(userID: "bob", deviceID: 7)
-    private let carol = ProtocolAddress(userID: "e\u{301}", deviceID: 2)
+    private let alice = address("alice", 1)
+    private let bob = address("bob", 7)
+    private let carol = address("e\u{301}", 2)
 
     /// A store with a trusted, a verified and a changed (unverified) contact.
     private func populatedStore() async throws -> InMemoryTrustStore {
@@ -31,11 +31,11 @@ final class TrustPersistenceTests: XCTestCase {
         XCTAssertEqual(reserialized, blob, "the encoding is deterministic")
 
         // The restored store keeps blocking the pending change and trusts the others.
-        let carolAllowed = try await restored.checkIdentity([UInt8](repeating: 0xc2, count: 33), for: carol)
-        XCTAssertFalse(carolAllowed)
+        let carolDecision = try await restored.checkIdentity([UInt8](repeating: 0xc2, count: 33), for: carol)
+        XCTAssertEqual(carolDecision, TrustDecision(observation: .unchanged, allowsSending: false))
         let bobStatus = await restored.status(for: bob)
         XCTAssertEqual(bobStatus, .verified)
-        let decomposedOnly = await restored.record(for: ProtocolAddress(userID: "\u{e9}", deviceID: 2))
+        let decomposedOnly = await restored.record(for: address("\u{e9}", 2))
         XCTAssertNil(decomposedOnly, "user ids are restored byte for byte")
     }
 
@@ -94,8 +94,8 @@ final class TrustPersistenceTests: XCTestCase {
             writeRecord(&writer, device: 2, status: 0, key: [1, 2, 3], previous: [4])
         }
         let records = try TrustSnapshot(serialized: bytes).records
-        XCTAssertEqual(records[ProtocolAddress(userID: "bob", deviceID: 1)]?.status, .verified)
-        XCTAssertEqual(records[ProtocolAddress(userID: "bob", deviceID: 2)],
+        XCTAssertEqual(records[address("bob", 1)]?.status, .verified)
+        XCTAssertEqual(records[address("bob", 2)],
                        TrustRecord(identityKey: [1, 2, 3], status: .unverified, previousIdentityKey: [4]))
     }
 

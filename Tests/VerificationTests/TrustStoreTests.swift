@@ -5,7 +5,7 @@ import XCTest
 /// Trust on first use (SPEC §7): unverified → trusted (first use) → verified; a changed key
 /// drops the contact back and blocks sending until the app accepts the new key.
 final class TrustStoreTests: XCTestCase {
-    private let bob = ProtocolAddress(userID: "bob", deviceID: 1)
+    private let bob = address("bob", 1)
     private let original = [UInt8](repeating: 0xb0, count: 32)
     private let replacement = [UInt8](repeating: 0xb1, count: 32)
 
@@ -27,7 +27,7 @@ final class TrustStoreTests: XCTestCase {
         XCTAssertEqual(again, .unchanged)
         let record = try await store.record(for: bob)
         XCTAssertEqual(record, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil))
-        let allowed = try await store.checkIdentity(original, for: bob)
+        let allowed = try await store.checkIdentity(original, for: bob).allowsSending
         XCTAssertTrue(allowed)
     }
 
@@ -37,7 +37,7 @@ final class TrustStoreTests: XCTestCase {
         try await store.markVerified(original, for: bob)
         let status = try await store.status(for: bob)
         XCTAssertEqual(status, .verified)
-        let allowed = try await store.checkIdentity(original, for: bob)
+        let allowed = try await store.checkIdentity(original, for: bob).allowsSending
         XCTAssertTrue(allowed)
         try await store.clearVerification(for: bob)
         let cleared = try await store.status(for: bob)
@@ -47,7 +47,7 @@ final class TrustStoreTests: XCTestCase {
     func testAChangedKeyDropsAVerifiedContactAndBlocksSendingUntilAccepted() async throws {
         let store: any TrustStore = InMemoryTrustStore()
         let evaluator: any IdentityTrustEvaluator = store
-        let firstCheck = try await evaluator.checkIdentity(original, for: bob)
+        let firstCheck = try await evaluator.checkIdentity(original, for: bob).allowsSending
         XCTAssertTrue(firstCheck)
         try await store.markVerified(original, for: bob)
 
@@ -59,10 +59,11 @@ final class TrustStoreTests: XCTestCase {
         XCTAssertEqual(dropped?.previousIdentityKey, original)
         XCTAssertEqual(dropped?.isAwaitingAcceptance, true)
 
-        // SessionKit's hook refuses the new key, however often it asks.
+        // SessionKit's hook refuses the new key, however often it asks; after the change was
+        // recorded it observes the (new) key as unchanged.
         for _ in 0 ..< 3 {
-            let allowed = try await evaluator.checkIdentity(replacement, for: bob)
-            XCTAssertFalse(allowed)
+            let decision = try await evaluator.checkIdentity(replacement, for: bob)
+            XCTAssertEqual(decision, TrustDecision(observation: .unchanged, allowsSending: false))
         }
         let stillBlocked = try await store.status(for: bob)
         XCTAssertEqual(stillBlocked, .unverified)
@@ -70,16 +71,19 @@ final class TrustStoreTests: XCTestCase {
         try await store.acceptIdentityChange(replacement, for: bob)
         let accepted = try await store.record(for: bob)
         XCTAssertEqual(accepted, TrustRecord(identityKey: replacement, status: .trusted, previousIdentityKey: nil))
-        let allowedAfterAccepting = try await evaluator.checkIdentity(replacement, for: bob)
+        let allowedAfterAccepting = try await evaluator.checkIdentity(replacement, for: bob).allowsSending
         XCTAssertTrue(allowedAfterAccepting)
     }
 
     func testSessionKitsHookReportsAChangeItselfAndRefusesTheNewKey() async throws {
         let store: any TrustStore = InMemoryTrustStore()
         let evaluator: any IdentityTrustEvaluator = store
-        _ = try await evaluator.checkIdentity(original, for: bob)
-        let allowed = try await evaluator.checkIdentity(replacement, for: bob)
-        XCTAssertFalse(allowed)
+        let first = try await evaluator.checkIdentity(original, for: bob)
+        XCTAssertEqual(first, TrustDecision(observation: .firstUse, allowsSending: true))
+        let again = try await evaluator.checkIdentity(original, for: bob)
+        XCTAssertEqual(again, TrustDecision(observation: .unchanged, allowsSending: true))
+        let changed = try await evaluator.checkIdentity(replacement, for: bob)
+        XCTAssertEqual(changed, TrustDecision(observation: .changed(previous: original), allowsSending: false))
         let record = try await store.record(for: bob)
         XCTAssertEqual(record?.previousIdentityKey, original)
         XCTAssertEqual(record?.status, .unverified)
@@ -91,7 +95,7 @@ final class TrustStoreTests: XCTestCase {
         _ = try await store.observeIdentity(replacement, for: bob)
         let back = try await store.observeIdentity(original, for: bob)
         XCTAssertEqual(back, .changed(previous: replacement))
-        let allowed = try await store.checkIdentity(original, for: bob)
+        let allowed = try await store.checkIdentity(original, for: bob).allowsSending
         XCTAssertFalse(allowed)
     }
 
@@ -116,7 +120,7 @@ final class TrustStoreTests: XCTestCase {
         try await store.markVerified(replacement, for: bob)
         let record = try await store.record(for: bob)
         XCTAssertEqual(record, TrustRecord(identityKey: replacement, status: .verified, previousIdentityKey: nil))
-        let allowed = try await store.checkIdentity(replacement, for: bob)
+        let allowed = try await store.checkIdentity(replacement, for: bob).allowsSending
         XCTAssertTrue(allowed)
     }
 
@@ -172,9 +176,9 @@ final class TrustStoreTests: XCTestCase {
 
     func testDevicesAndUidBytesAreSeparateContacts() async throws {
         let store: any TrustStore = InMemoryTrustStore()
-        let secondDevice = ProtocolAddress(userID: "bob", deviceID: 2)
-        let precomposed = ProtocolAddress(userID: "\u{e9}", deviceID: 1)
-        let decomposed = ProtocolAddress(userID: "e\u{301}", deviceID: 1)
+        let secondDevice = address("bob", 2)
+        let precomposed = address("\u{e9}", 1)
+        let decomposed = address("e\u{301}", 1)
         _ = try await store.observeIdentity(original, for: bob)
         let otherDevice = try await store.observeIdentity(replacement, for: secondDevice)
         XCTAssertEqual(otherDevice, .firstUse)

@@ -32,7 +32,7 @@ final class VerificationReadmeExampleTests: XCTestCase {
 
         // Trust on first use, then verified once the numbers matched.
         let trust = InMemoryTrustStore()
-        let bob = ProtocolAddress(userID: "bob", deviceID: 1)
+        let bob = try ProtocolAddress(userID: "bob", deviceID: 1)
         _ = try await trust.observeIdentity(bobIdentity.publicKey.rawRepresentation, for: bob) // .firstUse
         try await trust.markVerified(scanned.identityKey, for: bob)
         // --- README example ends here ---
