@@ -33,6 +33,8 @@ let package = Package(
                 .product(name: "SignalPrimitives", package: "SessionKit"),
                 .product(name: "SessionKit", package: "SessionKit"),
                 .product(name: "Verification", package: "SessionKit"),
+                // The ML-KEM-768 adapter (SwiftCryptoMLKEM768) of the library's PQXDH.
+                .product(name: "SessionKitMLKEM", package: "SessionKit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -1,7 +1,7 @@
 import CSodiumBench
 
 /// The floor: every primitive is one obvious libsodium call (or the obvious sequence of them).
-enum SodiumBackend: ReferenceBackend {
+enum SodiumBackend: ReferenceXAEADBackend {
     /// libsodium's 64-byte Ed25519 secret key (seed || public key).
     struct SigningKey {
         let secretKey: [UInt8]
@@ -162,5 +162,35 @@ enum SodiumBackend: ReferenceBackend {
         digest[31] |= 64
         UnsafeMutableRawBufferPointer(rebasing: output[0..<32]).copyBytes(from: digest[0..<32])
         sodium_memzero(&digest, 64)
+    }
+
+    static func constantTimeEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        a.count == b.count && sodium_memcmp(a.u8, b.u8, a.count) == 0
+    }
+
+    static func xchachaSeal(
+        key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer,
+        aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(ReferenceError) {
+        var written: UInt64 = 0
+        guard crypto_aead_xchacha20poly1305_ietf_encrypt(
+            output.u8, &written, plaintext.u8, UInt64(plaintext.count), aad.u8, UInt64(aad.count),
+            nil, nonce.u8, key.u8) == 0
+        else { throw .invalidMessage }
+    }
+
+    static func xchachaOpen(
+        key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer,
+        aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(ReferenceError) {
+        var written: UInt64 = 0
+        guard crypto_aead_xchacha20poly1305_ietf_decrypt(
+            output.u8, &written, nil, ciphertext.u8, UInt64(ciphertext.count), aad.u8, UInt64(aad.count),
+            nonce.u8, key.u8) == 0
+        else { throw .invalidMessage }
+    }
+
+    static func randomBytes(into output: UnsafeMutableRawBufferPointer) {
+        randombytes_buf(output.u8, output.count)
     }
 }

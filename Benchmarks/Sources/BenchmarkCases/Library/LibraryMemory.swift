@@ -7,9 +7,13 @@ enum LibraryMemory {
     /// The serialized size of a session just created by the initiator (nothing sent yet).
     static func freshSessionSize(_ f: ProtocolFixture) throws -> MemoryMeasurement {
         let identity = try IdentityKeyPair(seed: f.aliceSeed)
-        let session = try SessionState(initiatingWith: try LibraryProtocol.bundle(f), identity: identity)
+        let session = try SessionState(
+            initiatingWith: try LibraryProtocol.bundle(f), identity: identity,
+            localAddress: try LibraryProtocol.address(f.aliceAddress), remoteAddress: try LibraryProtocol.address(f.bobAddress),
+            kem: nil)
         return MemoryMeasurement(
-            name: "session.serialized.fresh", summary: "serialized session, initiator, nothing sent yet",
+            name: "session.serialized.fresh",
+            summary: "serialized session, initiator, nothing sent yet (holds its prekey prefix P, no KEM part)",
             bytes: session.serialized().count)
     }
 

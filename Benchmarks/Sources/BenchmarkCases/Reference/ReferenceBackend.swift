@@ -8,7 +8,7 @@
 /// primitive is a single naive call: HMAC keys its state on every call, HKDF re-keys for every
 /// block, nothing is precomputed. Inputs and outputs are caller buffers, so the composition
 /// itself allocates only where the protocol produces new bytes (messages, plaintexts).
-protocol ReferenceBackend {
+protocol ReferenceBackend: SendableMetatype {
     /// An Ed25519 signing key in the backend's own form.
     associatedtype SigningKey
     /// An Ed25519 public key prepared for verification in the backend's own form.
@@ -84,10 +84,34 @@ protocol ReferenceBackend {
 
     /// SPEC §1 ed→x private: SHA-512(seed)[0..<32], clamped, into 32 bytes of `output`.
     static func ed25519SeedToX25519Secret(_ seed: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer)
+
+    /// Whether two byte strings are equal, in time that depends only on their length (the
+    /// sender-key commitment check).
+    static func constantTimeEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool
+}
+
+/// A backend with XChaCha20-Poly1305 (SPEC §6's XAEAD) and a CSPRNG for its nonces. Only the
+/// floor has one: swift-crypto offers no XChaCha20-Poly1305 (its `ChaChaPoly` takes 12-byte
+/// nonces), so self-encryption has no swift-crypto column.
+protocol ReferenceXAEADBackend: ReferenceBackend {
+    /// XChaCha20-Poly1305-IETF: ciphertext || tag (plaintext.count + 16 bytes) into `output`.
+    static func xchachaSeal(
+        key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer,
+        aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(ReferenceError)
+
+    /// XChaCha20-Poly1305-IETF open of ciphertext || tag into `output` (count − 16 bytes);
+    /// `invalidMessage` when the tag does not verify.
+    static func xchachaOpen(
+        key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer,
+        aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(ReferenceError)
+
+    /// Fills `output` from the CSPRNG.
+    static func randomBytes(into output: UnsafeMutableRawBufferPointer)
 }
 
 /// The SPEC §8 error names the references can raise.
 enum ReferenceError: Error, Equatable {
     case invalidKey, invalidSignature, invalidMessage, duplicateMessage, tooManySkippedMessages
     case unknownChain, invalidPadding, unsupportedVersion, chainExhausted, invalidPayload
+    case unknownPreKey, noSession, messageKeyUnavailable
 }

@@ -90,7 +90,7 @@ struct ReferenceRatchet<B: ReferenceBackend> {
 
     // MARK: Decrypt
 
-    /// Decrypts a 0x01 message, transactionally.
+    /// Decrypts a 0x21 message, transactionally.
     mutating func decrypt(_ message: [UInt8]) throws -> [UInt8] {
         guard !message.isEmpty else { throw ReferenceError.invalidMessage }
         guard message[0] == ReferenceConstants.messageType else { throw ReferenceError.unsupportedVersion }
@@ -219,7 +219,7 @@ struct ReferenceRatchet<B: ReferenceBackend> {
         }
     }
 
-    /// (key, nonce) = HKDF(ZERO32, mk, "SessionKit MessageKeys v1", 44), in the scratch buffer.
+    /// (key, nonce) = HKDF(ZERO32, mk, "SessionKit MessageKeys v2", 44), in the scratch buffer.
     private func messageKeys(_ messageKey: UnsafeRawBufferPointer) -> UnsafeMutableRawBufferPointer {
         let keys = scratch.slice(160, 44)
         ReferenceConstants.zero32.withUnsafeBytes { salt in

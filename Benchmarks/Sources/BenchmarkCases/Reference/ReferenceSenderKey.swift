@@ -1,5 +1,8 @@
-/// The sending side of a sender-key chain (SPEC §5), composed naively.
+/// The sending side of a sender-key chain (SPEC §5, version 2), composed naively: one group,
+/// one sender, every message bound to both and key-committing.
 struct ReferenceSenderChain<B: ReferenceBackend> {
+    let group: [UInt8]
+    let sender: ReferenceAddress
     let chainID: [UInt8]
     private(set) var iteration: UInt64 = 0
     private(set) var chainKey: [UInt8]
@@ -9,9 +12,11 @@ struct ReferenceSenderChain<B: ReferenceBackend> {
     private let paddedScratch = ScratchBuffer(count: 1024)
 
     /// A chain from its iteration-0 chain key and signing seed; chain_id = SHA-256(chain key).
-    init(chainKey: [UInt8], signingSeed: [UInt8]) throws {
+    init(group: [UInt8], sender: ReferenceAddress, chainKey: [UInt8], signingSeed: [UInt8]) throws {
         var id = [UInt8](repeating: 0, count: 32)
         chainKey.withUnsafeBytes { ck in id.withUnsafeMutableBytes { B.sha256(ck, into: $0) } }
+        self.group = group
+        self.sender = sender
         chainID = id
         self.chainKey = chainKey
         signingKey = try B.signingKey(seed: signingSeed)
@@ -27,45 +32,56 @@ struct ReferenceSenderChain<B: ReferenceBackend> {
         }
     }
 
-    /// `0x10 || chain_id || u32(iteration) || chain_key || signing_pk`.
+    /// `0x23 || Encode(group) || chain_id || u32(iteration) || chain_key || signing_pk`.
     var distribution: [UInt8] {
-        var bytes: [UInt8] = [0x10] + chainID
+        var bytes: [UInt8] = [ReferenceConstants.distributionType] + encodeGroup(group) + chainID
         bytes.appendU32(UInt32(truncatingIfNeeded: iteration))
         return bytes + chainKey + signingPublicKey
     }
 
-    /// `0x11 || chain_id || u32(iteration) || ct || sig`, then the chain advances.
+    /// `0x24 || chain_id || u32(iteration) || commit || ct || sig`, then the chain advances.
+    /// ct is AES-GCM with aad = `0x24 || Encode(group) || Encode(sender) || chain_id ||
+    /// u32(iteration) || commit`; sig signs `Encode(group) || Encode(sender) || message before sig`.
     mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
         guard iteration <= UInt64(UInt32.max) else { throw ReferenceError.chainExhausted }
         let messageKey = scratch.slice(0, 32)
         ReferenceChainStep<B>.advance(&chainKey, messageKey: messageKey)
         let keys = senderMessageKeys(UnsafeRawBufferPointer(messageKey), scratch: scratch, backend: B.self)
+        let context = encodeGroup(group) + sender.encoded
+        let head = ReferenceConstants.senderKeyHeadCount
         let paddedCount = ReferencePadding.paddedCount(plaintext.count)
-        let signedCount = 37 + paddedCount + 16
-        let total = signedCount + 64
+        let signatureStart = head + paddedCount + ReferenceConstants.tagCount
         let currentIteration = UInt32(iteration)
         iteration += 1
         let padded = paddedScratch.prefix(paddedCount)
         ReferencePadding.pad(plaintext, into: padded)
-        return try [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
-            let message = UnsafeMutableRawBufferPointer(buffer)
-            message[0] = 0x11
+        // Encode(group) || Encode(sender) || the message: what the signature covers.
+        var signed = [UInt8](repeating: 0, count: context.count + signatureStart)
+        try signed.withUnsafeMutableBytes { all in
+            slice(all, 0, context.count).copyBytes(from: context)
+            let message = UnsafeMutableRawBufferPointer(rebasing: all[context.count...])
+            message[0] = ReferenceConstants.senderKeyMessageType
             slice(message, 1).copyBytes(from: chainID)
             writeU32(currentIteration, message, 33)
-            try B.aesGCMSeal(
-                key: UnsafeRawBufferPointer(slice(keys, 0)), nonce: UnsafeRawBufferPointer(slice(keys, 32, 12)),
-                plaintext: UnsafeRawBufferPointer(padded), aad: UnsafeRawBufferPointer(slice(message, 0, 37)),
-                into: slice(message, 37, paddedCount + 16))
-            B.sign(UnsafeRawBufferPointer(slice(message, 0, signedCount)), with: signingKey,
-                   into: slice(message, signedCount, 64))
-            initialized = total
+            slice(message, 37).copyMemory(from: UnsafeRawBufferPointer(slice(keys, 44)))
+            let aad = [ReferenceConstants.senderKeyMessageType] + context + Array(slice(message, 1, head - 1))
+            try aad.withUnsafeBytes { aad in
+                try B.aesGCMSeal(
+                    key: UnsafeRawBufferPointer(slice(keys, 0)), nonce: UnsafeRawBufferPointer(slice(keys, 32, 12)),
+                    plaintext: UnsafeRawBufferPointer(padded), aad: aad,
+                    into: slice(message, head, paddedCount + ReferenceConstants.tagCount))
+            }
         }
+        var signature = [UInt8](repeating: 0, count: 64)
+        signed.withUnsafeBytes { s in signature.withUnsafeMutableBytes { B.sign(s, with: signingKey, into: $0) } }
+        return Array(signed[context.count...]) + signature
     }
 }
 
-/// The receiving side: the chains received from one sender (SPEC §5), transactional.
+/// The receiving side: the chains received from one sender in one group (SPEC §5), transactional.
 struct ReferenceSenderKeyReceiver<B: ReferenceBackend> {
     struct Chain {
+        let startIteration: UInt32
         var iteration: UInt64
         var chainKey: [UInt8]
         let signingKey: B.VerifyingKey
@@ -79,13 +95,22 @@ struct ReferenceSenderKeyReceiver<B: ReferenceBackend> {
 
     init() {}
 
-    /// Processes a distribution message (a chain already held is ignored).
-    mutating func process(distribution bytes: [UInt8]) throws {
+    /// Processes a distribution message received for `group` (a chain already held is ignored).
+    mutating func process(distribution bytes: [UInt8], group: [UInt8]) throws {
         guard !bytes.isEmpty else { throw ReferenceError.invalidMessage }
-        guard bytes[0] == 0x10 else { throw ReferenceError.unsupportedVersion }
-        guard bytes.count == 101 else { throw ReferenceError.invalidMessage }
-        let chainID = Array(bytes[1..<33])
-        let signingPublicKey = Array(bytes[69..<101])
+        guard bytes[0] == ReferenceConstants.distributionType else { throw ReferenceError.unsupportedVersion }
+        guard bytes.count >= 2 else { throw ReferenceError.invalidMessage }
+        let groupCount = Int(bytes[1])
+        guard groupCount > 0, bytes.count == 2 + groupCount + 32 + 4 + 32 + 32 else { throw ReferenceError.invalidMessage }
+        guard bytes[2..<(2 + groupCount)].elementsEqual(group) else { throw ReferenceError.invalidMessage }
+        var offset = 2 + groupCount
+        let chainID = Array(bytes[offset..<(offset + 32)])
+        offset += 32
+        let iteration = bytes.u32(at: offset)
+        offset += 4
+        let chainKey = Array(bytes[offset..<(offset + 32)])
+        offset += 32
+        let signingPublicKey = Array(bytes[offset..<(offset + 32)])
         var converted = [UInt8](repeating: 0, count: 32)
         // A valid point in the sense of SPEC §1 (the ed→x conversion validates it).
         try signingPublicKey.withUnsafeBytes { pk in
@@ -93,31 +118,38 @@ struct ReferenceSenderKeyReceiver<B: ReferenceBackend> {
         }
         guard chains[chainID] == nil else { return }
         chains[chainID] = Chain(
-            iteration: UInt64(bytes.u32(at: 33)), chainKey: Array(bytes[37..<69]),
+            startIteration: iteration, iteration: UInt64(iteration), chainKey: chainKey,
             signingKey: try B.verifyingKey(signingPublicKey))
     }
 
-    /// Verifies and decrypts a sender-key message.
-    mutating func decrypt(_ message: [UInt8]) throws -> [UInt8] {
+    /// Verifies and decrypts a sender-key message received for `group` from `sender`.
+    mutating func decrypt(_ message: [UInt8], group: [UInt8], sender: ReferenceAddress) throws -> [UInt8] {
         guard !message.isEmpty else { throw ReferenceError.invalidMessage }
-        guard message[0] == 0x11 else { throw ReferenceError.unsupportedVersion }
-        guard message.count >= 1 + 32 + 4 + 16 + 64 else { throw ReferenceError.invalidMessage }
+        guard message[0] == ReferenceConstants.senderKeyMessageType else { throw ReferenceError.unsupportedVersion }
+        let head = ReferenceConstants.senderKeyHeadCount
+        guard message.count >= head + 16 + 64 else { throw ReferenceError.invalidMessage }
         let chainID = Array(message[1..<33])
         guard var chain = chains[chainID] else { throw ReferenceError.unknownChain }
-        let signedCount = message.count - 64
+        let signatureStart = message.count - 64
+        let context = encodeGroup(group) + sender.encoded
+        let signed = context + message[0..<signatureStart]
         let valid = message.withUnsafeBytes { bytes in
-            B.verify(UnsafeRawBufferPointer(rebasing: bytes[signedCount...]),
-                     of: UnsafeRawBufferPointer(rebasing: bytes[0..<signedCount]), with: chain.signingKey)
+            signed.withUnsafeBytes { s in
+                B.verify(UnsafeRawBufferPointer(rebasing: bytes[signatureStart...]), of: s, with: chain.signingKey)
+            }
         }
         guard valid else { throw ReferenceError.invalidSignature }
         let iteration = message.u32(at: 33)
         let messageKey = scratch.slice(0, 32)
         if UInt64(iteration) < chain.iteration {
-            guard let stored = chain.skipped.removeValue(forKey: iteration) else {
+            if let stored = chain.skipped.removeValue(forKey: iteration) {
+                if let index = chain.skippedOrder.firstIndex(of: iteration) { chain.skippedOrder.remove(at: index) }
+                messageKey.copyBytes(from: stored)
+            } else if iteration < chain.startIteration {
+                throw ReferenceError.messageKeyUnavailable
+            } else {
                 throw ReferenceError.duplicateMessage
             }
-            if let index = chain.skippedOrder.firstIndex(of: iteration) { chain.skippedOrder.remove(at: index) }
-            messageKey.copyBytes(from: stored)
         } else {
             guard UInt64(iteration) - chain.iteration <= UInt64(ReferenceConstants.maxSkip) else {
                 throw ReferenceError.tooManySkippedMessages
@@ -136,13 +168,18 @@ struct ReferenceSenderKeyReceiver<B: ReferenceBackend> {
             chain.iteration += 1
         }
         let keys = senderMessageKeys(UnsafeRawBufferPointer(messageKey), scratch: scratch, backend: B.self)
-        let paddedCount = signedCount - 37 - 16
+        let paddedCount = signatureStart - head - 16
         let padded = paddedScratch.prefix(paddedCount)
         let plaintext = try message.withUnsafeBytes { bytes in
-            try B.aesGCMOpen(
-                key: UnsafeRawBufferPointer(slice(keys, 0)), nonce: UnsafeRawBufferPointer(slice(keys, 32, 12)),
-                ciphertext: UnsafeRawBufferPointer(rebasing: bytes[37..<signedCount]),
-                aad: UnsafeRawBufferPointer(rebasing: bytes[0..<37]), into: padded)
+            // The commitment, before any AEAD work.
+            guard B.constantTimeEquals(UnsafeRawBufferPointer(slice(keys, 44)), UnsafeRawBufferPointer(rebasing: bytes[37..<head]))
+            else { throw ReferenceError.invalidMessage }
+            let aad = [ReferenceConstants.senderKeyMessageType] + context + message[1..<head]
+            try aad.withUnsafeBytes { aad in
+                try B.aesGCMOpen(
+                    key: UnsafeRawBufferPointer(slice(keys, 0)), nonce: UnsafeRawBufferPointer(slice(keys, 32, 12)),
+                    ciphertext: UnsafeRawBufferPointer(rebasing: bytes[head..<signatureStart]), aad: aad, into: padded)
+            }
             return try ReferencePadding.unpad(UnsafeRawBufferPointer(padded))
         }
         chains[chainID] = chain
@@ -150,11 +187,12 @@ struct ReferenceSenderKeyReceiver<B: ReferenceBackend> {
     }
 }
 
-/// (key, nonce) = HKDF(ZERO32, mk, "SessionKit SenderKey v1", 44), in bytes 32..<76 of `scratch`.
+/// (key, nonce, commit) = HKDF(ZERO32, mk, "SessionKit SenderKey v2", 76), in bytes 32..<108
+/// of `scratch`: key at 0, nonce at 32, commit at 44 of the returned slice.
 private func senderMessageKeys<B: ReferenceBackend>(
     _ messageKey: UnsafeRawBufferPointer, scratch: ScratchBuffer, backend: B.Type
 ) -> UnsafeMutableRawBufferPointer {
-    let keys = scratch.slice(32, 44)
+    let keys = scratch.slice(32, ReferenceConstants.senderKeyMaterialCount)
     ReferenceConstants.zero32.withUnsafeBytes { salt in
         ReferenceConstants.senderKeyInfo.withUnsafeBytes { info in
             B.hkdfSHA256(salt: salt, inputKeyMaterial: messageKey, info: info, into: keys)

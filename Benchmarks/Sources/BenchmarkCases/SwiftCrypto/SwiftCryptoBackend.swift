@@ -144,4 +144,12 @@ enum SwiftCryptoBackend: ReferenceBackend {
         UnsafeMutableRawBufferPointer(rebasing: output[0..<32]).copyBytes(from: digest[0..<32])
         for index in digest.indices { digest[index] = 0 }
     }
+
+    static func constantTimeEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        // swift-crypto has no public constant-time comparison of raw bytes: the usual loop.
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in 0..<a.count { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
 }

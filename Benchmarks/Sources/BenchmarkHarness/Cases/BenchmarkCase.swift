@@ -12,11 +12,30 @@ public struct RatioTargets: Sendable, Equatable {
     public var floor: Double?
     /// The largest acceptable library / swift-crypto ratio.
     public var swiftCrypto: Double?
+    /// The largest acceptable ratio of this case's library time to another case's library
+    /// time (for example a forged message against 40 previous sessions against none).
+    public var baseline: BaselineTarget?
 
-    /// Targets against the floor and, optionally, swift-crypto.
-    public init(floor: Double? = nil, swiftCrypto: Double? = nil) {
+    /// Targets against the floor and, optionally, swift-crypto and another case.
+    public init(floor: Double? = nil, swiftCrypto: Double? = nil, baseline: BaselineTarget? = nil) {
         self.floor = floor
         self.swiftCrypto = swiftCrypto
+        self.baseline = baseline
+    }
+}
+
+/// A target relative to another case of the same run: library(this) / library(`caseName`)
+/// must not exceed `maximum`.
+public struct BaselineTarget: Sendable, Equatable {
+    /// The name of the case compared with.
+    public var caseName: String
+    /// The largest acceptable ratio.
+    public var maximum: Double
+
+    /// A target of at most `maximum` × the library time of `caseName`.
+    public init(caseName: String, maximum: Double) {
+        self.caseName = caseName
+        self.maximum = maximum
     }
 }
 

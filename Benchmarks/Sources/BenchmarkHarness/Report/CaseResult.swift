@@ -14,6 +14,9 @@ public struct CaseResult {
     public let batchSizes: [Contender: Int]
     /// Why the case could not be measured, if it could not.
     public let failure: String?
+    /// The medians of the baseline case (`targets.baseline`), when it was measured in the same
+    /// run; set by `linkingBaselines(_:)`.
+    public private(set) var baselineMedians: [Contender: Double] = [:]
 
     /// A result for `benchmark`.
     public init(
@@ -50,12 +53,33 @@ public struct CaseResult {
     /// swift-crypto / floor, when both were measured (how the two reference points compare).
     public var swiftCryptoToFloor: Double? { ratio(median(.swiftCrypto), median(.floor)) }
 
+    /// This case's time over its baseline case's time for `contender` (library by default),
+    /// when both were measured in the same run.
+    public func ratioToBaseline(_ contender: Contender = .library) -> Double? {
+        ratio(median(contender), baselineMedians[contender])
+    }
+
     /// Whether the library ratios meet the targets (nil when there is nothing to compare).
     public var meetsTargets: Bool? {
         var verdicts: [Bool] = []
         if let limit = targets.floor, let value = ratioToFloor { verdicts.append(value <= limit) }
         if let limit = targets.swiftCrypto, let value = ratioToSwiftCrypto { verdicts.append(value <= limit) }
+        if let limit = targets.baseline?.maximum, let value = ratioToBaseline() { verdicts.append(value <= limit) }
         return verdicts.isEmpty ? nil : !verdicts.contains(false)
+    }
+
+    /// `results` with each case's baseline medians filled in from the case it names (cases
+    /// whose baseline is missing from `results` or failed keep none).
+    public static func linkingBaselines(_ results: [CaseResult]) -> [CaseResult] {
+        let byName = Dictionary(results.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        return results.map { result in
+            guard let name = result.targets.baseline?.caseName, let baseline = byName[name], baseline.failure == nil else {
+                return result
+            }
+            var linked = result
+            linked.baselineMedians = baseline.summaries.mapValues(\.median)
+            return linked
+        }
     }
 
     private func ratio(_ numerator: Double?, _ denominator: Double?) -> Double? {

@@ -6,7 +6,9 @@
 ///      "ratio_floor": …, "ratio_swiftcrypto": … or null, …}
 ///
 /// followed by descriptive fields (`group`, `summary`, the targets, the quartiles, `rounds`,
-/// `clock`).
+/// `clock`). A case with a target relative to another case also has `baseline_case`,
+/// `ratio_baseline` (library / the baseline's library), `floor_ratio_baseline` (the same for
+/// the floors) and `target_ratio_baseline`.
 /// Times are medians in nanoseconds per operation. Cases that failed, or that have no library
 /// measurement, are left out of the array (the table shows them).
 public enum JSONReport {
@@ -33,6 +35,12 @@ public enum JSONReport {
             ("target_ratio_floor", number(result.targets.floor, 2)),
             ("target_ratio_swiftcrypto", number(result.targets.swiftCrypto, 2)),
         ]
+        if let baseline = result.targets.baseline {
+            fields.append(("baseline_case", string(baseline.caseName)))
+            fields.append(("ratio_baseline", number(result.ratioToBaseline(), 4)))
+            fields.append(("floor_ratio_baseline", number(result.ratioToBaseline(.floor), 4)))
+            fields.append(("target_ratio_baseline", number(baseline.maximum, 2)))
+        }
         for contender in Contender.allCases {
             guard let summary = result.summaries[contender] else { continue }
             let key = contender == .swiftCrypto ? "swiftcrypto" : contender.rawValue

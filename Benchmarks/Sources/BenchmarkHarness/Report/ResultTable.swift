@@ -21,7 +21,15 @@ public enum ResultTable {
                 targetCell(result),
             ])
         }
-        return render(rows)
+        var text = render(rows)
+        for result in results where result.failure == nil {
+            guard let baseline = result.targets.baseline, let ratio = result.ratioToBaseline() else { continue }
+            let floor = result.ratioToBaseline(.floor).map { ", floor \(NumberFormatting.fixed($0, decimals: 2))" } ?? ""
+            let verdict = ratio <= baseline.maximum ? "✓" : "✗"
+            text += "\n\n\(result.name) / \(baseline.caseName): library \(NumberFormatting.fixed(ratio, decimals: 2))"
+                + "\(floor) (target ≤ \(NumberFormatting.fixed(baseline.maximum, decimals: 2)) \(verdict))"
+        }
+        return text
     }
 
     static func cell(_ value: Double?) -> String {
@@ -37,6 +45,9 @@ public enum ResultTable {
         if let floor = result.targets.floor { parts.append("floor ≤ \(NumberFormatting.fixed(floor, decimals: 2))") }
         if let swiftCrypto = result.targets.swiftCrypto {
             parts.append("s-c ≤ \(NumberFormatting.fixed(swiftCrypto, decimals: 2))")
+        }
+        if let baseline = result.targets.baseline {
+            parts.append("≤ \(NumberFormatting.fixed(baseline.maximum, decimals: 2))× \(baseline.caseName)")
         }
         guard !parts.isEmpty else { return "" }
         let verdict: String
