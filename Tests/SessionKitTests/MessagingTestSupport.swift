@@ -303,3 +303,18 @@ func capture<T>(_ body: () async throws(SessionError) -> T) async -> Result<T, S
 
 /// `Array("text".utf8)`.
 func utf8(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+extension TestDevice {
+    /// The prekeys in this device's store (failing the test when there are none).
+    func storedPreKeys(file: StaticString = #filePath, line: UInt = #line) async throws -> LocalPreKeys {
+        let keys = await base.loadPreKeys()
+        return try XCTUnwrap(keys, "no prekeys stored", file: file, line: line)
+    }
+}
+
+extension FakeServer {
+    /// A bundle for `address` (failing the test when none is published).
+    func requireBundle(for address: ProtocolAddress, file: StaticString = #filePath, line: UInt = #line) throws -> PreKeyBundle {
+        try XCTUnwrap(bundle(for: address), "no bundle published", file: file, line: line)
+    }
+}
