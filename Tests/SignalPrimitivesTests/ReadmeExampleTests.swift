@@ -21,6 +21,10 @@ final class ReadmeExampleTests: XCTestCase {
         let sealed = try AES256GCM.seal(Array("hello".utf8), using: key, nonce: nonce)
         let opened = try AES256GCM.open(sealed, using: key, nonce: nonce)
 
+        // XChaCha20-Poly1305: a 24-byte nonce, safe to draw at random for any number of messages.
+        let xnonce = SecureRandom.bytes(XChaCha20Poly1305.nonceByteCount)
+        let xsealed = try XChaCha20Poly1305.seal(Array("hello".utf8), using: key, nonce: xnonce)
+
         // Ed25519 signatures, verified strictly (libsodium).
         let identity = try Ed25519.PrivateKey()
         let signature = identity.signature(for: sealed)
@@ -32,5 +36,6 @@ final class ReadmeExampleTests: XCTestCase {
         XCTAssertEqual(sealed.count, 5 + AES256GCM.tagByteCount)
         XCTAssertEqual(opened, Array("hello".utf8))
         XCTAssertTrue(valid)
+        XCTAssertEqual(try XChaCha20Poly1305.open(xsealed, using: key, nonce: xnonce), Array("hello".utf8))
     }
 }
