@@ -52,6 +52,70 @@ struct ReferenceBundle {
     var kemPreKey: [UInt8]? = nil
     var kemPreKeyID: UInt32? = nil
     var kemSignature: [UInt8]? = nil
+
+    /// `0x26 || IK_B || u32(spk_id) || SPK_B || spk_sig || flags || [u32(opk_id) || OPK_B]
+    /// || [u32(kem_id) || PQPK_B || kem_sig]`.
+    var serialized: [UInt8] {
+        var bytes: [UInt8] = [0x26] + identityKey
+        bytes.appendU32(signedPreKeyID)
+        bytes += signedPreKey + signature
+        bytes.append((oneTimePreKey == nil ? 0 : 0x01) | (kemPreKey == nil ? 0 : 0x02))
+        if let oneTimePreKey, let oneTimePreKeyID {
+            bytes.appendU32(oneTimePreKeyID)
+            bytes += oneTimePreKey
+        }
+        if let kemPreKey, let kemPreKeyID, let kemSignature {
+            bytes.appendU32(kemPreKeyID)
+            bytes += kemPreKey + kemSignature
+        }
+        return bytes
+    }
+
+    /// Decodes the layout only (SPEC §3): `invalidPayload` for an empty input, a wrong length
+    /// or a flag bit outside 0–1, `unsupportedVersion` for a first byte other than 0x26.
+    init(serialized bytes: [UInt8]) throws(ReferenceError) {
+        guard let type = bytes.first else { throw .invalidPayload }
+        guard type == 0x26 else { throw .unsupportedVersion }
+        let base = 1 + 32 + 4 + 32 + 64 + 1
+        guard bytes.count >= base, bytes[base - 1] & ~0x03 == 0 else { throw .invalidPayload }
+        let flags = bytes[base - 1]
+        let kemCount = 4 + ReferenceConstants.kemKeyCount + 64
+        guard bytes.count == base + (flags & 0x01 != 0 ? 36 : 0) + (flags & 0x02 != 0 ? kemCount : 0) else {
+            throw .invalidPayload
+        }
+        identityKey = Array(bytes[1..<33])
+        signedPreKeyID = bytes.u32(at: 33)
+        signedPreKey = Array(bytes[37..<69])
+        signature = Array(bytes[69..<133])
+        var offset = base
+        if flags & 0x01 != 0 {
+            oneTimePreKeyID = bytes.u32(at: offset)
+            oneTimePreKey = Array(bytes[(offset + 4)..<(offset + 36)])
+            offset += 36
+        }
+        if flags & 0x02 != 0 {
+            kemPreKeyID = bytes.u32(at: offset)
+            let keyEnd = offset + 4 + ReferenceConstants.kemKeyCount
+            kemPreKey = Array(bytes[(offset + 4)..<keyEnd])
+            kemSignature = Array(bytes[keyEnd..<(keyEnd + 64)])
+        }
+    }
+
+    init(
+        identityKey: [UInt8], signedPreKey: [UInt8], signedPreKeyID: UInt32, signature: [UInt8],
+        oneTimePreKey: [UInt8]?, oneTimePreKeyID: UInt32?, kemPreKey: [UInt8]? = nil, kemPreKeyID: UInt32? = nil,
+        kemSignature: [UInt8]? = nil
+    ) {
+        self.identityKey = identityKey
+        self.signedPreKey = signedPreKey
+        self.signedPreKeyID = signedPreKeyID
+        self.signature = signature
+        self.oneTimePreKey = oneTimePreKey
+        self.oneTimePreKeyID = oneTimePreKeyID
+        self.kemPreKey = kemPreKey
+        self.kemPreKeyID = kemPreKeyID
+        self.kemSignature = kemSignature
+    }
 }
 
 /// The prefix P of a prekey message (SPEC §3–§4), with the fields the responder reads from it.

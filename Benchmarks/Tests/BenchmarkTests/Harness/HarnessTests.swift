@@ -104,6 +104,35 @@ final class HarnessTests: XCTestCase {
         XCTAssertEqual(rows[1]["clock"] as? String, "thread-cpu")
     }
 
+    func testBaselineTargetsCompareTwoCasesOfOneRun() throws {
+        let baseline = CaseResult(
+            name: "forged.reject.0-previous", summary: "", group: .protocol, targets: RatioTargets(floor: 1.1),
+            summaries: [.library: try summary(100), .floor: try summary(120)], batchSizes: [:], failure: nil)
+        let bounded = CaseResult(
+            name: "forged.reject.40-previous", summary: "", group: .protocol,
+            targets: RatioTargets(floor: 1.1, baseline: BaselineTarget(caseName: "forged.reject.0-previous", maximum: 2.0)),
+            summaries: [.library: try summary(150), .floor: try summary(240)], batchSizes: [:], failure: nil)
+        XCTAssertNil(bounded.ratioToBaseline())
+        let linked = CaseResult.linkingBaselines([baseline, bounded])
+        XCTAssertEqual(linked[1].ratioToBaseline() ?? 0, 1.5, accuracy: 1e-9)
+        XCTAssertEqual(linked[1].ratioToBaseline(.floor) ?? 0, 2.0, accuracy: 1e-9)
+        XCTAssertEqual(linked[1].meetsTargets, true)
+        XCTAssertNil(linked[0].ratioToBaseline())
+        let slow = CaseResult.linkingBaselines([baseline, CaseResult(
+            name: "slow", summary: "", group: .protocol,
+            targets: RatioTargets(baseline: BaselineTarget(caseName: "forged.reject.0-previous", maximum: 2.0)),
+            summaries: [.library: try summary(250), .floor: try summary(250)], batchSizes: [:], failure: nil)])[1]
+        XCTAssertEqual(slow.meetsTargets, false)
+        let rows = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(JSONReport.encode(linked, rounds: 3).utf8)) as? [[String: Any]])
+        XCTAssertEqual(rows[1]["baseline_case"] as? String, "forged.reject.0-previous")
+        XCTAssertEqual((rows[1]["ratio_baseline"] as? NSNumber)?.doubleValue ?? 0, 1.5, accuracy: 1e-9)
+        XCTAssertEqual((rows[1]["target_ratio_baseline"] as? NSNumber)?.doubleValue ?? 0, 2.0, accuracy: 1e-9)
+        XCTAssertNil(rows[0]["baseline_case"])
+        let table = ResultTable.markdown(linked)
+        XCTAssertTrue(table.contains("forged.reject.40-previous / forged.reject.0-previous: library 1.50, floor 2.00"))
+    }
+
     func testTableShowsEveryCaseAndItsFailure() throws {
         let table = ResultTable.markdown([
             CaseResult(name: "ok", summary: "", group: .primitives, targets: RatioTargets(floor: 1.1),

@@ -1,3 +1,4 @@
+@testable import BenchmarkCases
 import Foundation
 import XCTest
 
@@ -25,7 +26,16 @@ enum VectorFiles {
         guard let file = object as? [String: Any], let tests = file["tests"] as? [[String: Any]] else {
             throw VectorFormatError("\(name): no tests array")
         }
+        // SPEC §8: a file of another schema (version 1's included) is a failure, never a pass.
+        guard file["schema"] as? String == "sessionkit-vectors/2" else {
+            throw VectorFormatError("\(name): schema \(file["schema"] ?? "none"), expected sessionkit-vectors/2")
+        }
         return tests
+    }
+
+    /// The tests of several files of one suite, in order (ids continue across them).
+    static func tests(_ names: [String]) throws -> [[String: Any]] {
+        try names.flatMap { try tests($0) }
     }
 }
 
@@ -63,6 +73,19 @@ extension Dictionary where Key == String, Value == Any {
     }
 
     var hasError: Bool { self["error"] != nil }
+
+    func optionalInt(_ key: String) -> Int? {
+        (self[key] as? NSNumber)?.intValue
+    }
+
+    /// An address `{"uid": text, "device_id": int}` (SPEC §8).
+    func address(_ key: String) throws -> ReferenceAddress {
+        let object = try object(key)
+        guard let uid = object["uid"] as? String, let device = object["device_id"] as? NSNumber else {
+            throw VectorFormatError("invalid address \(key)")
+        }
+        return ReferenceAddress(uid: Array(uid.utf8), deviceID: device.uint32Value)
+    }
 }
 
 /// Lowercase or uppercase hex to bytes; nil for odd length or another character.
