@@ -193,6 +193,8 @@ public actor SessionManager {
     public func encrypt(
         _ plaintext: [UInt8], toUser userID: String, includingOwnDevices: Bool = false
     ) async throws(SessionError) -> [DeviceEncryption] {
+        // The user id is checked first, so that a malformed one is an error, not an empty result.
+        _ = try ProtocolAddress(userID: userID, deviceID: 0)
         var addresses: [ProtocolAddress] = []
         for device in try await store.deviceIDs(ofUser: userID) {
             addresses.append(try ProtocolAddress(userID: userID, deviceID: device))
