@@ -166,6 +166,22 @@ final class GroupManagerTests: XCTestCase {
         XCTAssertEqual(ownAgain.map(\.address), [alice2.address, alice3.address])
     }
 
+    /// A malformed user id (empty, or over 255 UTF-8 bytes) is an error, as documented, and not
+    /// an empty list of outcomes (which an app would take for "nobody to send to").
+    func testEncryptingToAMalformedUserIDThrowsInvalidAddress() async throws {
+        let server = FakeServer()
+        let alice = try await TestDevice("alice", 1, seed: 3045, server: server)
+        for userID in ["", String(repeating: "u", count: 256)] {
+            for includingOwnDevices in [false, true] {
+                await assertThrowsAsync(.invalidAddress) {
+                    try await alice.manager.encrypt(utf8("to nobody"), toUser: userID, includingOwnDevices: includingOwnDevices)
+                }
+            }
+        }
+        let valid = try await alice.manager.encrypt(utf8("to nobody"), toUser: String(repeating: "u", count: 255))
+        XCTAssertTrue(valid.isEmpty, "a well-formed id without sessions: no outcome, no error")
+    }
+
     /// `SessionRecord.Decryption.wipePlaintext()`, which `processSenderKeyDistribution(encrypted:)`
     /// runs on the decrypted distribution (it holds the chain key) on every path: it zeroes the
     /// plaintext in place. (The manager's own copy is not observable from outside.)
