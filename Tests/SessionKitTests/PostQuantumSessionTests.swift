@@ -122,6 +122,44 @@ final class PostQuantumSessionTests: XCTestCase {
                        "the one-time KEM prekeys first, then the last-resort one, twice")
     }
 
+    /// A misbehaving server hands the same one-time KEM prekey (and no one-time prekey) to two
+    /// initiators: both X3DH runs succeed, but the commit deletes the KEM prekey with the first
+    /// session, so the second commit finds it gone and stores nothing.
+    func testAOneTimeKEMPrekeyCreatesOneSessionEvenWhenTwoPrekeyMessagesNamingItAreDecryptedConcurrently() async throws {
+        let kem = try mlkem()
+        let server = FakeServer()
+        let bob = try await TestDevice("bob", 1, seed: 1060, server: server, kem: kem)
+        let alice = try await TestDevice("alice", 1, seed: 1061, server: server, kem: kem)
+        let carol = try await TestDevice("carol", 1, seed: 1062, server: server, kem: kem)
+        let shared = await server.bundle(for: bob.address, consumingOneTimePreKey: false)
+        let published = try XCTUnwrap(shared)
+        let kemID = try XCTUnwrap(published.kemPreKey?.id)
+        let withoutOPK = try PreKeyBundle(identityKey: published.identityKey, signedPreKeyID: published.signedPreKeyID,
+                                          signedPreKey: published.signedPreKey, signedPreKeySignature: published.signedPreKeySignature,
+                                          oneTimePreKey: nil, kemPreKey: published.kemPreKey)
+        try await alice.manager.processBundle(withoutOPK, for: bob.address)
+        try await carol.manager.processBundle(withoutOPK, for: bob.address)
+        let fromAlice = try await alice.manager.encrypt(utf8("from alice"), to: bob.address)
+        let fromCarol = try await carol.manager.encrypt(utf8("from carol"), to: bob.address)
+        XCTAssertEqual([fromAlice[69], fromCarol[69]], [0x02, 0x02])
+
+        await bob.store.holdPreKeyLookups(until: 2)
+        async let aliceResult = capture { () async throws(SessionError) -> [UInt8] in
+            try await bob.manager.decrypt(fromAlice, from: alice.address).plaintext
+        }
+        async let carolResult = capture { () async throws(SessionError) -> [UInt8] in
+            try await bob.manager.decrypt(fromCarol, from: carol.address).plaintext
+        }
+        let results = await [aliceResult, carolResult]
+        XCTAssertEqual(results.compactMap { try? $0.get() }.count, 1, "exactly one prekey message creates a session")
+        XCTAssertEqual(results.compactMap(\.error), [.unknownPreKey])
+        let keys = try await bob.storedPreKeys()
+        XCTAssertNil(keys.kemPreKey(id: kemID))
+        XCTAssertEqual(keys.oneTimeKEMPreKeys.count, 49)
+        let addresses = await bob.base.addresses()
+        XCTAssertEqual(addresses.count, 1, "only the winner's session is stored")
+    }
+
     // MARK: Policy
 
     func testAManagerWithoutAKEMRefusesABundleWithAKEMPrekeyAndStoresNothing() async throws {
