@@ -7,7 +7,7 @@ final class KEMTests: XCTestCase {
     private func randomSeed() -> SecureBytes { SecureBytes(copying: SecureRandom.bytes(KEMSeed.byteCount)) }
 
     func testEncapsulationAndDecapsulationAgree() throws {
-        let kem = SwiftCryptoMLKEM768()
+        let kem = try mlkem()
         let seed = randomSeed()
         let key = try kem.encapsulationKey(fromSeed: seed)
         XCTAssertEqual(key.rawRepresentation.count, KEMEncapsulationKey.byteCount)
@@ -22,7 +22,7 @@ final class KEMTests: XCTestCase {
     }
 
     func testAModifiedCiphertextDecapsulatesToAnotherSecret() throws {
-        let kem = SwiftCryptoMLKEM768()
+        let kem = try mlkem()
         let seed = randomSeed()
         let encapsulation = try kem.encapsulate(to: try kem.encapsulationKey(fromSeed: seed))
         var modified = encapsulation.ciphertext
@@ -32,7 +32,7 @@ final class KEMTests: XCTestCase {
     }
 
     func testBadInputsAreTypedErrors() throws {
-        let kem = SwiftCryptoMLKEM768()
+        let kem = try mlkem()
         let seed = randomSeed()
         XCTAssertThrowsError(try kem.encapsulationKey(fromSeed: SecureBytes(copying: SecureRandom.bytes(63)))) {
             XCTAssertEqual($0 as? SessionError, .invalidKey)
@@ -48,7 +48,7 @@ final class KEMTests: XCTestCase {
     /// FIPS 203's input check, done by SessionKit without any KEM: length and every 12-bit
     /// coefficient below q = 3329.
     func testEncapsulationKeyInputCheck() throws {
-        let valid = try SwiftCryptoMLKEM768().encapsulationKey(fromSeed: randomSeed()).rawRepresentation
+        let valid = try mlkem().encapsulationKey(fromSeed: randomSeed()).rawRepresentation
         XCTAssertNoThrow(try KEMEncapsulationKey(rawRepresentation: valid))
         for count in [0, 1183, 1185] {
             XCTAssertThrowsError(try KEMEncapsulationKey(rawRepresentation: Array(repeating: 0, count: count))) {
