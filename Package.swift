@@ -40,7 +40,7 @@ let package = Package(
         .executableTarget(name: "signal-vectors", dependencies: ["SignalVectorKit"]),
         .testTarget(name: "SignalPrimitivesTests", dependencies: ["SignalPrimitives", "CSodium"]),
         .testTarget(name: "SessionKitTests", dependencies: ["SessionKit", "SessionKitMLKEM"]),
-        .testTarget(name: "VerificationTests", dependencies: ["Verification", "SessionKit"]),
+        .testTarget(name: "VerificationTests", dependencies: ["Verification", "SessionKit", "SessionKitMLKEM"]),
         .testTarget(name: "SignalVectorKitTests", dependencies: ["SignalVectorKit"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import SessionKit
+import SessionKitMLKEM
 import Verification
 import XCTest
 
@@ -11,34 +12,44 @@ final class SessionKitReadmeExampleTests: XCTestCase {
     }
 
     func testTheReadmeExampleRuns() async throws {
+        guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else {
+            throw XCTSkip("ML-KEM-768 needs the 26 releases on Apple platforms")
+        }
         let outbox = Outbox()
         func send(_ bytes: [UInt8], to address: ProtocolAddress) async { await outbox.send(bytes, to: address) }
 
         // --- README.md, "SessionKit" ---
-        // One SessionManager per device, over a store and a trust store.
+        // One SessionManager per device, over a store and a trust store. With a KEM, sessions are
+        // hybrid (X3DH + ML-KEM-768); leave out `kem:` (and SessionKitMLKEM) for classic X3DH.
         let aliceAddress = try ProtocolAddress(userID: "alice", deviceID: 1)
         let bobAddress = try ProtocolAddress(userID: "bob", deviceID: 1)
         let alice = SessionManager(store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore(),
-                                   localAddress: aliceAddress)
+                                   localAddress: aliceAddress, kem: SwiftCryptoMLKEM768())
         let bob = SessionManager(store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore(),
-                                 localAddress: bobAddress)
+                                 localAddress: bobAddress, kem: SwiftCryptoMLKEM768())
 
-        // Bob generates his prekeys and uploads the public parts. Run it again daily: it rotates
-        // the signed prekey every 7 days and tops up one-time prekeys when fewer than 20 remain.
+        // Bob generates his prekeys and uploads the public parts (they encode themselves). Run it again
+        // daily: it rotates the signed prekey every 7 days and tops up one-time prekeys (and one-time
+        // KEM prekeys) when fewer than 20 remain.
         let upload = try await bob.maintainPreKeys()
+        let stored = try PreKeyUpload(serialized: upload.serialized) // on the server
 
-        // Alice gets a bundle for Bob's device from the server and starts a session.
-        guard let bundle = upload.bundle(oneTimePreKey: upload.oneTimePreKeys.first) else { return }
-        try await alice.processBundle(bundle, for: bobAddress)
+        // The server hands out a bundle (each one-time key at most once); Alice starts a session.
+        guard let bundle = stored.bundle(oneTimePreKey: stored.oneTimePreKeys.first,
+                                         kemPreKey: stored.oneTimeKEMPreKeys.first) else { return }
+        try await alice.processBundle(try PreKeyBundle(serialized: bundle.serialized), for: bobAddress)
 
         // encrypt → (state persisted) → send;  receive → decrypt → (state persisted) → acknowledge.
+        // `from:` is what the transport says; a message re-attributed to another address fails.
         let wire = try await alice.encrypt(Array("Hi Bob".utf8), to: bobAddress)
-        let text = try await bob.decrypt(wire, from: aliceAddress).plaintext
+        let received = try await bob.decrypt(wire, from: aliceAddress)
+        let text = received.plaintext              // received.identityObservation: .firstUse
         let reply = try await bob.encrypt(Array("Hi Alice".utf8), to: aliceAddress)
         let replyText = try await alice.decrypt(reply, from: bobAddress).plaintext
 
-        // One message to every device of a user: one outcome per device.
-        for outcome in try await alice.encrypt(Array("to all of Bob's devices".utf8), toUser: "bob") {
+        // One message to every device of a user (and, on request, our own other devices).
+        for outcome in try await alice.encrypt(Array("to all of Bob's devices".utf8), toUser: "bob",
+                                               includingOwnDevices: true) {
             switch outcome.result {
             case let .success(message): await send(message, to: outcome.address)
             case .failure(.untrustedIdentity): break // Bob's key changed: show the new safety number first
@@ -55,6 +66,10 @@ final class SessionKitReadmeExampleTests: XCTestCase {
         // --- end of the README example ---
 
         XCTAssertEqual(text, Array("Hi Bob".utf8))
+        XCTAssertEqual(received.identityObservation, .firstUse)
+        XCTAssertTrue(received.establishedSession)
+        XCTAssertEqual(wire[0], 0x22, "a prekey message")
+        XCTAssertEqual(wire[69] & 0x02, 0x02, "with the KEM part: a hybrid session")
         XCTAssertEqual(replyText, Array("Hi Alice".utf8))
         let sent = await outbox.messages
         XCTAssertEqual(sent.map(\.0), [bobAddress, bobAddress])
