@@ -132,6 +132,11 @@ final class MessageCodingTests: XCTestCase {
         expect(replacing(noOPK, at: 69, with: [0xFF]), .invalidMessage, "flag 0xff")
         expect(replacing(noOPK, at: 70, with: [0x22]), .unsupportedVersion, "inner type byte")
         expect(replacing(noOPK, at: 70, with: [0x01]), .unsupportedVersion, "inner type byte of version 1")
+        // Reading of SPEC §4 (pinned here): the inner message's length (41 + 16) is a length,
+        // checked before its type byte, so a short inner message with a wrong type is invalidMessage.
+        expect(Array(replacing(noOPK, at: 70, with: [0x01]).prefix(70 + 56)), .invalidMessage, "short inner, wrong type")
+        // A KEM flag needs 1092 more prefix bytes before the inner message can start.
+        expect(replacing(noOPK, at: 69, with: [0x02]), .invalidMessage, "KEM flag without a KEM part")
         expect(flipped(noOPK, at: 64, bit: 7), .invalidKey, "EK_A bit 255")
         expect(flipped(opk, at: 74 + 32, bit: 7), .invalidKey, "inner header.dh bit 255")
         expect([], .invalidMessage, "empty")
