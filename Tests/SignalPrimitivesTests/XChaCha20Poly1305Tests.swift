@@ -56,44 +56,60 @@ final class XChaCha20Poly1305Tests: XCTestCase {
     }
 }
 
-/// Counts the calls that reach the C function, for `AEADLengthLimitTests`.
-nonisolated(unsafe) private var encryptCalls = 0
-nonisolated(unsafe) private var decryptCalls = 0
+/// An AEAD shaped like libsodium's whose "C functions" only count their calls, with a
+/// maximum message length of 10 bytes: a message over the limit must be refused before either
+/// is reached (libsodium would abort the process).
+private enum CountingAEAD: SodiumAEADAlgorithm {
+    nonisolated(unsafe) static var encryptCalls = 0
+    nonisolated(unsafe) static var decryptCalls = 0
+    nonisolated(unsafe) static var maximum = 10
+    static let keyByteCount = 32
+    static let nonceByteCount = 24
+    static let tagByteCount = 16
+    static func messageBytesMax() -> Int { maximum }
+    static func encrypt(
+        _ c: UnsafeMutablePointer<UInt8>, _ clen: UnsafeMutablePointer<UInt64>?, _ m: UnsafePointer<UInt8>, _ mlen: UInt64,
+        _ ad: UnsafePointer<UInt8>, _ adlen: UInt64, _ npub: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>
+    ) -> Int32 {
+        encryptCalls += 1
+        return 0
+    }
+    static func decrypt(
+        _ m: UnsafeMutablePointer<UInt8>, _ mlen: UnsafeMutablePointer<UInt64>?, _ c: UnsafePointer<UInt8>, _ clen: UInt64,
+        _ ad: UnsafePointer<UInt8>, _ adlen: UInt64, _ npub: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>
+    ) -> Int32 {
+        decryptCalls += 1
+        return 0
+    }
+}
 
 final class AEADLengthLimitTests: XCTestCase {
-    /// An AEAD shaped like libsodium's whose C functions only count their calls: a message over
-    /// the limit must be refused before either is reached (libsodium would abort the process).
-    private let countingAEAD = SodiumAEAD(
-        keyByteCount: 32, nonceByteCount: 24, tagByteCount: 16, maximumMessageByteCount: 10,
-        encrypt: { _, _, _, _, _, _, _, _, _ in encryptCalls += 1; return 0 },
-        decrypt: { _, _, _, _, _, _, _, _, _ in decryptCalls += 1; return 0 })
-
     func testAMessageOverTheLimitIsRefusedBeforeLibsodiumIsCalled() {
-        encryptCalls = 0
-        decryptCalls = 0
+        CountingAEAD.maximum = 10
+        CountingAEAD.encryptCalls = 0
+        CountingAEAD.decryptCalls = 0
         let key = SymmetricKey(data: SecureRandom.bytes(32))
         let nonce = SecureRandom.bytes(24)
-        XCTAssertThrowsError(try countingAEAD.seal(SecureRandom.bytes(11), key: key, nonce: nonce, authenticating: [])) {
+        XCTAssertThrowsError(try SodiumAEAD<CountingAEAD>.seal(SecureRandom.bytes(11), key: key, nonce: nonce, authenticating: [])) {
             XCTAssertEqual($0 as? CryptoError, .messageTooLong(maximum: 10, actual: 11))
         }
-        XCTAssertThrowsError(try countingAEAD.open(SecureRandom.bytes(27), key: key, nonce: nonce, authenticating: [])) {
+        XCTAssertThrowsError(try SodiumAEAD<CountingAEAD>.open(SecureRandom.bytes(27), key: key, nonce: nonce, authenticating: [])) {
             XCTAssertEqual($0 as? CryptoError, .messageTooLong(maximum: 10, actual: 11))
         }
-        XCTAssertEqual(encryptCalls, 0)
-        XCTAssertEqual(decryptCalls, 0)
+        XCTAssertEqual(CountingAEAD.encryptCalls, 0)
+        XCTAssertEqual(CountingAEAD.decryptCalls, 0)
         // At the limit both calls go through.
-        XCTAssertNoThrow(try countingAEAD.seal(SecureRandom.bytes(10), key: key, nonce: nonce, authenticating: []))
-        XCTAssertNoThrow(try countingAEAD.open(SecureRandom.bytes(26), key: key, nonce: nonce, authenticating: []))
-        XCTAssertEqual(encryptCalls, 1)
-        XCTAssertEqual(decryptCalls, 1)
+        XCTAssertNoThrow(try SodiumAEAD<CountingAEAD>.seal(SecureRandom.bytes(10), key: key, nonce: nonce, authenticating: []))
+        XCTAssertNoThrow(try SodiumAEAD<CountingAEAD>.open(SecureRandom.bytes(26), key: key, nonce: nonce, authenticating: []))
+        XCTAssertEqual(CountingAEAD.encryptCalls, 1)
+        XCTAssertEqual(CountingAEAD.decryptCalls, 1)
     }
 
     /// A maximum above `Int.max` (a `size_t` read through Swift's `Int`) stays a huge limit.
     func testASizeTMaximumAboveIntMaxIsNotNegative() {
-        let aead = SodiumAEAD(
-            keyByteCount: 32, nonceByteCount: 24, tagByteCount: 16, maximumMessageByteCount: Int(bitPattern: UInt.max - 16),
-            encrypt: { _, _, _, _, _, _, _, _, _ in 0 }, decrypt: { _, _, _, _, _, _, _, _, _ in 0 })
-        XCTAssertEqual(aead.maximumMessageByteCount, UInt64(UInt.max - 16))
-        XCTAssertEqual(aead.reportedMaximum, Int.max)
+        CountingAEAD.maximum = Int(bitPattern: UInt.max - 16)
+        defer { CountingAEAD.maximum = 10 }
+        XCTAssertEqual(SodiumAEAD<CountingAEAD>.maximumMessageByteCount, UInt64(UInt.max - 16))
+        XCTAssertEqual(SodiumAEAD<CountingAEAD>.reportedMaximum, Int.max)
     }
 }

@@ -18,16 +18,11 @@ public enum AES256GCM {
 
     private static let available: Bool = Sodium.isInitialized && crypto_aead_aes256gcm_is_available() == 1
 
-    @usableFromInline static let aead = SodiumAEAD(
-        keyByteCount: keyByteCount, nonceByteCount: nonceByteCount, tagByteCount: tagByteCount,
-        maximumMessageByteCount: crypto_aead_aes256gcm_messagebytes_max(),
-        encrypt: crypto_aead_aes256gcm_encrypt, decrypt: crypto_aead_aes256gcm_decrypt)
-
     /// Whether this CPU supports libsodium's AES-256-GCM.
     public static var isAvailable: Bool { available }
 
     /// The longest plaintext libsodium seals (about 64 GiB; less where `size_t` is 32 bits).
-    public static var maximumMessageByteCount: UInt64 { aead.maximumMessageByteCount }
+    public static var maximumMessageByteCount: UInt64 { SodiumAEAD<Self>.maximumMessageByteCount }
 
     /// Encrypts `plaintext` into `output` as ciphertext || tag and returns the bytes written
     /// (`plaintext.count + 16`).
@@ -39,7 +34,7 @@ public enum AES256GCM {
         authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(CryptoError) -> Int {
         guard isAvailable else { throw .aesGCMUnavailable }
-        return try aead.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output)
+        return try SodiumAEAD<Self>.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output)
     }
 
     /// Decrypts ciphertext || tag into `output` and returns the plaintext length
@@ -53,7 +48,7 @@ public enum AES256GCM {
         authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(CryptoError) -> Int {
         guard isAvailable else { throw .aesGCMUnavailable }
-        return try aead.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: output)
+        return try SodiumAEAD<Self>.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: output)
     }
 
     /// Encrypts and returns ciphertext || tag.
@@ -64,7 +59,7 @@ public enum AES256GCM {
         _ plaintext: [UInt8], using key: SymmetricKey, nonce: [UInt8], authenticating aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
         guard isAvailable else { throw .aesGCMUnavailable }
-        return try aead.seal(plaintext, key: key, nonce: nonce, authenticating: aad)
+        return try SodiumAEAD<Self>.seal(plaintext, key: key, nonce: nonce, authenticating: aad)
     }
 
     /// Verifies and decrypts ciphertext || tag, returning the plaintext.
@@ -76,6 +71,27 @@ public enum AES256GCM {
         _ ciphertext: [UInt8], using key: SymmetricKey, nonce: [UInt8], authenticating aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
         guard isAvailable else { throw .aesGCMUnavailable }
-        return try aead.open(ciphertext, key: key, nonce: nonce, authenticating: aad)
+        return try SodiumAEAD<Self>.open(ciphertext, key: key, nonce: nonce, authenticating: aad)
+    }
+}
+
+extension AES256GCM: SodiumAEADAlgorithm {
+    @inlinable
+    static func messageBytesMax() -> Int { crypto_aead_aes256gcm_messagebytes_max() }
+
+    @inlinable
+    static func encrypt(
+        _ c: UnsafeMutablePointer<UInt8>, _ clen: UnsafeMutablePointer<UInt64>?, _ m: UnsafePointer<UInt8>, _ mlen: UInt64,
+        _ ad: UnsafePointer<UInt8>, _ adlen: UInt64, _ npub: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>
+    ) -> Int32 {
+        crypto_aead_aes256gcm_encrypt(c, clen, m, mlen, ad, adlen, nil, npub, k)
+    }
+
+    @inlinable
+    static func decrypt(
+        _ m: UnsafeMutablePointer<UInt8>, _ mlen: UnsafeMutablePointer<UInt64>?, _ c: UnsafePointer<UInt8>, _ clen: UInt64,
+        _ ad: UnsafePointer<UInt8>, _ adlen: UInt64, _ npub: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>
+    ) -> Int32 {
+        crypto_aead_aes256gcm_decrypt(m, mlen, nil, c, clen, ad, adlen, npub, k)
     }
 }

@@ -17,14 +17,9 @@ public enum XChaCha20Poly1305 {
     /// Tag length in bytes.
     public static let tagByteCount = 16
 
-    @usableFromInline static let aead = SodiumAEAD(
-        keyByteCount: keyByteCount, nonceByteCount: nonceByteCount, tagByteCount: tagByteCount,
-        maximumMessageByteCount: crypto_aead_xchacha20poly1305_ietf_messagebytes_max(),
-        encrypt: crypto_aead_xchacha20poly1305_ietf_encrypt, decrypt: crypto_aead_xchacha20poly1305_ietf_decrypt)
-
     /// The longest plaintext libsodium seals (2^64 − 17 bytes; `size_t`'s maximum minus the tag
     /// where that is smaller).
-    public static var maximumMessageByteCount: UInt64 { aead.maximumMessageByteCount }
+    public static var maximumMessageByteCount: UInt64 { SodiumAEAD<Self>.maximumMessageByteCount }
 
     /// Encrypts `plaintext` into `output` as ciphertext || tag and returns the bytes written
     /// (`plaintext.count + 16`).
@@ -36,7 +31,7 @@ public enum XChaCha20Poly1305 {
         authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(CryptoError) -> Int {
         try Sodium.ensureInitialized()
-        return try aead.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output)
+        return try SodiumAEAD<Self>.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output)
     }
 
     /// Decrypts ciphertext || tag into `output` and returns the plaintext length
@@ -50,7 +45,7 @@ public enum XChaCha20Poly1305 {
         authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(CryptoError) -> Int {
         try Sodium.ensureInitialized()
-        return try aead.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: output)
+        return try SodiumAEAD<Self>.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: output)
     }
 
     /// Encrypts and returns ciphertext || tag.
@@ -61,7 +56,7 @@ public enum XChaCha20Poly1305 {
         _ plaintext: [UInt8], using key: SymmetricKey, nonce: [UInt8], authenticating aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
         try Sodium.ensureInitialized()
-        return try aead.seal(plaintext, key: key, nonce: nonce, authenticating: aad)
+        return try SodiumAEAD<Self>.seal(plaintext, key: key, nonce: nonce, authenticating: aad)
     }
 
     /// Verifies and decrypts ciphertext || tag, returning the plaintext.
@@ -73,6 +68,27 @@ public enum XChaCha20Poly1305 {
         _ ciphertext: [UInt8], using key: SymmetricKey, nonce: [UInt8], authenticating aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
         try Sodium.ensureInitialized()
-        return try aead.open(ciphertext, key: key, nonce: nonce, authenticating: aad)
+        return try SodiumAEAD<Self>.open(ciphertext, key: key, nonce: nonce, authenticating: aad)
+    }
+}
+
+extension XChaCha20Poly1305: SodiumAEADAlgorithm {
+    @inlinable
+    static func messageBytesMax() -> Int { crypto_aead_xchacha20poly1305_ietf_messagebytes_max() }
+
+    @inlinable
+    static func encrypt(
+        _ c: UnsafeMutablePointer<UInt8>, _ clen: UnsafeMutablePointer<UInt64>?, _ m: UnsafePointer<UInt8>, _ mlen: UInt64,
+        _ ad: UnsafePointer<UInt8>, _ adlen: UInt64, _ npub: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>
+    ) -> Int32 {
+        crypto_aead_xchacha20poly1305_ietf_encrypt(c, clen, m, mlen, ad, adlen, nil, npub, k)
+    }
+
+    @inlinable
+    static func decrypt(
+        _ m: UnsafeMutablePointer<UInt8>, _ mlen: UnsafeMutablePointer<UInt64>?, _ c: UnsafePointer<UInt8>, _ clen: UInt64,
+        _ ad: UnsafePointer<UInt8>, _ adlen: UInt64, _ npub: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>
+    ) -> Int32 {
+        crypto_aead_xchacha20poly1305_ietf_decrypt(m, mlen, nil, c, clen, ad, adlen, npub, k)
     }
 }
