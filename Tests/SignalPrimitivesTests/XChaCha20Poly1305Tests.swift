@@ -56,60 +56,48 @@ final class XChaCha20Poly1305Tests: XCTestCase {
     }
 }
 
-/// An AEAD shaped like libsodium's whose "C functions" only count their calls, with a
-/// maximum message length of 10 bytes: a message over the limit must be refused before either
-/// is reached (libsodium would abort the process).
-private enum CountingAEAD: SodiumAEADAlgorithm {
-    nonisolated(unsafe) static var encryptCalls = 0
-    nonisolated(unsafe) static var decryptCalls = 0
-    nonisolated(unsafe) static var maximum = 10
-    static let keyByteCount = 32
-    static let nonceByteCount = 24
-    static let tagByteCount = 16
-    static func messageBytesMax() -> Int { maximum }
-    static func encrypt(
-        _ c: UnsafeMutablePointer<UInt8>, _ clen: UnsafeMutablePointer<UInt64>?, _ m: UnsafePointer<UInt8>, _ mlen: UInt64,
-        _ ad: UnsafePointer<UInt8>, _ adlen: UInt64, _ npub: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>
-    ) -> Int32 {
-        encryptCalls += 1
-        return 0
-    }
-    static func decrypt(
-        _ m: UnsafeMutablePointer<UInt8>, _ mlen: UnsafeMutablePointer<UInt64>?, _ c: UnsafePointer<UInt8>, _ clen: UInt64,
-        _ ad: UnsafePointer<UInt8>, _ adlen: UInt64, _ npub: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>
-    ) -> Int32 {
-        decryptCalls += 1
-        return 0
-    }
-}
-
 final class AEADLengthLimitTests: XCTestCase {
-    func testAMessageOverTheLimitIsRefusedBeforeLibsodiumIsCalled() {
-        CountingAEAD.maximum = 10
-        CountingAEAD.encryptCalls = 0
-        CountingAEAD.decryptCalls = 0
-        let key = SymmetricKey(data: SecureRandom.bytes(32))
-        let nonce = SecureRandom.bytes(24)
-        XCTAssertThrowsError(try SodiumAEAD<CountingAEAD>.seal(SecureRandom.bytes(11), key: key, nonce: nonce, authenticating: [])) {
-            XCTAssertEqual($0 as? CryptoError, .messageTooLong(maximum: 10, actual: 11))
+    /// A plaintext longer than libsodium's AES-GCM maximum (about 64 GiB) is refused before
+    /// libsodium is called: libsodium would abort the process (`sodium_misuse`), so this test
+    /// finishing at all shows it was not called. The buffers claim 128 GiB over 16 real bytes;
+    /// nothing reads them.
+    func testAnAESGCMMessageOverLibsodiumsMaximumThrowsBeforeLibsodiumIsCalled() throws {
+        try XCTSkipUnless(AES256GCM.isAvailable, "AES-256-GCM needs AES-NI and PCLMUL")
+        let huge = 1 << 37
+        XCTAssertGreaterThan(UInt64(huge), AES256GCM.maximumMessageByteCount)
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 16)
+        defer { storage.deallocate() }
+        let claimed = UnsafeMutableRawBufferPointer(start: storage, count: huge)
+        let keyStorage = UnsafeMutableRawBufferPointer.allocate(byteCount: 32, alignment: 16)
+        let nonceStorage = UnsafeMutableRawBufferPointer.allocate(byteCount: 12, alignment: 16)
+        defer { keyStorage.deallocate(); nonceStorage.deallocate() }
+        keyStorage.initializeMemory(as: UInt8.self, repeating: 1)
+        nonceStorage.initializeMemory(as: UInt8.self, repeating: 2)
+        let key = UnsafeRawBufferPointer(keyStorage), nonce = UnsafeRawBufferPointer(nonceStorage)
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        XCTAssertThrowsError(try AES256GCM.seal(UnsafeRawBufferPointer(claimed), key: key, nonce: nonce, authenticating: none, into: claimed)) {
+            XCTAssertEqual($0 as? CryptoError, .messageTooLong(maximum: Int(AES256GCM.maximumMessageByteCount), actual: huge))
         }
-        XCTAssertThrowsError(try SodiumAEAD<CountingAEAD>.open(SecureRandom.bytes(27), key: key, nonce: nonce, authenticating: [])) {
-            XCTAssertEqual($0 as? CryptoError, .messageTooLong(maximum: 10, actual: 11))
+        XCTAssertThrowsError(try AES256GCM.open(UnsafeRawBufferPointer(claimed), key: key, nonce: nonce, authenticating: none, into: claimed)) {
+            XCTAssertEqual($0 as? CryptoError, .messageTooLong(maximum: Int(AES256GCM.maximumMessageByteCount), actual: huge - 16))
         }
-        XCTAssertEqual(CountingAEAD.encryptCalls, 0)
-        XCTAssertEqual(CountingAEAD.decryptCalls, 0)
-        // At the limit both calls go through.
-        XCTAssertNoThrow(try SodiumAEAD<CountingAEAD>.seal(SecureRandom.bytes(10), key: key, nonce: nonce, authenticating: []))
-        XCTAssertNoThrow(try SodiumAEAD<CountingAEAD>.open(SecureRandom.bytes(26), key: key, nonce: nonce, authenticating: []))
-        XCTAssertEqual(CountingAEAD.encryptCalls, 1)
-        XCTAssertEqual(CountingAEAD.decryptCalls, 1)
+    }
+
+    /// The shared check against a maximum of 2^31 + 5: one byte more is refused with the
+    /// maximum named; at the maximum, and for anything under 2^31 (every libsodium maximum is
+    /// at least that), it passes.
+    func testTheLengthCheckAgainstASmallMaximum() {
+        let maximum = (1 << 31) + 5
+        XCTAssertThrowsError(try SodiumAEAD.checkMessageLength(maximum + 1, messageBytesMax: { maximum })) {
+            XCTAssertEqual($0 as? CryptoError, .messageTooLong(maximum: maximum, actual: maximum + 1))
+        }
+        XCTAssertNoThrow(try SodiumAEAD.checkMessageLength(maximum, messageBytesMax: { maximum }))
+        XCTAssertNoThrow(try SodiumAEAD.checkMessageLength(1 << 30, messageBytesMax: { 0 }))
     }
 
     /// A maximum above `Int.max` (a `size_t` read through Swift's `Int`) stays a huge limit.
     func testASizeTMaximumAboveIntMaxIsNotNegative() {
-        CountingAEAD.maximum = Int(bitPattern: UInt.max - 16)
-        defer { CountingAEAD.maximum = 10 }
-        XCTAssertEqual(SodiumAEAD<CountingAEAD>.maximumMessageByteCount, UInt64(UInt.max - 16))
-        XCTAssertEqual(SodiumAEAD<CountingAEAD>.reportedMaximum, Int.max)
+        XCTAssertEqual(SodiumAEAD.maximum(Int(bitPattern: UInt.max - 16)), UInt64(UInt.max - 16))
+        XCTAssertNoThrow(try SodiumAEAD.checkMessageLength(Int.max, messageBytesMax: { Int(bitPattern: UInt.max - 16) }))
     }
 }

@@ -19,7 +19,7 @@ public enum XChaCha20Poly1305 {
 
     /// The longest plaintext libsodium seals (2^64 − 17 bytes; `size_t`'s maximum minus the tag
     /// where that is smaller).
-    public static var maximumMessageByteCount: UInt64 { SodiumAEAD<Self>.maximumMessageByteCount }
+    public static var maximumMessageByteCount: UInt64 { SodiumAEAD.maximum(crypto_aead_xchacha20poly1305_ietf_messagebytes_max()) }
 
     /// Encrypts `plaintext` into `output` as ciphertext || tag and returns the bytes written
     /// (`plaintext.count + 16`).
@@ -31,7 +31,13 @@ public enum XChaCha20Poly1305 {
         authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(CryptoError) -> Int {
         try Sodium.ensureInitialized()
-        return try SodiumAEAD<Self>.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output)
+        let needed = try SodiumAEAD.checkSeal(
+            plaintextCount: plaintext.count, key: key, nonce: nonce, outputCount: output.count, keyByteCount: keyByteCount,
+            nonceByteCount: nonceByteCount, tagByteCount: tagByteCount, messageBytesMax: crypto_aead_xchacha20poly1305_ietf_messagebytes_max)
+        let rc = crypto_aead_xchacha20poly1305_ietf_encrypt(
+            output.u8, nil, plaintext.u8, UInt64(plaintext.count), aad.u8, UInt64(aad.count), nil, nonce.u8, key.u8)
+        guard rc == 0 else { throw .messageTooLong(maximum: Int(clamping: maximumMessageByteCount), actual: plaintext.count) }
+        return needed
     }
 
     /// Decrypts ciphertext || tag into `output` and returns the plaintext length
@@ -45,50 +51,43 @@ public enum XChaCha20Poly1305 {
         authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(CryptoError) -> Int {
         try Sodium.ensureInitialized()
-        return try SodiumAEAD<Self>.open(ciphertext, key: key, nonce: nonce, authenticating: aad, into: output)
+        let needed = try SodiumAEAD.checkOpen(
+            ciphertextCount: ciphertext.count, key: key, nonce: nonce, outputCount: output.count, keyByteCount: keyByteCount,
+            nonceByteCount: nonceByteCount, tagByteCount: tagByteCount, messageBytesMax: crypto_aead_xchacha20poly1305_ietf_messagebytes_max)
+        let rc = crypto_aead_xchacha20poly1305_ietf_decrypt(
+            output.u8, nil, nil, ciphertext.u8, UInt64(ciphertext.count), aad.u8, UInt64(aad.count), nonce.u8, key.u8)
+        guard rc == 0 else { throw .authenticationFailure }
+        return needed
     }
 
     /// Encrypts and returns ciphertext || tag.
-    /// - Throws: `CryptoError` for a wrong key or nonce length or a plaintext longer than
-    ///   `maximumMessageByteCount`.
+    /// - Throws: `CryptoError` for a wrong key or nonce length, a plaintext longer than
+    ///   `maximumMessageByteCount`, or when libsodium is unusable.
     @inlinable
     public static func seal(
         _ plaintext: [UInt8], using key: SymmetricKey, nonce: [UInt8], authenticating aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
         try Sodium.ensureInitialized()
-        return try SodiumAEAD<Self>.seal(plaintext, key: key, nonce: nonce, authenticating: aad)
+        try SodiumAEAD.checkMessageLength(plaintext.count, messageBytesMax: crypto_aead_xchacha20poly1305_ietf_messagebytes_max)
+        return try SodiumAEAD.array(count: plaintext.count + tagByteCount, key: key, input: plaintext, nonce: nonce, aad: aad) {
+            (k, p, n, a, out) throws(CryptoError) in try seal(p, key: k, nonce: n, authenticating: a, into: out)
+        }
     }
 
     /// Verifies and decrypts ciphertext || tag, returning the plaintext.
     /// - Throws: `CryptoError.authenticationFailure` when the tag does not verify,
     ///   `CryptoError.ciphertextTooShort` for inputs under 16 bytes, and `CryptoError` for
-    ///   wrong key or nonce lengths.
+    ///   wrong key or nonce lengths or when libsodium is unusable.
     @inlinable
     public static func open(
         _ ciphertext: [UInt8], using key: SymmetricKey, nonce: [UInt8], authenticating aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
         try Sodium.ensureInitialized()
-        return try SodiumAEAD<Self>.open(ciphertext, key: key, nonce: nonce, authenticating: aad)
-    }
-}
-
-extension XChaCha20Poly1305: SodiumAEADAlgorithm {
-    @inlinable
-    static func messageBytesMax() -> Int { crypto_aead_xchacha20poly1305_ietf_messagebytes_max() }
-
-    @inlinable
-    static func encrypt(
-        _ c: UnsafeMutablePointer<UInt8>, _ clen: UnsafeMutablePointer<UInt64>?, _ m: UnsafePointer<UInt8>, _ mlen: UInt64,
-        _ ad: UnsafePointer<UInt8>, _ adlen: UInt64, _ npub: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>
-    ) -> Int32 {
-        crypto_aead_xchacha20poly1305_ietf_encrypt(c, clen, m, mlen, ad, adlen, nil, npub, k)
-    }
-
-    @inlinable
-    static func decrypt(
-        _ m: UnsafeMutablePointer<UInt8>, _ mlen: UnsafeMutablePointer<UInt64>?, _ c: UnsafePointer<UInt8>, _ clen: UInt64,
-        _ ad: UnsafePointer<UInt8>, _ adlen: UInt64, _ npub: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>
-    ) -> Int32 {
-        crypto_aead_xchacha20poly1305_ietf_decrypt(m, mlen, nil, c, clen, ad, adlen, npub, k)
+        guard ciphertext.count >= tagByteCount else {
+            throw .ciphertextTooShort(minimum: tagByteCount, actual: ciphertext.count)
+        }
+        return try SodiumAEAD.array(count: ciphertext.count - tagByteCount, key: key, input: ciphertext, nonce: nonce, aad: aad) {
+            (k, c, n, a, out) throws(CryptoError) in try open(c, key: k, nonce: n, authenticating: a, into: out)
+        }
     }
 }
