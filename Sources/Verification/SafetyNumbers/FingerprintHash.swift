@@ -6,9 +6,10 @@ import SignalPrimitives
 ///     H_i = SHA-512(H_(i-1) || K)    for i = 1 ..< iterations
 ///
 /// and the digit encoding of one party's half. The loop keeps `H || K` in one buffer that is
-/// allocated once per call: every round hashes the whole buffer with a copy of a freshly
-/// initialised SHA-512 state and writes the digest back over its first 64 bytes, so an
-/// iteration costs one SHA-512 and nothing else (no allocation, no copying of K).
+/// allocated once per call: every round hashes the whole buffer in one libsodium call and
+/// writes the digest back over its first 64 bytes (libsodium absorbs the whole input before it
+/// writes the digest), so an iteration costs one SHA-512 and nothing else (no allocation, no
+/// copy of K or of a hash state).
 enum FingerprintHash {
     /// The number of digest bytes kept: the scannable content is `H[0..<32]`, and the digits
     /// read `H[0..<30]`.
@@ -20,14 +21,13 @@ enum FingerprintHash {
         let digestCount = SHA512.byteCount
         var buffer = [UInt8](repeating: 0, count: digestCount + key.count)
         buffer.replaceSubrange(digestCount..., with: key)
-        let fresh = SHA512()
 
         buffer.withUnsafeMutableBytes { raw in
             let digest = UnsafeMutableRawBufferPointer(rebasing: raw[0 ..< digestCount])
             let chained = UnsafeRawBufferPointer(raw)
             let keyBytes = UnsafeRawBufferPointer(rebasing: chained[digestCount...])
 
-            var state = fresh
+            var state = SHA512()
             withUnsafeBytes(of: UInt16(0)) { state.update(bytes: $0) } // fingerprint format 0x0000
             state.update(bytes: keyBytes)
             identifier.withUnsafeBytes { state.update(bytes: $0) }
@@ -36,14 +36,27 @@ enum FingerprintHash {
 
             var round = 1
             while round < iterations {
-                state = fresh
                 // Absorbing H || K completes before the digest overwrites H.
-                state.update(bytes: chained)
-                finalize(&state, into: digest)
+                hash(chained, into: digest)
                 round += 1
             }
         }
         return Array(buffer[0 ..< keptByteCount])
+    }
+
+    /// SHA-512 of `input` into the 64-byte `digest` buffer (which may overlap `input`: the
+    /// one-shot hash absorbs all of it before writing). `hash(bytes:into:)` only throws for a
+    /// buffer shorter than 64 bytes, which `compute` never passes; should it ever throw, the
+    /// incremental form gives the same digest.
+    @inline(__always)
+    private static func hash(_ input: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
+        do {
+            try SHA512.hash(bytes: input, into: digest)
+        } catch {
+            var state = SHA512()
+            state.update(bytes: input)
+            finalize(&state, into: digest)
+        }
     }
 
     /// Writes the digest into the 64-byte `digest` buffer. `finalize(into:)` only throws for a
