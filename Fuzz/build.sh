@@ -10,42 +10,22 @@
 # Fuzz/Support/FuzzSupport.swift) is compiled and linked against them with libFuzzer's main.
 # libsodium itself is the system library (not instrumented). Optimised (-O) with overflow
 # and bounds checks kept, so a trap in library code is a finding.
+#
+# swift-crypto (for SessionKitMLKEM, which SignalVectorKit imports) is built only when the
+# `vector_loader` harness is built: SwiftPM builds its `Crypto` target (release, not
+# instrumented, like libsodium) in its own scratch path Fuzz/build/swiftpm, using the versions
+# pinned in Package.resolved; its objects are archived into Fuzz/build/lib/libSwiftCryptoDeps.a
+# and SessionKitMLKEM and SignalVectorKit are compiled here, instrumented, against its modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=Fuzz/build
 LIB=$OUT/lib
+SWIFTPM=$OUT/swiftpm
+CRYPTO_MODULES=$LIB/swift-crypto-modules
 mkdir -p "$LIB"
 FLAGS=(-O -g -swift-version 6 -parse-as-library -sanitize=fuzzer,address -I "$LIB" -I Sources/CSodium)
 LINK=(-use-ld=lld -L "$LIB")
-
-# module name, then the modules it needs (in link order after itself).
-MODULES=(SignalPrimitives SessionKit Verification SignalVectorKit)
-
-# A module or harness is rebuilt when the hash of its inputs (sources, flags, this script and
-# the modules it imports) differs from the one recorded at its last build.
-inputs_hash() { cat "$@" Fuzz/build.sh | sha256sum | cut -c1-32; }
-
-build_module() {
-    local name=$1
-    local lib=$LIB/lib$name.a
-    local sources
-    mapfile -t sources < <(find "Sources/$name" -name '*.swift' | sort)
-    local hash
-    hash=$( (echo "${FLAGS[*]} $DEPENDENCIES"; inputs_hash "${sources[@]}") | sha256sum | cut -c1-32)
-    DEPENDENCIES="$DEPENDENCIES $hash"
-    if [ -f "$lib" ] && [ "$(cat "$LIB/$name.hash" 2>/dev/null)" = "$name $hash" ]; then return; fi
-    echo "  module $name"
-    swiftc "${FLAGS[@]}" -module-name "$name" -emit-module -emit-module-path "$LIB/$name.swiftmodule" \
-        -emit-library -static -o "$lib" "${sources[@]}"
-    echo "$name $hash" > "$LIB/$name.hash"
-}
-
-echo "building library modules (swiftc -sanitize=fuzzer,address)"
-DEPENDENCIES=""   # the hashes of the modules built so far (each module may import the earlier ones)
-for module in "${MODULES[@]}"; do build_module "$module"; done
-
-CORE_LIBS=(-lVerification -lSessionKit -lSignalPrimitives -lsodium)
 
 if [ $# -gt 0 ]; then
     HARNESSES=("$@")
@@ -53,18 +33,88 @@ else
     HARNESSES=()
     for file in Fuzz/Harnesses/*.swift; do HARNESSES+=("$(basename "$file" .swift)"); done
 fi
+NEEDS_VECTOR_KIT=no
+for harness in "${HARNESSES[@]}"; do [ "$harness" = vector_loader ] && NEEDS_VECTOR_KIT=yes; done
+
+# The core modules, in dependency order (each module may import the earlier ones); with the
+# vector-file harness also the KEM adapter and the conformance engine.
+MODULES=(SignalPrimitives SessionKit Verification)
+if [ $NEEDS_VECTOR_KIT = yes ]; then MODULES+=(SessionKitMLKEM SignalVectorKit); fi
+
+# A module or harness is rebuilt when the hash of its inputs (sources, flags, this script and
+# the modules it imports) differs from the one recorded at its last build.
+inputs_hash() { cat "$@" Fuzz/build.sh | sha256sum | cut -c1-32; }
+
+# Builds swift-crypto's `Crypto` target with SwiftPM (a no-op when it is up to date) and
+# archives its objects and those of its C and Swift dependencies.
+build_swift_crypto() {
+    echo "  swift-crypto (swift build -c release --target Crypto --scratch-path $SWIFTPM)"
+    swift build -c release --target Crypto --scratch-path "$SWIFTPM" >"$OUT/swiftpm.log" 2>&1 \
+        || { cat "$OUT/swiftpm.log" >&2; echo "building swift-crypto failed" >&2; exit 1; }
+    local release=$SWIFTPM/release
+    local objects
+    mapfile -t objects < <(for target in Crypto CryptoBoringWrapper CCryptoBoringSSL CCryptoBoringSSLShims CXKCP CXKCPShims; do
+        [ -d "$release/$target.build" ] && find "$release/$target.build" -name '*.o'
+    done | sort)
+    [ ${#objects[@]} -gt 0 ] || { echo "no swift-crypto objects in $release" >&2; exit 1; }
+    local hash
+    hash=$(cat "${objects[@]}" "$release/Modules/Crypto.swiftmodule" | sha256sum | cut -c1-32)
+    if [ ! -f "$LIB/libSwiftCryptoDeps.a" ] || [ "$(cat "$LIB/SwiftCryptoDeps.hash" 2>/dev/null)" != "$hash" ]; then
+        rm -f "$LIB/libSwiftCryptoDeps.a"
+        llvm-ar rcsD "$LIB/libSwiftCryptoDeps.a" "${objects[@]}" 2>/dev/null || ar rcsD "$LIB/libSwiftCryptoDeps.a" "${objects[@]}"
+        echo "$hash" > "$LIB/SwiftCryptoDeps.hash"
+    fi
+    # Only swift-crypto's modules, apart from the SwiftPM build's own (uninstrumented) copies of
+    # this package's modules, which sit next to them.
+    rm -rf "$CRYPTO_MODULES" && mkdir -p "$CRYPTO_MODULES"
+    cp "$release/Modules/Crypto.swiftmodule" "$release/Modules/CryptoBoringWrapper.swiftmodule" "$CRYPTO_MODULES/"
+    DEPENDENCIES="$DEPENDENCIES $hash"
+}
+
+build_module() {
+    local name=$1
+    local lib=$LIB/lib$name.a
+    local sources
+    mapfile -t sources < <(find "Sources/$name" -name '*.swift' | sort)
+    local extra=()
+    case $name in SessionKitMLKEM | SignalVectorKit) extra=(-I "$CRYPTO_MODULES") ;; esac
+    local hash
+    hash=$( (echo "${FLAGS[*]} ${extra[*]} $DEPENDENCIES"; inputs_hash "${sources[@]}") | sha256sum | cut -c1-32)
+    DEPENDENCIES="$DEPENDENCIES $hash"
+    if [ -f "$lib" ] && [ "$(cat "$LIB/$name.hash" 2>/dev/null)" = "$name $hash" ]; then return; fi
+    echo "  module $name"
+    swiftc "${FLAGS[@]}" "${extra[@]}" -module-name "$name" -emit-module -emit-module-path "$LIB/$name.swiftmodule" \
+        -emit-library -static -o "$lib" "${sources[@]}"
+    echo "$name $hash" > "$LIB/$name.hash"
+}
+
+echo "building library modules (swiftc -sanitize=fuzzer,address)"
+DEPENDENCIES=""   # the hashes of the modules built so far (each module may import the earlier ones)
+for module in "${MODULES[@]}"; do
+    if [ "$module" = SessionKitMLKEM ]; then build_swift_crypto; fi
+    build_module "$module"
+done
+
+CORE_LIBS=(-lVerification -lSessionKit -lSignalPrimitives -lsodium)
 
 for harness in "${HARNESSES[@]}"; do
     src=Fuzz/Harnesses/$harness.swift
     [ -f "$src" ] || { echo "no harness $src" >&2; exit 1; }
     LIBS=("${CORE_LIBS[@]}")
-    # The vector-file loader harness also needs the conformance engine (and Foundation).
-    if [ "$harness" = vector_loader ]; then LIBS=(-lSignalVectorKit "${LIBS[@]}"); fi
+    EXTRA=()
+    HASHES=("$LIB/SignalPrimitives.hash" "$LIB/SessionKit.hash" "$LIB/Verification.hash")
+    # The vector-file loader harness also needs the conformance engine, the KEM adapter and
+    # swift-crypto (and Foundation).
+    if [ "$harness" = vector_loader ]; then
+        LIBS=(-lSignalVectorKit -lSessionKitMLKEM "${LIBS[@]}" -lSwiftCryptoDeps -lstdc++)
+        EXTRA=(-I "$CRYPTO_MODULES")
+        HASHES+=("$LIB/SessionKitMLKEM.hash" "$LIB/SignalVectorKit.hash" "$LIB/SwiftCryptoDeps.hash")
+    fi
     bin=$OUT/$harness
-    hash=$( (echo "${FLAGS[*]} ${LIBS[*]}"; cat "$LIB"/*.hash; inputs_hash Fuzz/Support/*.swift "$src") | sha256sum | cut -c1-32)
+    hash=$( (echo "${FLAGS[*]} ${LIBS[*]}"; cat "${HASHES[@]}"; inputs_hash Fuzz/Support/*.swift "$src") | sha256sum | cut -c1-32)
     if [ -f "$bin" ] && [ "$(cat "$bin.hash" 2>/dev/null)" = "$hash" ]; then continue; fi
     echo "  harness $harness"
-    swiftc "${FLAGS[@]}" "${LINK[@]}" Fuzz/Support/*.swift "$src" "${LIBS[@]}" -o "$bin"
+    swiftc "${FLAGS[@]}" "${EXTRA[@]}" "${LINK[@]}" Fuzz/Support/*.swift "$src" "${LIBS[@]}" -o "$bin"
     echo "$hash" > "$bin.hash"
 done
 echo "harnesses in $OUT/"

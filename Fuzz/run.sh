@@ -4,6 +4,9 @@
 #   Fuzz/run.sh [harness...]          fuzz each harness for FUZZ_SECONDS seconds (default 30)
 #   Fuzz/run.sh seeds [harness...]    regenerate the committed seed corpora Fuzz/corpus/<harness>/
 #   Fuzz/run.sh list                  print the harness names
+#   Fuzz/run.sh regressions [harness...]   replay the kept inputs of reported findings
+#                                     (Fuzz/regressions/<harness>/); exits non-zero while any
+#                                     still reproduces
 #
 # Each harness starts from its committed seeds (Fuzz/corpus/<harness>/, read only) and a
 # working corpus in Fuzz/build/corpus/<harness>/ that persists between runs (git-ignored).
@@ -31,11 +34,17 @@ command=${1:-fuzz}
 case "$command" in
     list) harness_names; exit 0 ;;
     seeds) shift ;;
+    regressions) shift ;;
     fuzz) shift ;;
     *) command=fuzz ;;
 esac
 
 if [ $# -gt 0 ]; then HARNESSES=("$@"); else mapfile -t HARNESSES < <(harness_names); fi
+if [ "$command" = regressions ] && [ $# -eq 0 ]; then
+    HARNESSES=()
+    for directory in Fuzz/regressions/*/; do [ -d "$directory" ] && HARNESSES+=("$(basename "$directory")"); done
+    [ ${#HARNESSES[@]} -gt 0 ] || { echo "no regression inputs"; exit 0; }
+fi
 
 Fuzz/build.sh "${HARNESSES[@]}" || { echo "fuzz: build failed" >&2; exit 1; }
 
@@ -47,6 +56,23 @@ if [ "$command" = seeds ]; then
             || { echo "seeds: $harness failed" >&2; exit 1; }
     done
     python3 Fuzz/seeds_from_vectors.py "${HARNESSES[@]}"
+    exit 0
+fi
+
+if [ "$command" = regressions ]; then
+    reproduced=0
+    for harness in "${HARNESSES[@]}"; do
+        for input in Fuzz/regressions/"$harness"/*; do
+            [ -f "$input" ] || continue
+            if "Fuzz/build/$harness" "$input" >"Fuzz/build/regression.log" 2>&1; then
+                echo "fixed       $input"
+            else
+                echo "REPRODUCES  $input: $(grep -a -m1 -E 'FUZZ INVARIANT|ERROR: |runtime error|Fatal error' Fuzz/build/regression.log)"
+                reproduced=$((reproduced + 1))
+            fi
+        done
+    done
+    [ $reproduced -eq 0 ] || exit 1
     exit 0
 fi
 

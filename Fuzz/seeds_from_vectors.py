@@ -3,8 +3,8 @@
 
 Called by `Fuzz/run.sh seeds` after each harness has written its own seeds. Each seed is
 framed the way its harness reads input (see the comment at the top of each harness). Only
-small entries are kept (at most MAX_SEED_BYTES bytes, at most MAX_SEEDS per harness), so the
-committed corpora stay small.
+small entries are kept (at most MAX_SEED_BYTES bytes, 4096 for whole files, at most MAX_SEEDS per
+harness, spread evenly over the vectors), so the committed corpora stay small.
 """
 import hashlib
 import json
@@ -66,61 +66,95 @@ def self_encrypted():
 
 
 def sender_key_distribution():
-    for test in tests("sender_key.json"):
-        distribution = hexfield(test, "distribution")
-        if distribution is not None:
-            yield chunk(distribution)
+    # Framed as that harness reads items: a selector byte (0: processed for its first group),
+    # then the chunk. The vectors' groups are not the harness's, so these reach the parser and
+    # the group check.
+    for name in ("sender_key.json", "sender_key_2.json"):
+        for test in tests(name):
+            distribution = hexfield(test, "distribution")
+            if distribution is not None:
+                yield b"\x00" + chunk(distribution)
+            for entry in test.get("more_distributions", []) or []:
+                more = hexfield(entry, "distribution")
+                if more is not None:
+                    yield b"\x00" + chunk(more)
 
 
 def sender_key_message():
-    for test in tests("sender_key.json"):
-        for event in test.get("events", []):
-            message = hexfield(event, "message")
-            if message is not None:
-                yield b"\x04" + chunk(message)
+    # Raw deliveries (op 4).
+    for name in ("sender_key.json", "sender_key_2.json"):
+        for test in tests(name):
+            for event in test.get("events", []):
+                message = hexfield(event, "message")
+                if message is not None:
+                    yield b"\x04" + chunk(message)
+
+
+def ratchet_events():
+    for name in ("ratchet.json", "ratchet_2.json"):
+        for test in tests(name):
+            for event in test.get("events", []):
+                message = hexfield(event, "message")
+                if message is not None and len(message) <= MAX_SEED_BYTES:
+                    yield message
 
 
 def ratchet_message():
-    # Raw deliveries to Bob (base 0, op 6, party 1), framed as that harness reads them.
-    for test in tests("ratchet.json"):
-        for event in test.get("events", []):
-            message = hexfield(event, "message")
-            if message is not None and message[:1] == b"\x01":
-                yield b"\x00\x06\x01" + chunk(message)
+    # Raw deliveries to Bob (op 6, party 1), framed as that harness reads them: ratchet
+    # messages (0x21) on a base after a reply (0), prekey messages (0x22) on a base where Alice
+    # has had no reply (1, classic; 5, with a KEM prekey).
+    for message in ratchet_events():
+        if message[:1] == b"\x21":
+            yield b"\x00\x06\x01" + chunk(message)
+        elif message[:1] == b"\x22":
+            yield (b"\x05" if len(message) > 1100 else b"\x01") + b"\x06\x01" + chunk(message)
 
 
 def prekey_message():
-    # Raw deliveries (limits 0, op 4).
-    for test in tests("ratchet.json"):
-        for event in test.get("events", []):
-            message = hexfield(event, "message")
-            if message is not None and message[:1] == b"\x02":
-                yield b"\x00\x04" + chunk(message)
+    # Raw deliveries (settings 0, op 4, Alice's record).
+    for message in ratchet_events():
+        if message[:1] == b"\x22":
+            yield b"\x00\x04\x00" + chunk(message)
 
 
 def message_decoding():
-    for test in tests("ratchet.json"):
-        for event in test.get("events", []):
-            message = hexfield(event, "message")
-            if message is not None:
-                yield message
+    yield from ratchet_events()
+
+
+def bundle():
+    # Raw bundles (mode 0), valid and invalid ones.
+    for test in tests("bundle.json"):
+        encoded = hexfield(test, "bundle")
+        if encoded is not None:
+            yield b"\x00" + encoded
 
 
 def vector_loader():
-    # Small whole files of both shapes.
+    # Small whole files of both shapes: the first tests of the small suites, and the smallest
+    # tests of the version-2 protocol suites.
     for name in ("qr_payload.json", "safety_number.json"):
         path = os.path.join(VECTORS, name)
         if os.path.exists(path):
             with open(path, "rb") as handle:
-                data = handle.read()
-            # Keep the first few tests only.
-            document = json.loads(data)
+                document = json.load(handle)
             document["tests"] = document["tests"][:3]
             yield json.dumps(document).encode()
+    for name in ("bundle.json", "x3dh.json", "self_encryption.json", "sender_key.json", "ratchet.json"):
+        path = os.path.join(VECTORS, name)
+        if not os.path.exists(path):
+            continue
+        with open(path, "rb") as handle:
+            document = json.load(handle)
+        smallest = sorted(document.get("tests", []), key=lambda test: len(json.dumps(test)))
+        for test in smallest[:2]:
+            single = dict(document, tests=[test])
+            yield json.dumps(single).encode()
 
 
 SOURCES = {name: function for name, function in globals().items()
-           if callable(function) and name not in ("tests", "chunk", "hexfield", "main")}
+           if callable(function) and name not in ("tests", "chunk", "hexfield", "main", "ratchet_events")}
+# Larger seeds for the vector-file harness (whole files).
+MAX_SEED_BYTES_FOR = {"vector_loader": 4096}
 
 
 def main(harnesses):
@@ -130,17 +164,20 @@ def main(harnesses):
             continue
         directory = os.path.join(ROOT, "Fuzz", "corpus", harness)
         os.makedirs(directory, exist_ok=True)
-        written = 0
+        limit = MAX_SEED_BYTES_FOR.get(harness, MAX_SEED_BYTES)
+        eligible = []
         for seed in source():
-            if len(seed) > MAX_SEED_BYTES:
-                continue
+            if len(seed) <= limit and seed not in eligible:
+                eligible.append(seed)
+        # At most MAX_SEEDS, spread evenly over the files' order (valid cases tend to come
+        # first and error cases last), deterministically.
+        if len(eligible) > MAX_SEEDS:
+            eligible = [eligible[i * len(eligible) // MAX_SEEDS] for i in range(MAX_SEEDS)]
+        for seed in eligible:
             name = "vector-" + hashlib.sha256(seed).hexdigest()[:20]
             with open(os.path.join(directory, name), "wb") as handle:
                 handle.write(seed)
-            written += 1
-            if written >= MAX_SEEDS:
-                break
-        print(f"{harness}: {written} seeds from the vectors")
+        print(f"{harness}: {len(eligible)} seeds from the vectors")
 
 
 if __name__ == "__main__":

@@ -1,44 +1,139 @@
-// Harness `state_prekeys`: loading persisted `LocalPreKeys` (kind 0x04).
+// Harness `state_prekeys`: loading persisted `LocalPreKeys` (kind 0x04, version 2: signed
+// prekeys with their `kem` bit, last-resort KEM prekeys and EK_A replay records, one-time
+// prekeys, one-time KEM prekeys).
 //
 // Input as `loadState` reads it. Invariants: failures are `invalidPayload` or
-// `unsupportedVersion` only; loaded prekeys serialize back to the same bytes; every one-time
-// prekey listed is found by its id and ids are distinct; the current signed prekey is found
-// by its id; removing a one-time prekey removes exactly that one.
+// `unsupportedVersion` only; loaded prekeys serialize back to the same bytes (the format is
+// canonical); ids are distinct within each series and every key is found by its id (one-time
+// prekeys; one-time and last-resort KEM prekeys, with their kind; current and previous signed
+// prekeys); a signed prekey carries a last-resort KEM prekey exactly when it is signed with
+// `kem` = 1; descriptions show no private key; removing a one-time prekey removes exactly that
+// one; applying a consumption (one-time prekey, one-time KEM prekey, EK_A under the current
+// signed prekey) removes exactly those and records EK_A, and one naming a key not held throws
+// `unknownPreKey` and changes nothing.
 import SessionKit
 import SignalPrimitives
 
 enum Harness {
+    /// Finding 5 (Fuzz/README.md): the replay records of a signed prekey are written sorted but
+    /// loaded in any order. With `FUZZ_TOLERATE=prekey-record-order` the harness compares the
+    /// serialization with the blob whose replay records it has sorted itself.
+    static let tolerateRecordOrder = isTolerated("prekey-record-order")
+
+    /// The blob (one that loaded, so its layout is valid) with each signed prekey's replay
+    /// records sorted, walked from the documented version-2 layout.
+    static func sortingReplayRecords(_ blob: [UInt8]) -> [UInt8] {
+        var out = blob
+        var offset = 6 + 12
+        func entry(retired: Bool) {
+            offset += 4 + 32 + 64
+            let kem = out[offset]
+            offset += 1 + 8 + (kem == 1 ? 4 + 64 + 1184 + 64 : 0)
+            let count = Int(readU32(out[offset ..< offset + 4]))
+            offset += 4
+            var keys: [[UInt8]] = []
+            for index in 0 ..< count { keys.append(Array(out[(offset + 32 * index) ..< (offset + 32 * index + 32)])) }
+            keys.sort { (a: [UInt8], b: [UInt8]) -> Bool in a.lexicographicallyPrecedes(b) }
+            for (index, key) in keys.enumerated() { out.replaceSubrange((offset + 32 * index) ..< (offset + 32 * index + 32), with: key) }
+            offset += 32 * count + (retired ? 8 : 0)
+        }
+        entry(retired: false)
+        let previous = Int(readU32(out[offset ..< offset + 4]))
+        offset += 4
+        for _ in 0 ..< previous { entry(retired: true) }
+        return resealed(out)
+    }
+
+    static let newBaseKey = must { try X25519.PrivateKey(rawRepresentation: fixedBytes(32, seed: 0xEEA)).publicKey }
+
     static func run(_ bytes: [UInt8]) {
-        guard let (keys, _) = loadState(bytes, kind: 0x04, load: { (blob: [UInt8]) throws(SessionError) in try LocalPreKeys(serialized: blob) },
-                                        serialize: { $0.serialized() }) else { return }
+        var normalize: (([UInt8]) -> [UInt8])?
+        if tolerateRecordOrder { normalize = { (blob: [UInt8]) -> [UInt8] in sortingReplayRecords(blob) } }
+        guard let (keys, blob) = loadState(bytes, kind: 0x04, load: { (blob: [UInt8]) throws(SessionError) in try LocalPreKeys(serialized: blob) },
+                                           serialize: { (keys: LocalPreKeys) in keys.serialized() }, normalize: normalize) else { return }
         let ids = keys.oneTimePreKeys.map(\.id)
         invariant(Set(ids).count == ids.count, "repeated one-time prekey ids")
         invariant(keys.oneTimePreKeyCount == ids.count, "count disagrees")
         for key in keys.oneTimePreKeys.prefix(16) {
             invariant(keys.oneTimePreKey(id: key.id)?.publicKey == key.publicKey, "one-time prekey \(key.id) not found by id")
         }
-        let current = keys.currentSignedPreKey.key
-        invariant(keys.signedPreKey(id: current.id)?.publicKey == current.publicKey, "current signed prekey not found by id")
+        let entries = keys.signedPreKeyEntries
+        invariant(Set(entries.map(\.key.id)).count == entries.count, "repeated signed prekey ids")
+        invariant(entries.allSatisfy { $0.key.id != 0 } && ids.allSatisfy { $0 != 0 }, "an id 0")
+        let lastResort = entries.compactMap(\.lastResortKEMPreKey)
+        let kemIDs = keys.oneTimeKEMPreKeys.map(\.id) + lastResort.map(\.id)
+        invariant(Set(kemIDs).count == kemIDs.count && !kemIDs.contains(0), "repeated or zero KEM prekey ids")
+        for entry in entries {
+            invariant(keys.signedPreKey(id: entry.key.id)?.publicKey == entry.key.publicKey, "signed prekey \(entry.key.id) not found by id")
+            invariant(entry.key.signsKEMPreKeys == (entry.lastResortKEMPreKey != nil), "kem bit and last-resort KEM prekey disagree")
+            invariant(entry.lastResortKEMPreKey.map { $0.kind == .lastResort } ?? true, "a last-resort KEM prekey of another kind")
+        }
+        invariant(keys.currentSignedPreKey.retiredAt == nil && keys.previousSignedPreKeys.allSatisfy { $0.retiredAt != nil },
+                  "retirement dates")
+        for key in (keys.oneTimeKEMPreKeys.prefix(8) + lastResort) {
+            invariant(keys.kemPreKey(id: key.id)?.publicKey == key.publicKey && keys.kemPreKey(id: key.id)?.kind == key.kind,
+                      "KEM prekey \(key.id) not found by id")
+        }
+        invariant(keys.oneTimeKEMPreKeys.allSatisfy { $0.kind == .oneTime }, "a one-time KEM prekey of another kind")
+        var secrets = keys.oneTimePreKeys.prefix(4).map { Hex.encode($0.privateKey.rawRepresentation) }
+        secrets += entries.prefix(4).map { Hex.encode($0.key.privateKey.rawRepresentation) }
+        for secret in secrets {
+            invariant(!keys.description.contains(secret) && !keys.debugDescription.contains(secret), "description shows a private key")
+        }
         if let first = ids.first {
             var copy = keys
             invariant(copy.removeOneTimePreKey(id: first)?.id == first, "removal returned another key")
             invariant(copy.oneTimePreKey(id: first) == nil && copy.oneTimePreKeyCount == ids.count - 1, "removal did not remove exactly one")
         }
+        // Applying what an X3DH used.
+        let current = keys.currentSignedPreKey.key.id
+        let kemID = keys.oneTimeKEMPreKeys.first?.id
+        var applied = keys
+        do {
+            try applied.apply(PreKeyConsumption(signedPreKeyID: current, baseKey: newBaseKey, oneTimePreKeyID: ids.first,
+                                                oneTimeKEMPreKeyID: kemID))
+            invariant(applied.hasRecordedBaseKey(newBaseKey, signedPreKeyID: current), "EK_A not recorded")
+            invariant(applied.oneTimePreKeyCount == max(0, ids.count - 1), "one-time prekeys after apply")
+            invariant(applied.oneTimeKEMPreKeys.count == max(0, keys.oneTimeKEMPreKeys.count - 1), "one-time KEM prekeys after apply")
+            if let kemID { invariant(applied.kemPreKey(id: kemID) == nil, "the one-time KEM prekey is still held") }
+        } catch {
+            fail("applying a consumption of held keys threw \(error)")
+        }
+        let unknown = (ids.max() ?? 0) &+ 1
+        var unchanged = keys
+        do {
+            try unchanged.apply(PreKeyConsumption(signedPreKeyID: current, baseKey: newBaseKey, oneTimePreKeyID: unknown == 0 ? 1 : unknown,
+                                                  oneTimeKEMPreKeyID: nil))
+            if unknown != 0 { fail("applying a consumption of an unknown one-time prekey succeeded") }
+        } catch {
+            invariant(error == .unknownPreKey, "apply threw \(error)")
+            invariant(unchanged.serialized() == blob, "a failed apply changed the prekeys")
+        }
     }
 
     static func seeds() -> [[UInt8]] {
-        do {
+        must("seed prekeys") {
             let random = CountingRandomSource(seed: 7)
+            let kem = StandInKEM()
             let identity = try IdentityKeyPair(using: random)
             let start = Timestamp(secondsSince1970: 1_700_000_000)
-            var keys = try LocalPreKeys(identity: identity, now: start, policy: try PreKeyPolicy(oneTimePreKeyBatchSize: 3, oneTimePreKeyLowWaterMark: 1), random: random)
+            let policy = try PreKeyPolicy(oneTimePreKeyBatchSize: 3, oneTimePreKeyLowWaterMark: 1)
+            var keys = try LocalPreKeys(identity: identity, now: start, policy: policy, random: random)
             var blobs = [keys.serialized()]
             _ = try keys.rotateSignedPreKey(identity: identity, now: start.adding(seconds: 86_400 * 8), random: random)
             _ = keys.removeOneTimePreKey(id: 2)
             blobs.append(keys.serialized())
+            var hybrid = try LocalPreKeys(identity: identity, now: start, policy: policy, kem: kem, random: random)
+            blobs.append(hybrid.serialized())
+            // Replay records (two, so that their order matters), a rotation, a consumed KEM prekey.
+            for seed in UInt64(1) ... 2 {
+                let ek = try X25519.PrivateKey(rawRepresentation: fixedBytes(32, seed: seed)).publicKey
+                try hybrid.apply(PreKeyConsumption(signedPreKeyID: hybrid.currentSignedPreKey.key.id, baseKey: ek,
+                                                   oneTimePreKeyID: nil, oneTimeKEMPreKeyID: hybrid.oneTimeKEMPreKeys.first?.id))
+            }
+            _ = try hybrid.maintain(identity: identity, now: start.adding(seconds: 86_400 * 8), policy: policy, kem: kem, random: random)
+            blobs.append(hybrid.serialized())
             return stateSeeds(blobs)
-        } catch {
-            fail("seed prekeys: \(error)")
         }
     }
 }

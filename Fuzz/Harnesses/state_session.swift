@@ -1,21 +1,37 @@
-// Harness `state_session`: loading a persisted `SessionState` (kind 0x01).
+// Harness `state_session`: loading a persisted `SessionState` (kind 0x01, version 2: role,
+// limits, both identity keys and addresses, EK_A, SHA-256(P), an initiator's pending prefix P,
+// the ratchet).
 //
 // Input as `loadState` reads it (whole blob, or version + body in a valid envelope).
 // Invariants: failures are `invalidPayload` or `unsupportedVersion` only; a loaded session
-// serializes back to the same bytes; its description does not depend on its root key (the
-// root key flipped gives the same description); it can encrypt, or fails with
-// `chainExhausted` or `noSession` (no sending chain) and stays unchanged; raw garbage does not decrypt and changes nothing.
+// serializes back to the same bytes; its AD is IK_A || IK_B || Encode(A) || Encode(B) of its
+// identity keys and addresses, initiator first; a pending prefix belongs to an initiator and
+// carries its identity key, EK_A and digest; its description does not depend on its root key
+// (the root key flipped gives the same description); it can encrypt (a prekey message
+// carrying P while a prefix is pending, else a ratchet message), or fails with
+// `chainExhausted` or `noSession` (no sending chain) and stays unchanged; raw garbage (a
+// ratchet message and a prekey message) does not decrypt and changes nothing.
 import SessionKit
 import SignalPrimitives
 
 enum Harness {
     static func run(_ bytes: [UInt8]) {
         guard let (session, blob) = loadState(bytes, kind: 0x01, load: { (blob: [UInt8]) throws(SessionError) in try SessionState(serialized: blob) },
-                                              serialize: { $0.serialized() }) else { return }
-        // The root key follows the prefix: 6 + 1 + 4 + 4 + 32·4 + 4 + flag (+ opk id) + 1.
-        let flagOffset: Int = 147
-        let flag: UInt8 = blob[flagOffset]
-        let rootKey: Int = flagOffset + (flag == 1 ? 6 : 2)
+                                              serialize: { (session: SessionState) in session.serialized() }) else { return }
+        let initiator = session.role == .initiator
+        let ad = initiator
+            ? session.localIdentityKey.rawRepresentation + session.remoteIdentityKey.rawRepresentation + session.localAddress.encoded + session.remoteAddress.encoded
+            : session.remoteIdentityKey.rawRepresentation + session.localIdentityKey.rawRepresentation + session.remoteAddress.encoded + session.localAddress.encoded
+        invariant(session.associatedDataBytes == ad, "AD is not IK_A || IK_B || Encode(A) || Encode(B)")
+        if let prefix = session.pendingPreKeyPrefix {
+            invariant(initiator && session.sendsPreKeyMessages, "a pending prefix on a responder")
+            invariant(prefix.identityKey == session.localIdentityKey && prefix.baseKey == session.baseKey
+                      && prefix.digest == session.preKeyPrefixDigest, "the pending prefix is not the session's")
+        }
+        // The root key follows the prefix part: 6 + 1 + 4 + 4 + 32 + 32 + addresses + 32 + 32
+        // + hasPending (+ u32 + P).
+        let pendingOffset = 6 + 73 + session.localAddress.encoded.count + session.remoteAddress.encoded.count + 64
+        let rootKey = pendingOffset + 1 + (session.pendingPreKeyPrefix.map { 4 + $0.byteCount } ?? 0)
         var body = Array(blob[6 ..< (blob.count - 16)])
         body[rootKey - 6] ^= 0x80
         do {
@@ -28,7 +44,11 @@ enum Harness {
         var copy = session
         do {
             let message = try copy.encrypt(Array("ping".utf8))
-            invariant(!message.isEmpty, "empty message")
+            if let prefix = session.pendingPreKeyPrefix {
+                invariant(message.first == 0x22 && Array(message[1 ..< 1 + prefix.byteCount]) == prefix.bytes, "a prekey message without P")
+            } else {
+                invariant(message.first == 0x21, "a ratchet message of type \(String(describing: message.first))")
+            }
         } catch {
             // chainExhausted at the counter limit; noSession for a session without a sending
             // chain (a responder that has not decrypted its first message).
@@ -36,43 +56,53 @@ enum Harness {
             invariant(copy.serialized() == blob, "a failed encrypt changed the session")
         }
         // Counters 0, so that a loaded configuration with a huge MAX_SKIP costs nothing here.
-        let garbage = [0x01] + [UInt8](repeating: 0x09, count: 32) + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0x5A, count: 30)
-        var target = session
-        do {
-            _ = try target.decrypt(garbage)
-            fail("garbage decrypted")
-        } catch {
-            invariant(target.serialized() == blob, "a failed decrypt changed the session (\(error))")
+        let garbage = [0x21] + [UInt8](repeating: 0x09, count: 32) + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0x5A, count: 30)
+        let prefix = [0x22] + session.remoteIdentityKey.rawRepresentation + session.baseKey.rawRepresentation + [0, 0, 0, 3, 0]
+        for message in [garbage, prefix + garbage] {
+            var target = session
+            let random = CountingRandomSource(seed: 3)
+            do {
+                _ = try target.decrypt(message, random: random)
+                fail("garbage decrypted")
+            } catch {
+                invariant(target.serialized() == blob, "a failed decrypt changed the session (\(error))")
+                invariant(random.draws == 0, "a failed decrypt drew from the random source")
+            }
         }
     }
 
     static func seeds() -> [[UInt8]] {
         var blobs: [[UInt8]] = []
-        do {
+        must("seed sessions") {
             let random = CountingRandomSource(seed: 5)
+            let kem = StandInKEM()
             let alice = try IdentityKeyPair(using: random)
             let bob = try IdentityKeyPair(using: random)
-            let signed = try SignedPreKey(id: 3, signedBy: bob, using: random)
-            let oneTime = try OneTimePreKey(id: 4, using: random)
-            for useOneTime in [true, false] {
-                let bundle = PreKeyBundle(identityKey: bob.publicKey, signedPreKey: signed, oneTimePreKey: useOneTime ? oneTime : nil)
-                var a: SessionState? = try SessionState(initiatingWith: bundle, identity: alice, random: random)
-                var b: SessionState?
-                blobs.append(a?.serialized() ?? [])
-                let first = try a?.encrypt([1]) ?? []
-                _ = try a?.encrypt([2])
-                let third = try a?.encrypt([3]) ?? []
-                _ = try SessionCipher.decrypt(third, session: &b, identity: bob,
-                                              preKeys: PreKeySet(signedPreKeys: [signed], oneTimePreKeys: [oneTime]), random: random)
-                blobs.append(b?.serialized() ?? [])      // responder with two skipped keys
-                _ = try SessionCipher.decrypt(first, session: &b, identity: bob, preKeys: PreKeySet(), random: random)
-                let reply = try b?.encrypt([4]) ?? []
-                _ = try SessionCipher.decrypt(reply, session: &a, identity: alice, preKeys: PreKeySet(), random: random)
-                blobs.append(a?.serialized() ?? [])
-                blobs.append(b?.serialized() ?? [])
+            for hybrid in [false, true] {
+                let signed = try SignedPreKey(id: 3, signedBy: bob, signsKEMPreKeys: hybrid, using: random)
+                let oneTime = try OneTimePreKey(id: 4, using: random)
+                let kemPreKey = hybrid ? try KEMPreKey(id: 6, kind: .lastResort, signedBy: bob, kem: kem, using: random) : nil
+                let preKeys = PreKeySet(signedPreKeys: [signed], oneTimePreKeys: [oneTime], kemPreKeys: kemPreKey.map { [$0] } ?? [])
+                for useOneTime in [true, false] {
+                    let bundle = PreKeyBundle(identityKey: bob.publicKey, signedPreKey: signed, oneTimePreKey: useOneTime ? oneTime : nil,
+                                              kemPreKey: kemPreKey)
+                    var a = try SessionState(initiatingWith: bundle, identity: alice, localAddress: Addresses.alice,
+                                             remoteAddress: hybrid ? Addresses.decomposed : Addresses.bob, kem: kem, random: random)
+                    blobs.append(a.serialized())
+                    let first = try a.encrypt([1])
+                    _ = try a.encrypt([2])
+                    let third = try a.encrypt([3])
+                    var b = try SessionState.accept(PreKeyMessage(serialized: third), identity: bob,
+                                                    localAddress: hybrid ? Addresses.decomposed : Addresses.bob,
+                                                    remoteAddress: Addresses.alice, preKeys: preKeys, kem: kem, random: random).session
+                    blobs.append(b.serialized())      // responder with two skipped keys
+                    _ = try b.decrypt(first, random: random)
+                    let reply = try b.encrypt([4])
+                    _ = try a.decrypt(reply, random: random)
+                    blobs.append(a.serialized())
+                    blobs.append(b.serialized())
+                }
             }
-        } catch {
-            fail("seed sessions: \(error)")
         }
         return stateSeeds(blobs)
     }

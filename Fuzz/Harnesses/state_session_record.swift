@@ -1,23 +1,26 @@
-// Harness `state_session_record`: loading a persisted `SessionRecord` (kind 0x07).
+// Harness `state_session_record`: loading a persisted `SessionRecord` (kind 0x07, version 2:
+// the current session and up to 40 previous ones, as version-2 session bodies).
 //
 // Input as `loadState` reads it. Invariants: failures are `invalidPayload` or
-// `unsupportedVersion` only; a loaded record serializes back to the same bytes and holds at
-// most 40 previous sessions; raw garbage does not decrypt and changes nothing; encrypting
-// either works or fails (`noSession` without a current session, `chainExhausted`) leaving the
-// record unchanged.
+// `unsupportedVersion` only; a loaded record serializes back to the same bytes, holds at most
+// 40 previous sessions and no two sessions with the same role and EK_A; raw garbage (a ratchet
+// message, a prekey message naming the EK_A of a held session and one naming an unknown EK_A)
+// does not decrypt, changes nothing and draws nothing; encrypting either works or fails
+// (`noSession` without a current session, `chainExhausted`) leaving the record unchanged.
 import SessionKit
 import SignalPrimitives
 
 enum Harness {
-    static let identity: IdentityKeyPair = {
-        do { return try IdentityKeyPair(seed: fixedBytes(32, seed: 1)) } catch { fail("identity") }
-    }()
+    static let identity = must { try IdentityKeyPair(seed: fixedBytes(32, seed: 1)) }
 
     static func run(_ bytes: [UInt8]) {
         guard let (record, blob) = loadState(bytes, kind: 0x07, load: { (blob: [UInt8]) throws(SessionError) in try SessionRecord(serialized: blob) },
-                                             serialize: { $0.serialized() }) else { return }
+                                             serialize: { (record: SessionRecord) in record.serialized() }) else { return }
         invariant(record.previousSessions.count <= 40, "\(record.previousSessions.count) previous sessions")
         invariant(record.isEmpty == (record.currentSession == nil && record.previousSessions.isEmpty), "isEmpty disagrees")
+        let sessions = (record.currentSession.map { [$0] } ?? []) + record.previousSessions
+        let identities = sessions.map { [$0.role.rawValue] + $0.baseKey.rawRepresentation }
+        invariant(Set(identities).count == identities.count, "two sessions with the same role and EK_A")
         var copy = record
         do {
             _ = try copy.encrypt([1, 2, 3])
@@ -26,42 +29,53 @@ enum Harness {
             invariant(error == .noSession || error == .chainExhausted, "encrypt threw \(error)")
             invariant(copy.serialized() == blob, "a failed encrypt changed the record")
         }
-        var target = record
         // Counters 0, so that a loaded configuration with a huge MAX_SKIP costs nothing here.
-        let garbage = [0x01] + [UInt8](repeating: 0x09, count: 32) + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0x5A, count: 30)
-        let prefix = [0x02] + [UInt8](repeating: 0x00, count: 32) + [UInt8](repeating: 0x09, count: 32) + [0, 0, 0, 3, 0]
-        for garbage in [garbage, prefix + garbage] {
+        let garbage = [0x21] + [UInt8](repeating: 0x09, count: 32) + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0x5A, count: 30)
+        let held = sessions.first?.baseKey.rawRepresentation ?? [UInt8](repeating: 0x09, count: 32)
+        let identityKey = sessions.first?.remoteIdentityKey.rawRepresentation ?? [UInt8](repeating: 0, count: 32)
+        let prefixes = [[0x22] + identityKey + held + [0, 0, 0, 3, 0], [0x22] + [UInt8](repeating: 0, count: 32) + [UInt8](repeating: 0x07, count: 32) + [0, 0, 0, 3, 0]]
+        for message in [garbage] + prefixes.map({ $0 + garbage }) {
+            var target = record
+            let random = CountingRandomSource(seed: 1)
             do {
-                _ = try target.decrypt(garbage, identity: identity, preKeys: PreKeySet(), random: CountingRandomSource(seed: 1))
+                _ = try target.decrypt(message, identity: identity, localAddress: Addresses.bob, remoteAddress: Addresses.alice,
+                                       preKeys: PreKeySet(), kem: StandInKEM(), random: random)
                 fail("garbage decrypted")
             } catch {
                 invariant(target.serialized() == blob, "a failed decrypt changed the record (\(error))")
+                invariant(random.draws == 0, "a failed decrypt drew from the random source")
             }
         }
     }
 
     static func seeds() -> [[UInt8]] {
         var blobs: [[UInt8]] = [SessionRecord().serialized()]
-        do {
+        must("seed records") {
             let random = CountingRandomSource(seed: 6)
+            let kem = StandInKEM()
             let alice = try IdentityKeyPair(using: random)
             let bob = try IdentityKeyPair(using: random)
-            let signed = try SignedPreKey(id: 3, signedBy: bob, using: random)
-            let bundle = PreKeyBundle(identityKey: bob.publicKey, signedPreKey: signed, oneTimePreKey: nil)
+            let signed = try SignedPreKey(id: 3, signedBy: bob, signsKEMPreKeys: true, using: random)
+            let kemPreKey = try KEMPreKey(id: 1, kind: .lastResort, signedBy: bob, kem: kem, using: random)
+            let bundle = PreKeyBundle(identityKey: bob.publicKey, signedPreKey: signed, oneTimePreKey: nil, kemPreKey: kemPreKey)
             var record = SessionRecord()
             for _ in 0 ..< 3 {
-                record.promote(try SessionState(initiatingWith: bundle, identity: alice, random: random))
+                record.promote(try SessionState(initiatingWith: bundle, identity: alice, localAddress: Addresses.alice,
+                                                remoteAddress: Addresses.bob, kem: kem, random: random))
                 _ = try record.encrypt([9])
                 blobs.append(record.serialized())
             }
             record.archiveCurrentSession()
             blobs.append(record.serialized())
             var responder = SessionRecord()
-            var initiator = try SessionState(initiatingWith: bundle, identity: alice, random: random)
-            _ = try responder.decrypt(try initiator.encrypt([1]), identity: bob, preKeys: PreKeySet(signedPreKeys: [signed]), random: random)
-            blobs.append(responder.serialized())
-        } catch {
-            fail("seed records: \(error)")
+            let preKeys = PreKeySet(signedPreKeys: [signed], kemPreKeys: [kemPreKey])
+            for _ in 0 ..< 2 {
+                var initiator = try SessionState(initiatingWith: bundle, identity: alice, localAddress: Addresses.alice,
+                                                 remoteAddress: Addresses.bob, kem: kem, random: random)
+                _ = try responder.decrypt(try initiator.encrypt([1]), identity: bob, localAddress: Addresses.bob,
+                                          remoteAddress: Addresses.alice, preKeys: preKeys, kem: kem, random: random)
+                blobs.append(responder.serialized())
+            }
         }
         return stateSeeds(blobs)
     }

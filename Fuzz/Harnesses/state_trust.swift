@@ -21,7 +21,8 @@ enum Harness {
             return
         }
         invariant(snapshot.serialized == blob, "loaded snapshot does not serialize to its bytes")
-        for (_, record) in snapshot.records {
+        for (address, record) in snapshot.records {
+            invariant((1 ... 255).contains(address.userIDBytes.count), "a user id of \(address.userIDBytes.count) bytes")
             invariant((record.previousIdentityKey != nil) == (record.status == .unverified), "previous key and status disagree")
             invariant((1 ... 1024).contains(record.identityKey.count), "identity key of \(record.identityKey.count) bytes")
             invariant(record.previousIdentityKey != record.identityKey, "previous key equals the current one")
@@ -36,12 +37,14 @@ enum Harness {
 
     static func seeds() -> [[UInt8]] {
         let key = fixedBytes(32, seed: 1)
+        func address(_ uid: String, _ device: UInt32) -> ProtocolAddress { must { try ProtocolAddress(userID: uid, deviceID: device) } }
+        // "é" and "e\u{301}" are equal as Swift `String`s but distinct addresses (SPEC §1).
         let records: [ProtocolAddress: TrustRecord] = [
-            ProtocolAddress(userID: "alice", deviceID: 1): TrustRecord(identityKey: key, status: .trusted, previousIdentityKey: nil),
-            ProtocolAddress(userID: "alice", deviceID: 2): TrustRecord(identityKey: key, status: .verified, previousIdentityKey: nil),
-            ProtocolAddress(userID: "bob", deviceID: 1): TrustRecord(identityKey: fixedBytes(32, seed: 2), status: .unverified,
-                                                                      previousIdentityKey: key),
-            ProtocolAddress(userID: "é", deviceID: 0): TrustRecord(identityKey: [7], status: .trusted, previousIdentityKey: nil),
+            address("alice", 1): TrustRecord(identityKey: key, status: .trusted, previousIdentityKey: nil),
+            address("alice", 2): TrustRecord(identityKey: key, status: .verified, previousIdentityKey: nil),
+            address("bob", 1): TrustRecord(identityKey: fixedBytes(32, seed: 2), status: .unverified, previousIdentityKey: key),
+            address("é", 0): TrustRecord(identityKey: [7], status: .trusted, previousIdentityKey: nil),
+            address("e\u{301}", 0): TrustRecord(identityKey: [8], status: .trusted, previousIdentityKey: nil),
         ]
         var seeds: [[UInt8]] = []
         for blob in [TrustSnapshot(records: [:]).serialized, TrustSnapshot(records: records).serialized] {
