@@ -27,56 +27,7 @@
 import SessionKit
 import SignalPrimitives
 
-/// The expected state of one receiver (SPEC §4).
-struct ReceiverModel {
-    struct Key: Hashable {
-        let dh: [UInt8]
-        let n: Int
-    }
-
-    var dhr: [UInt8]
-    var hasChain: Bool
-    var nr: Int
-    var stored: [Key] = []
-    var leftChains: Set<[UInt8]> = []
-    let maxSkip: Int
-    let maxStored: Int
-
-    enum Outcome: Equatable {
-        case success
-        case error(SessionError?)   // nil: some error (SPEC: "fails with some error")
-    }
-
-    private mutating func store(_ keys: [Key]) {
-        stored.append(contentsOf: keys)
-        if stored.count > maxStored { stored.removeFirst(stored.count - maxStored) }
-    }
-
-    /// The outcome of an authentic message with header (dh, pn, n); applies it on success.
-    mutating func deliver(dh: [UInt8], pn: Int, n: Int) -> Outcome {
-        if let index = stored.firstIndex(of: Key(dh: dh, n: n)) {
-            stored.remove(at: index)
-            return .success
-        }
-        if dh == dhr {
-            guard hasChain else { return .error(.invalidMessage) }
-            if n < nr { return .error(.duplicateMessage) }
-            guard n - nr <= maxSkip else { return .error(.tooManySkippedMessages) }
-            store((nr ..< n).map { Key(dh: dh, n: $0) })
-            nr = n + 1
-            return .success
-        }
-        if leftChains.contains(dh) { return .error(nil) }
-        guard pn <= nr + maxSkip, n <= maxSkip else { return .error(.tooManySkippedMessages) }
-        if hasChain { store((nr ..< max(nr, pn)).map { Key(dh: dhr, n: $0) }) }
-        leftChains.insert(dhr)
-        dhr = dh
-        hasChain = true
-        store((0 ..< n).map { Key(dh: dh, n: $0) })
-        nr = n + 1
-        return .success
-    }
-}
+// (`ReceiverModel`, the model of one receiver, is in FuzzSupport.swift: `session_routing` uses it too.)
 
 enum Harness {
     struct Base {
