@@ -145,7 +145,9 @@ final class LocalStatePersistenceTests: XCTestCase {
 
         // A kem = 1 entry with its last-resort KEM prekey, replay records, and one-time KEM prekeys.
         let withKEM = try LocalPreKeys(serialized: blob(
-            current: Entry(id: 1, kemByte: 1, lastResort: kemKey(3), recorded: [canonicalEK, otherEK]),
+            // Replay records are written in ascending byte order (the layout requires it).
+            current: Entry(id: 1, kemByte: 1, lastResort: kemKey(3),
+                           recorded: [canonicalEK, otherEK].sorted { $0.lexicographicallyPrecedes($1) }),
             previous: [Entry(id: 2, recorded: [otherEK])], oneTimeKEM: [kemKey(4), kemKey(5)]))
         XCTAssertTrue(withKEM.currentSignedPreKey.key.signsKEMPreKeys)
         XCTAssertEqual(withKEM.currentSignedPreKey.lastResortKEMPreKey?.id, 3)

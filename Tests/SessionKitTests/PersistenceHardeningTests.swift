@@ -60,3 +60,33 @@ final class PersistenceHardeningTests: XCTestCase {
         }
     }
 }
+
+/// Found by Fuzz/ state_prekeys (its canonical-format invariant): `LocalPreKeys(serialized:)`
+/// accepted a signed prekey's EK_A replay records in any order although `serialized()` writes
+/// them sorted, so two blobs loaded to one state. Records must now be strictly ascending.
+final class PreKeyReplayRecordOrderTests: XCTestCase {
+    func testReplayRecordsOutOfOrderOrRepeatedAreInvalidPayload() throws {
+        let identity = try IdentityKeyPair(seed: [UInt8](repeating: 7, count: 32))
+        var keys = try LocalPreKeys(identity: identity, now: Timestamp(secondsSince1970: 1_000), random: SystemRandomSource())
+        let first = try X25519.PrivateKey(rawRepresentation: [UInt8](repeating: 1, count: 32)).publicKey
+        let second = try X25519.PrivateKey(rawRepresentation: [UInt8](repeating: 2, count: 32)).publicKey
+        let signedID = keys.currentSignedPreKey.key.id
+        for key in [first, second] {
+            try keys.apply(PreKeyConsumption(signedPreKeyID: signedID, baseKey: key, oneTimePreKeyID: nil, oneTimeKEMPreKeyID: nil))
+        }
+        let blob = keys.serialized()
+        XCTAssertNoThrow(try LocalPreKeys(serialized: blob))
+        let (low, high) = first.rawRepresentation.lexicographicallyPrecedes(second.rawRepresentation)
+            ? (first.rawRepresentation, second.rawRepresentation) : (second.rawRepresentation, first.rawRepresentation)
+        // The two records sit next to each other, ascending, right after their u32 count of 2.
+        let pair = [0, 0, 0, 2] + low + high
+        let body = Array(blob[6 ..< blob.count - 16])
+        let offset = try XCTUnwrap((0 ... body.count - pair.count).first { Array(body[$0 ..< $0 + pair.count]) == pair })
+        for records in [high + low, low + low] {
+            var changed = body
+            changed.replaceSubrange(offset + 4 ..< offset + pair.count, with: records)
+            let corrupt = PersistenceHardeningTests.envelope(kind: .preKeys, version: blob[5], body: changed)
+            XCTAssertThrowsError(try LocalPreKeys(serialized: corrupt)) { XCTAssertEqual($0 as? SessionError, .invalidPayload) }
+        }
+    }
+}

@@ -19,7 +19,8 @@ import SignalPrimitives
 ///
 ///     entry   = id u32 (≠ 0) || private key 32 || signature 64 || kem u8 (0 or 1) || createdAt i64
 ///               || [KEM key: the last-resort one, exactly when kem = 1]
-///               || recordedCount u32 || recordedCount × EK_A 32 (canonical, distinct)
+///               || recordedCount u32 || recordedCount × EK_A 32 (canonical, in strictly ascending
+///               byte order)
 ///     KEM key = id u32 (≠ 0) || seed 64 || ek 1184 (well-formed) || signature 64
 ///
 /// Signed prekey ids are distinct, one-time prekey ids are distinct, and KEM prekey ids (one-time
@@ -126,12 +127,13 @@ extension LocalPreKeys {
         let lastResort = kemByte == 1 ? try readKEMKey(&reader, kind: .lastResort, ids: &kemIDs) : nil
         let recordedCount = try reader.readUInt32()
         var recorded = Set<X25519.PublicKey>()
+        var previousRecord: [UInt8]?
         for _ in 0 ..< recordedCount {
-            let key: X25519.PublicKey
-            do { key = try X25519.PublicKey(canonicalRepresentation: try reader.readFixed(X25519.keyByteCount)) } catch {
-                throw .invalidPayload
-            }
-            guard recorded.insert(key).inserted else { throw .invalidPayload }
+            let bytes = try reader.readFixed(X25519.keyByteCount)
+            // Strictly ascending, as `serialized()` writes them: the format stays canonical.
+            guard previousRecord.map({ $0.lexicographicallyPrecedes(bytes) }) ?? true else { throw .invalidPayload }
+            previousRecord = bytes
+            do { recorded.insert(try X25519.PublicKey(canonicalRepresentation: bytes)) } catch { throw .invalidPayload }
         }
         let privateKey: X25519.PrivateKey
         do { privateKey = try X25519.PrivateKey(bytes: secret) } catch { throw .invalidPayload }
