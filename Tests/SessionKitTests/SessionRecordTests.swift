@@ -248,6 +248,43 @@ final class SessionRecordTests: XCTestCase {
         XCTAssertNoThrow(try bob.record.encrypt(utf8("c")))
     }
 
+    /// Reading of SPEC §3–§4 (pinned here): only responder sessions are matched by EK_A, so a
+    /// prekey message that reaches its own initiator (its prefix reflected back) is not taken
+    /// by the initiator session; it goes to X3DH, which finds no prekeys: `unknownPreKey`.
+    func testAPrekeyMessageReflectedToItsInitiatorIsUnknownPreKeyAndChangesNothing() throws {
+        let bob = try Responder(seed: 12)
+        var alice = try Responder(seed: 13, address: Self.aliceAddress, peer: Self.bobAddress)
+        try alice.initiate(with: bob, oneTimePreKeyID: nil)
+        let own = try alice.record.encrypt(utf8("to bob"))
+        XCTAssertEqual(own[0], WireType.preKeyMessage)
+        // Alice holds no prekeys (as an initiator need not): her own EK_A does not route the
+        // message to her initiator session, and X3DH finds no signed prekey.
+        let before = alice.record.serialized()
+        XCTAssertThrowsError(try alice.record.decrypt(
+            own, identity: alice.identity, localAddress: alice.address, remoteAddress: bob.address, preKeys: PreKeySet(),
+            random: alice.random)) { XCTAssertEqual($0 as? SessionError, .unknownPreKey) }
+        XCTAssertEqual(alice.record.serialized(), before)
+    }
+
+    /// Reading of SPEC §3 (pinned here): with no current session, a ratchet message that no
+    /// session knows and that no bounded DH step decrypts is `noSession` — "the current
+    /// session's error, noSession when there is none" — not a previous session's error.
+    func testWithoutACurrentSessionAnUnknownRatchetKeyIsNoSession() throws {
+        var bob = try Responder(seed: 14)
+        let alice = try IdentityKeyPair(using: aliceRandom)
+        var session = try aliceSession(bob, identity: alice, oneTimePreKeyID: nil)
+        _ = try bob.receive(session.encrypt(utf8("a")))
+        _ = try session.decrypt(IncomingMessage(serialized: bob.record.encrypt(utf8("b"))), random: aliceRandom)
+        bob.record.archiveCurrentSession()
+        // A ratchet message (Alice has had a reply) on a fresh ratchet key, with pn ≠ the
+        // archived session's receiving counter (1): no session knows the key, none may try it.
+        var forged = try session.encrypt(utf8("c"))
+        XCTAssertEqual(forged[0], WireType.ratchetMessage)
+        forged.replaceSubrange(1 ..< 33, with: try X25519.PrivateKey(using: aliceRandom).publicKey.rawRepresentation)
+        forged.replaceSubrange(33 ..< 37, with: [0, 0, 0, 9])
+        assertFailsUnchanged(.noSession, &bob, forged)
+    }
+
     // MARK: Persistence
 
     private func sealed(_ body: [UInt8]) -> [UInt8] { body + SHA256.hash(body).prefix(16) }
