@@ -33,32 +33,39 @@ enum Days {
     static func seconds(_ days: Int64) -> Int64 { days * 24 * 3600 }
 }
 
-/// A minimal trust-on-first-use evaluator: the first key seen for an address is trusted; a
-/// different key later is recorded and refused until `accept(_:)`. It remembers every
-/// address it was asked about.
+/// A minimal trust-on-first-use evaluator: the first key recorded for an address is trusted; a
+/// different key later is recorded and refused until `accept(_:)`. Evaluating records nothing.
+/// It remembers every address it was asked about and every key recorded.
 actor TestTrustEvaluator: IdentityTrustEvaluator {
     struct Unavailable: Error {}
 
     private var keys: [ProtocolAddress: [UInt8]] = [:]
     private var awaitingAcceptance: Set<ProtocolAddress> = []
     private(set) var checks = 0
+    private(set) var records = 0
     private(set) var askedAbout: [ProtocolAddress] = []
     var isFailing = false
 
-    func checkIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws -> TrustDecision {
+    func evaluateIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws -> TrustDecision {
         checks += 1
         askedAbout.append(address)
         if isFailing { throw Unavailable() }
+        guard let known = keys[address] else { return TrustDecision(observation: .firstUse, allowsSending: true) }
+        if known != identityKey { return TrustDecision(observation: .changed(previous: known), allowsSending: false) }
+        return TrustDecision(observation: .unchanged, allowsSending: !awaitingAcceptance.contains(address))
+    }
+
+    func recordIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws -> IdentityObservation {
+        records += 1
+        if isFailing { throw Unavailable() }
         guard let known = keys[address] else {
             keys[address] = identityKey
-            return TrustDecision(observation: .firstUse, allowsSending: true)
+            return .firstUse
         }
-        if known != identityKey {
-            keys[address] = identityKey
-            awaitingAcceptance.insert(address)
-            return TrustDecision(observation: .changed(previous: known), allowsSending: false)
-        }
-        return TrustDecision(observation: .unchanged, allowsSending: !awaitingAcceptance.contains(address))
+        guard known != identityKey else { return .unchanged }
+        keys[address] = identityKey
+        awaitingAcceptance.insert(address)
+        return .changed(previous: known)
     }
 
     func accept(_ address: ProtocolAddress) { awaitingAcceptance.remove(address) }

@@ -264,13 +264,45 @@ final class SessionManagerTests: XCTestCase {
         let after = await alice.snapshot()
         XCTAssertEqual(after, before, "nothing stored for a refused bundle")
         let recorded = await alice.trust.key(for: bob.address)
-        XCTAssertEqual(recorded, newBob.identity.publicKey.rawRepresentation, "the evaluator saw the new key")
+        XCTAssertEqual(recorded, bob.identity.publicKey.rawRepresentation, "a refused bundle records nothing")
+        // The genuine session still sends.
+        _ = try await alice.manager.encrypt(utf8("still you?"), to: bob.address)
 
+        // The app accepts the new key (records it and accepts the change), then retries.
+        let observed = try await alice.trust.recordIdentity(newBob.identity.publicKey.rawRepresentation, for: bob.address)
+        XCTAssertEqual(observed, .changed(previous: bob.identity.publicKey.rawRepresentation))
         await alice.trust.accept(bob.address)
         try await alice.manager.processBundle(newBundle, for: bob.address)
         let message = try await alice.manager.encrypt(utf8("hello new bob"), to: bob.address)
         let received = try await newBob.manager.decrypt(message, from: alice.address).plaintext
         XCTAssertEqual(received, utf8("hello new bob"))
+    }
+
+    /// Checking trust never writes: a message that decrypts but whose processing step fails
+    /// records nothing; the retry that succeeds records the first use.
+    func testAFailedDecryptRecordsNothingInTheTrustStore() async throws {
+        let server = FakeServer()
+        let alice = try await TestDevice("alice", 1, seed: 58, server: server)
+        let bob = try await TestDevice("bob", 1, seed: 59, server: server)
+        try await alice.startSession(with: bob.address, server: server)
+        let message = try await alice.manager.encrypt(utf8("hi"), to: bob.address)
+        await assertThrowsAsync(.storage("the app's database is full")) {
+            try await bob.manager.decrypt(message, from: alice.address, beforePersisting: { (_: DecryptedMessage) async throws(SessionError) in
+                throw .storage("the app's database is full")
+            })
+        }
+        let unrecorded = await bob.trust.key(for: alice.address)
+        XCTAssertNil(unrecorded, "nothing recorded for a failed call")
+        let recordsBefore = await bob.trust.records
+        XCTAssertEqual(recordsBefore, 0)
+        let received = try await bob.manager.decrypt(message, from: alice.address)
+        XCTAssertEqual(received.identityObservation, .firstUse)
+        let recorded = await bob.trust.key(for: alice.address)
+        XCTAssertEqual(recorded, alice.identity.publicKey.rawRepresentation)
+        // Later messages on the same key evaluate as unchanged and record nothing more.
+        _ = try await bob.manager.decrypt(try await alice.manager.encrypt(utf8("again"), to: bob.address), from: alice.address)
+        let recordsAfter = await bob.trust.records
+        XCTAssertEqual(recordsAfter, 1)
     }
 
     func testAForgedBundleIsRejectedBeforeTheTrustEvaluatorSeesIt() async throws {

@@ -72,7 +72,11 @@ final class SessionManagerTrustTests: XCTestCase {
         XCTAssertEqual(atNewBob.identityObservation, .unchanged, "new Bob recorded Alice's key when he processed her bundle")
     }
 
-    func testAVerifiedContactWhoseKeyChangesIsBlockedToo() async throws {
+    /// A bundle with another key for a verified contact is refused and changes nothing: the
+    /// contact stays verified and the genuine session keeps sending (a forged or stale bundle
+    /// must not block it). The app that does want the new key records and accepts it, then
+    /// processes the bundle again.
+    func testABundleWithAnotherKeyForAVerifiedContactIsRefusedAndChangesNothing() async throws {
         let alice = try await Device("alice")
         let bob = try await Device("bob")
         try await alice.trust.markVerified(bob.identity.publicKey.rawRepresentation, for: bob.address)
@@ -80,13 +84,22 @@ final class SessionManagerTrustTests: XCTestCase {
         _ = try await alice.manager.encrypt(Array("verified".utf8), to: bob.address)
 
         let newBob = try await Device("bob")
-        await assertUntrusted {
-            try await alice.manager.processBundle(try newBob.bundle(0), for: bob.address)
-            return []
+        for _ in 0 ..< 2 {
+            await assertUntrusted {
+                try await alice.manager.processBundle(try newBob.bundle(0), for: bob.address)
+                return []
+            }
         }
         let status = await alice.trust.status(for: bob.address)
-        XCTAssertEqual(status, .unverified)
-        try await alice.trust.acceptIdentityChange(newBob.identity.publicKey.rawRepresentation, for: bob.address)
+        XCTAssertEqual(status, .verified, "a refused bundle records nothing")
+        let stillSending = try await alice.manager.encrypt(Array("still you".utf8), to: bob.address)
+        let atBob = try await bob.manager.decrypt(stillSending, from: alice.address)
+        XCTAssertEqual(atBob.plaintext, Array("still you".utf8))
+
+        let newKey = newBob.identity.publicKey.rawRepresentation
+        let observed = try await alice.trust.observeIdentity(newKey, for: bob.address)
+        XCTAssertEqual(observed, .changed(previous: bob.identity.publicKey.rawRepresentation))
+        try await alice.trust.acceptIdentityChange(newKey, for: bob.address)
         try await alice.manager.processBundle(try newBob.bundle(0), for: bob.address)
         let message = try await alice.manager.encrypt(Array("hello again".utf8), to: bob.address)
         let received = try await newBob.manager.decrypt(message, from: alice.address)

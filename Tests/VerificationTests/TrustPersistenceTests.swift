@@ -31,7 +31,7 @@ final class TrustPersistenceTests: XCTestCase {
         XCTAssertEqual(reserialized, blob, "the encoding is deterministic")
 
         // The restored store keeps blocking the pending change and trusts the others.
-        let carolDecision = try await restored.checkIdentity([UInt8](repeating: 0xc2, count: 33), for: carol)
+        let carolDecision = try await restored.evaluateIdentity([UInt8](repeating: 0xc2, count: 33), for: carol)
         XCTAssertEqual(carolDecision, TrustDecision(observation: .unchanged, allowsSending: false))
         let bobStatus = await restored.status(for: bob)
         XCTAssertEqual(bobStatus, .verified)

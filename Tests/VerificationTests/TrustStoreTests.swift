@@ -27,7 +27,7 @@ final class TrustStoreTests: XCTestCase {
         XCTAssertEqual(again, .unchanged)
         let record = try await store.record(for: bob)
         XCTAssertEqual(record, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil))
-        let allowed = try await store.checkIdentity(original, for: bob).allowsSending
+        let allowed = try await store.evaluateIdentity(original, for: bob).allowsSending
         XCTAssertTrue(allowed)
     }
 
@@ -37,7 +37,7 @@ final class TrustStoreTests: XCTestCase {
         try await store.markVerified(original, for: bob)
         let status = try await store.status(for: bob)
         XCTAssertEqual(status, .verified)
-        let allowed = try await store.checkIdentity(original, for: bob).allowsSending
+        let allowed = try await store.evaluateIdentity(original, for: bob).allowsSending
         XCTAssertTrue(allowed)
         try await store.clearVerification(for: bob)
         let cleared = try await store.status(for: bob)
@@ -47,8 +47,10 @@ final class TrustStoreTests: XCTestCase {
     func testAChangedKeyDropsAVerifiedContactAndBlocksSendingUntilAccepted() async throws {
         let store: any TrustStore = InMemoryTrustStore()
         let evaluator: any IdentityTrustEvaluator = store
-        let firstCheck = try await evaluator.checkIdentity(original, for: bob).allowsSending
+        let firstCheck = try await evaluator.evaluateIdentity(original, for: bob).allowsSending
         XCTAssertTrue(firstCheck)
+        let recorded = try await evaluator.recordIdentity(original, for: bob)
+        XCTAssertEqual(recorded, .firstUse)
         try await store.markVerified(original, for: bob)
 
         let event = try await store.observeIdentity(replacement, for: bob)
@@ -59,10 +61,10 @@ final class TrustStoreTests: XCTestCase {
         XCTAssertEqual(dropped?.previousIdentityKey, original)
         XCTAssertEqual(dropped?.isAwaitingAcceptance, true)
 
-        // SessionKit's hook refuses the new key, however often it asks; after the change was
+        // SessionKit's check refuses the new key, however often it asks; after the change was
         // recorded it observes the (new) key as unchanged.
         for _ in 0 ..< 3 {
-            let decision = try await evaluator.checkIdentity(replacement, for: bob)
+            let decision = try await evaluator.evaluateIdentity(replacement, for: bob)
             XCTAssertEqual(decision, TrustDecision(observation: .unchanged, allowsSending: false))
         }
         let stillBlocked = try await store.status(for: bob)
@@ -71,22 +73,46 @@ final class TrustStoreTests: XCTestCase {
         try await store.acceptIdentityChange(replacement, for: bob)
         let accepted = try await store.record(for: bob)
         XCTAssertEqual(accepted, TrustRecord(identityKey: replacement, status: .trusted, previousIdentityKey: nil))
-        let allowedAfterAccepting = try await evaluator.checkIdentity(replacement, for: bob).allowsSending
+        let allowedAfterAccepting = try await evaluator.evaluateIdentity(replacement, for: bob).allowsSending
         XCTAssertTrue(allowedAfterAccepting)
     }
 
-    func testSessionKitsHookReportsAChangeItselfAndRefusesTheNewKey() async throws {
+    func testSessionKitsCheckReportsAChangeAndRefusesTheNewKeyWithoutRecordingIt() async throws {
         let store: any TrustStore = InMemoryTrustStore()
         let evaluator: any IdentityTrustEvaluator = store
-        let first = try await evaluator.checkIdentity(original, for: bob)
+        let first = try await evaluator.evaluateIdentity(original, for: bob)
         XCTAssertEqual(first, TrustDecision(observation: .firstUse, allowsSending: true))
-        let again = try await evaluator.checkIdentity(original, for: bob)
+        let unrecorded = try await store.record(for: bob)
+        XCTAssertNil(unrecorded, "evaluating records nothing")
+        let recorded = try await evaluator.recordIdentity(original, for: bob)
+        XCTAssertEqual(recorded, .firstUse)
+        let again = try await evaluator.evaluateIdentity(original, for: bob)
         XCTAssertEqual(again, TrustDecision(observation: .unchanged, allowsSending: true))
-        let changed = try await evaluator.checkIdentity(replacement, for: bob)
+        let changed = try await evaluator.evaluateIdentity(replacement, for: bob)
         XCTAssertEqual(changed, TrustDecision(observation: .changed(previous: original), allowsSending: false))
+        let stillTrusted = try await store.record(for: bob)
+        XCTAssertEqual(stillTrusted, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil),
+                       "a refused key changes nothing")
+        let recordedChange = try await evaluator.recordIdentity(replacement, for: bob)
+        XCTAssertEqual(recordedChange, .changed(previous: original))
         let record = try await store.record(for: bob)
         XCTAssertEqual(record?.previousIdentityKey, original)
         XCTAssertEqual(record?.status, .unverified)
+    }
+
+    /// Issue #11's report: after Alice verified Bob, a forged or stale bundle for Bob must be
+    /// refused without making Bob unverified or blocking the genuine session.
+    func testEvaluatingAnotherKeyLeavesAVerifiedContactVerified() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        try await store.markVerified(original, for: bob)
+        for _ in 0 ..< 3 {
+            let decision = try await store.evaluateIdentity(replacement, for: bob)
+            XCTAssertFalse(decision.allowsSending)
+        }
+        let status = try await store.status(for: bob)
+        XCTAssertEqual(status, .verified)
+        let allowed = try await store.evaluateIdentity(original, for: bob).allowsSending
+        XCTAssertTrue(allowed)
     }
 
     func testGoingBackToTheOldKeyIsAnotherChangeThatNeedsAcceptance() async throws {
@@ -95,7 +121,7 @@ final class TrustStoreTests: XCTestCase {
         _ = try await store.observeIdentity(replacement, for: bob)
         let back = try await store.observeIdentity(original, for: bob)
         XCTAssertEqual(back, .changed(previous: replacement))
-        let allowed = try await store.checkIdentity(original, for: bob).allowsSending
+        let allowed = try await store.evaluateIdentity(original, for: bob).allowsSending
         XCTAssertFalse(allowed)
     }
 
@@ -120,7 +146,7 @@ final class TrustStoreTests: XCTestCase {
         try await store.markVerified(replacement, for: bob)
         let record = try await store.record(for: bob)
         XCTAssertEqual(record, TrustRecord(identityKey: replacement, status: .verified, previousIdentityKey: nil))
-        let allowed = try await store.checkIdentity(replacement, for: bob).allowsSending
+        let allowed = try await store.evaluateIdentity(replacement, for: bob).allowsSending
         XCTAssertTrue(allowed)
     }
 

@@ -46,17 +46,23 @@ public struct ProtocolAddress: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(userID).\(deviceID)" }
 }
 
-/// The hook through which SessionKit asks whether a peer's identity key may be used.
+/// The hook through which SessionKit asks whether a peer's identity key may be used, and
+/// through which it records the keys it has seen.
 ///
 /// The `Verification` module's trust store conforms (trust on first use); an app may supply
-/// its own policy. SessionKit calls `checkIdentity` before encrypting to a device, when a
-/// bundle starts a session, and when a decryption establishes or switches the device's
-/// current session.
+/// its own policy. Checking never writes: SessionKit asks `evaluateIdentity` before encrypting
+/// to a device, when a bundle starts a session and when a message decrypts, and calls
+/// `recordIdentity` only once the operation that saw the key has succeeded (a bundle refused
+/// for any reason, a message that fails to decrypt or a failed processing step records nothing).
 public protocol IdentityTrustEvaluator: Sendable {
-    /// Records `identityKey` for `address` if none is known and reports what it observed and
-    /// whether encrypting to the key is allowed now (not after a key change the app has not
-    /// accepted).
-    func checkIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws -> TrustDecision
+    /// What recording `identityKey` for `address` would observe, and whether encrypting to it is
+    /// allowed now (not for a changed key, nor after a change the app has not accepted).
+    /// Records nothing.
+    func evaluateIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws -> TrustDecision
+
+    /// Records `identityKey` for `address`: on first use it becomes the trusted key; a different
+    /// key replaces it and awaits the app's acceptance. Returns what was observed.
+    func recordIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws -> IdentityObservation
 }
 
 /// What a trust evaluator concluded about an identity key (`IdentityTrustEvaluator`).

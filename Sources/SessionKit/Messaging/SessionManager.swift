@@ -42,13 +42,16 @@ import SignalPrimitives
 ///   used twice by this manager, even across a crash. A process that dies after the write but
 ///   before sending loses one message number, which the receiver skips.
 ///
-/// Trust. Before encrypting to a device, and when starting a session from a bundle, the
-/// peer's identity key is checked with the trust evaluator; `untrustedIdentity` until the
-/// app accepts a changed key. A message from a changed identity still decrypts (it is
-/// authentic): every decryption reports the sender's key to the evaluator and returns what it
-/// observed (`DecryptedMessage.identityObservation`), and encrypting to the device is then
-/// refused until the app accepts the key. The evaluator may record a key on first use even
-/// when the call fails later.
+/// Trust. Checking never writes: before encrypting to a device, and when starting a session
+/// from a bundle, the peer's identity key is evaluated (`untrustedIdentity` for a changed key
+/// or one the app has not accepted); a refused bundle leaves the trust store as it was, so a
+/// forged or stale bundle cannot make a verified contact unverified. A message from a changed
+/// identity still decrypts (it is authentic): `decrypt` returns what the evaluator observed
+/// (`DecryptedMessage.identityObservation`) and records the key once the message decrypted and
+/// was processed, just before the state is stored; encrypting to the device is then refused
+/// until the app accepts the key. A message that fails to decrypt, or whose processing step
+/// fails, records nothing. (The trust store and the protocol store are separate objects here,
+/// so a failure of the store's own write after the record is not undone.)
 public actor SessionManager {
     private enum LockKey: Hashable, Sendable {
         case peer(ProtocolAddress)
@@ -155,6 +158,8 @@ public actor SessionManager {
             var record = try await store.loadSession(for: address) ?? SessionRecord()
             record.promote(session)
             try await store.storeSession(record, for: address)
+            // Only now that the session is stored (a first use: `allowsSending` refused a change).
+            _ = try await recordIdentity(bundle.identityKey, for: address)
         }
     }
 
@@ -299,6 +304,9 @@ public actor SessionManager {
             defer { if wipingPlaintext { decryption.wipePlaintext() } }
             let decision = try await trustDecision(decryption.remoteIdentityKey, for: address)
             let result = try await handle(decryption, decision.observation)
+            // The key is recorded once the message decrypted and was processed, just before the
+            // state is stored (the one step after it that can still fail is the store's write).
+            if decision.observation != .unchanged { _ = try await recordIdentity(decryption.remoteIdentityKey, for: address) }
             if let consumption = decryption.consumption {
                 try await store.commitEstablishment(record, for: address, applying: consumption)
             } else {
@@ -479,10 +487,19 @@ public actor SessionManager {
         return identity
     }
 
-    /// Asks the trust evaluator about `identityKey` (which may also record it).
+    /// Asks the trust evaluator about `identityKey` (which records nothing).
     private func trustDecision(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(SessionError) -> TrustDecision {
         do {
-            return try await trust.checkIdentity(identityKey.rawRepresentation, for: address)
+            return try await trust.evaluateIdentity(identityKey.rawRepresentation, for: address)
+        } catch {
+            throw .storage("trust evaluator: \(error)")
+        }
+    }
+
+    /// Records `identityKey` with the trust evaluator, after the operation that saw it succeeded.
+    private func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(SessionError) -> IdentityObservation {
+        do {
+            return try await trust.recordIdentity(identityKey.rawRepresentation, for: address)
         } catch {
             throw .storage("trust evaluator: \(error)")
         }

@@ -43,12 +43,23 @@ public actor InMemoryTrustStore: TrustStore {
         return .changed(previous: record.identityKey)
     }
 
-    /// SessionKit's hook: records the key like `observeIdentity` and reports what it observed
-    /// and whether encrypting to it is allowed now (not after a change the app has not accepted).
+    /// SessionKit's check: what `observeIdentity` would report for `identityKey`, and whether
+    /// encrypting to it is allowed now; records nothing.
     /// - Throws: `VerificationError.invalidIdentityKey` for an empty or oversized key.
-    public func checkIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws(VerificationError) -> TrustDecision {
-        let observation = try observeIdentity(identityKey, for: address)
-        return TrustDecision(observation: observation, allowsSending: records[address]?.allowsSending(to: identityKey) ?? false)
+    public func evaluateIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws(VerificationError) -> TrustDecision {
+        guard TrustRecord.isAcceptable(identityKey) else { throw .invalidIdentityKey }
+        guard let record = records[address] else { return TrustDecision(observation: .firstUse, allowsSending: true) }
+        guard record.identityKey == identityKey else {
+            return TrustDecision(observation: .changed(previous: record.identityKey), allowsSending: false)
+        }
+        return TrustDecision(observation: .unchanged, allowsSending: record.allowsSending(to: identityKey))
+    }
+
+    /// SessionKit's record step, after an operation that saw `identityKey` succeeded:
+    /// `observeIdentity`.
+    /// - Throws: `VerificationError.invalidIdentityKey` for an empty or oversized key.
+    public func recordIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws(VerificationError) -> IdentityObservation {
+        try observeIdentity(identityKey, for: address)
     }
 
     /// The record for `address`, or `nil`.

@@ -6,7 +6,7 @@ import SessionKit
 /// (`TrustStatus.trusted`); the app marks a contact `verified` once the user compared the
 /// safety number or scanned the contact's QR code. A different key later is reported as
 /// `IdentityObservation.changed`: the contact drops to `unverified` (also from `verified`),
-/// and `checkIdentity` (the hook SessionKit calls before encrypting) refuses sending until the
+/// and `evaluateIdentity` (the check SessionKit runs before encrypting) refuses sending until the
 /// app calls `acceptIdentityChange` (or `markVerified`) for the new key.
 ///
 /// Implementations must perform each call atomically. `InMemoryTrustStore` is the reference
