@@ -305,6 +305,39 @@ final class SessionManagerTests: XCTestCase {
         XCTAssertEqual(recordsAfter, 1)
     }
 
+    /// A `beforePersisting` step that calls back into the manager would wait for the lock its
+    /// own task holds: it throws `reentrantCall` instead, the outer call fails with it, nothing
+    /// is stored, and the same bytes decrypt afterwards.
+    func testAProcessingStepThatCallsBackIntoTheManagerThrowsInsteadOfDeadlocking() async throws {
+        let server = FakeServer()
+        let alice = try await TestDevice("alice", 1, seed: 60, server: server)
+        let bob = try await TestDevice("bob", 1, seed: 61, server: server)
+        try await alice.startSession(with: bob.address, server: server)
+        let message = try await alice.manager.encrypt(utf8("hi"), to: bob.address)
+        let manager = bob.manager
+        let aliceAddress = alice.address
+        let before = await bob.snapshot()
+        await assertThrowsAsync(.reentrantCall) {
+            try await manager.decrypt(message, from: aliceAddress, beforePersisting: { (_: DecryptedMessage) async throws(SessionError) in
+                _ = try await manager.encrypt(utf8("reply from inside"), to: aliceAddress)
+            })
+        }
+        // Another peer or a group from inside the step is refused too: locks are taken in one
+        // order only, by the manager itself.
+        let group = try groupID("club")
+        await assertThrowsAsync(.reentrantCall) {
+            try await manager.decrypt(message, from: aliceAddress, beforePersisting: { (_: DecryptedMessage) async throws(SessionError) in
+                _ = try await manager.groupEncrypt(utf8("x"), for: group)
+            })
+        }
+        let after = await bob.snapshot()
+        XCTAssertEqual(after, before, "nothing stored")
+        let received = try await manager.decrypt(message, from: aliceAddress)
+        XCTAssertEqual(received.plaintext, utf8("hi"))
+        // Outside any call, the same manager calls work as usual.
+        _ = try await manager.encrypt(utf8("reply"), to: aliceAddress)
+    }
+
     func testAForgedBundleIsRejectedBeforeTheTrustEvaluatorSeesIt() async throws {
         let server = FakeServer()
         let alice = try await TestDevice("alice", 1, seed: 53, server: server)

@@ -41,6 +41,9 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     /// A bundle carries a KEM prekey but this party has no KEM to encapsulate with (pass one,
     /// such as `SessionKitMLKEM`'s `SwiftCryptoMLKEM768`, to the manager).
     case kemUnavailable
+    /// Code running inside a `SessionManager` call (a `beforePersisting` step) called back into
+    /// the same manager, which would wait for a lock its own task holds.
+    case reentrantCall
     /// Post-quantum sessions are required (`SessionConfiguration.requirePostQuantum`) and the
     /// bundle's signed prekey is signed without a KEM prekey, or a prekey message has no KEM
     /// part.
@@ -68,7 +71,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .invalidPayload: return "invalidPayload"
         case .chainExhausted: return "chainExhausted"
         case .messageKeyUnavailable: return "messageKeyUnavailable"
-        case .untrustedIdentity, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired,
+        case .untrustedIdentity, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
              .invalidConfiguration, .primitive, .storage:
             return nil
         }
@@ -95,6 +98,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .invalidGroupID: return "invalidGroupID"
         case .kemUnavailable: return "kemUnavailable"
         case .postQuantumRequired: return "postQuantumRequired"
+        case .reentrantCall: return "reentrantCall"
         default: return specName ?? "unknown"
         }
     }

@@ -23,6 +23,8 @@ import SignalPrimitives
 /// arrival order. Calls for different devices run concurrently (the actor is reentrant across
 /// its `await`s). Group calls are serialised per group (our chain) and per (group, sender).
 /// Use one manager per store: two managers on the same store do not serialise each other.
+/// Code that runs inside a call (a `beforePersisting` step) must not call back into the same
+/// manager: such a call would wait for itself, and throws `SessionError.reentrantCall`.
 ///
 /// Transactions and crash consistency. Every call fetches the state, computes the new state
 /// on a copy, stores it, and only then returns:
@@ -150,7 +152,7 @@ public actor SessionManager {
     ///   key, `.storage` when the store or the trust evaluator fails; no session changed then.
     public func processBundle(_ bundle: PreKeyBundle, for address: ProtocolAddress) async throws(SessionError) {
         let identity = try await localIdentity()
-        try await locks.withLock(.peer(address)) { () async throws(SessionError) in
+        try await exclusive(.peer(address)) { () async throws(SessionError) in
             let session = try SessionState(
                 initiatingWith: bundle, identity: identity, localAddress: localAddress, remoteAddress: address, kem: kem,
                 configuration: configuration, random: random)
@@ -171,7 +173,7 @@ public actor SessionManager {
     ///   `SessionState.encrypt`, `.storage` when the store or the trust evaluator fails.
     ///   Nothing changed when it throws.
     public func encrypt(_ plaintext: [UInt8], to address: ProtocolAddress) async throws(SessionError) -> [UInt8] {
-        try await locks.withLock(.peer(address)) { () async throws(SessionError) -> [UInt8] in
+        try await exclusive(.peer(address)) { () async throws(SessionError) -> [UInt8] in
             guard var record = try await store.loadSession(for: address), let remote = record.remoteIdentityKey else {
                 throw .noSession
             }
@@ -292,7 +294,7 @@ public actor SessionManager {
         _ handle: (SessionRecord.Decryption, IdentityObservation) async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         let identity = try await localIdentity()
-        return try await locks.withLock(.peer(address)) { () async throws(SessionError) -> Result in
+        return try await exclusive(.peer(address)) { () async throws(SessionError) -> Result in
             var record = try await store.loadSession(for: address) ?? SessionRecord()
             var preKeys = PreKeySet()
             if case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) {
@@ -324,7 +326,7 @@ public actor SessionManager {
     /// - Throws: `SessionError.chainExhausted` when our chain is used up (rotate it),
     ///   `.storage` when the store fails, `.primitive` when libsodium is unusable.
     public func senderKeyDistributionMessage(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
-        try await locks.withLock(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
+        try await exclusive(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
             if let chain = try await store.loadSendingChain(for: group) { return try chain.distributionMessage() }
             let chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
             let distribution = try chain.distributionMessage()
@@ -339,7 +341,7 @@ public actor SessionManager {
     /// - Throws: `SessionError.storage` when the store fails (the old chain stays),
     ///   `.primitive` when libsodium is unusable.
     public func rotateSenderKey(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
-        try await locks.withLock(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
+        try await exclusive(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
             let chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
             let distribution = try chain.distributionMessage()
             try await store.storeSendingChain(chain, for: group)
@@ -368,7 +370,7 @@ public actor SessionManager {
         _ removed: [ProtocolAddress], from group: GroupID, remaining: [ProtocolAddress]
     ) async throws(SessionError) -> [DeviceEncryption] {
         for member in removed {
-            try await locks.withLock(.groupReceiving(group, member)) { () async throws(SessionError) in
+            try await exclusive(.groupReceiving(group, member)) { () async throws(SessionError) in
                 try await store.removeReceiverState(for: group, sender: member)
             }
         }
@@ -400,8 +402,13 @@ public actor SessionManager {
         try await process(try SenderKeyDistributionMessage(serialized: bytes), for: group, from: sender)
     }
 
-    private func process(_ distribution: SenderKeyDistributionMessage, for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) {
-        try await locks.withLock(.groupReceiving(group, sender)) { () async throws(SessionError) in
+    /// Stores a distribution's chain under the (group, sender) lock; `nested` when called inside
+    /// the peer lock of `processSenderKeyDistribution(encrypted:for:from:)` (locks are always
+    /// taken peer first, then group, never the other way round).
+    private func process(
+        _ distribution: SenderKeyDistributionMessage, for group: GroupID, from sender: ProtocolAddress, nested: Bool = false
+    ) async throws(SessionError) {
+        try await exclusive(.groupReceiving(group, sender), nested: nested) { () async throws(SessionError) in
             var state = try await store.loadReceiverState(for: group, sender: sender) ?? SenderKeyReceiverState()
             try state.process(distribution, for: group)
             try await store.storeReceiverState(state, for: group, sender: sender)
@@ -424,7 +431,7 @@ public actor SessionManager {
             (decryption: SessionRecord.Decryption, observation: IdentityObservation) async throws(SessionError) -> IdentityObservation in
             // Parsing copies the chain key into wiping storage; the plaintext is wiped after this.
             let distribution = try SenderKeyDistributionMessage(serialized: decryption.plaintext)
-            try await self.process(distribution, for: group, from: sender)
+            try await self.process(distribution, for: group, from: sender, nested: true)
             return observation
         }
     }
@@ -435,7 +442,7 @@ public actor SessionManager {
     ///   `senderKeyDistributionMessage(for:)` and distribute it first), the errors of
     ///   `SenderKeySendingChain.encrypt`, `.storage`; nothing changed then.
     public func groupEncrypt(_ plaintext: [UInt8], for group: GroupID) async throws(SessionError) -> [UInt8] {
-        try await locks.withLock(.groupSending(group)) { () async throws(SessionError) -> [UInt8] in
+        try await exclusive(.groupSending(group)) { () async throws(SessionError) -> [UInt8] in
             guard var chain = try await store.loadSendingChain(for: group) else { throw .noSession }
             let message = try chain.encrypt(plaintext)
             try await store.storeSendingChain(chain, for: group)
@@ -465,7 +472,7 @@ public actor SessionManager {
         _ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress,
         beforePersisting process: @Sendable ([UInt8]) async throws(SessionError) -> Void
     ) async throws(SessionError) -> [UInt8] {
-        try await locks.withLock(.groupReceiving(group, sender)) { () async throws(SessionError) -> [UInt8] in
+        try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [UInt8] in
             guard var state = try await store.loadReceiverState(for: group, sender: sender) else {
                 _ = try SenderKeyMessage(serialized: bytes)
                 throw .unknownChain
@@ -478,6 +485,32 @@ public actor SessionManager {
     }
 
     // MARK: Helpers
+
+    /// The managers whose calls are in progress in the current task (and its child tasks).
+    @TaskLocal private static var callsInProgress: Set<ObjectIdentifier> = []
+
+    /// Runs `body` holding `key`. A call that starts while the same task is already inside a
+    /// call of this manager (a `beforePersisting` step calling back into the manager) would wait
+    /// for a lock its own task holds, or take locks in the other order than the manager does:
+    /// it throws `reentrantCall` instead. The one nesting the manager does itself (`nested`:
+    /// a sender-key distribution stored inside the pairwise decryption that carried it) always
+    /// takes the peer lock first and the group lock second.
+    private func exclusive<Result: Sendable>(
+        _ key: LockKey, nested: Bool = false, _ body: () async throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
+        let manager = ObjectIdentifier(self)
+        guard nested || !Self.callsInProgress.contains(manager) else { throw .reentrantCall }
+        var active = Self.callsInProgress
+        active.insert(manager)
+        let outcome: Swift.Result<Result, SessionError> = await Self.$callsInProgress.withValue(active) {
+            do throws(SessionError) {
+                return .success(try await locks.withLock(key, body))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
 
     /// The local identity, read from the store once.
     private func localIdentity() async throws(SessionError) -> IdentityKeyPair {
