@@ -128,22 +128,17 @@ actor FakeServer {
 }
 
 /// A store that forwards to an `InMemoryProtocolStore` and can fail writes, yield on every
-/// call (to provoke interleavings), and hold prekey lookups until several have arrived.
+/// call (to provoke interleavings).
 actor InstrumentedStore: ProtocolStore {
     let base: InMemoryProtocolStore
     private var failWrites = false
     private var yields = false
-    private var lookupBarrier = 0
-    private var lookupsArrived = 0
-    private var lookupWaiters: [CheckedContinuation<Void, Never>] = []
     private(set) var writeAttempts = 0
 
     init(base: InMemoryProtocolStore) { self.base = base }
 
     func setFailWrites(_ fail: Bool) { failWrites = fail }
     func setYields(_ yield: Bool) { yields = yield }
-    /// Holds each prekey lookup until `count` lookups have arrived.
-    func holdPreKeyLookups(until count: Int) { lookupBarrier = count }
 
     private func pause() async {
         if yields { for _ in 0 ..< 3 { await Task.yield() } }
@@ -175,16 +170,8 @@ actor InstrumentedStore: ProtocolStore {
     func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { await base.deviceIDs(ofUser: userID) }
 
     func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
-        let keys = await base.preKeys(for: prefix)
-        lookupsArrived += 1
-        if lookupsArrived < lookupBarrier {
-            await withCheckedContinuation { lookupWaiters.append($0) }
-        } else {
-            let waiters = lookupWaiters
-            lookupWaiters = []
-            for waiter in waiters { waiter.resume() }
-        }
-        return keys
+        await pause()
+        return await base.preKeys(for: prefix)
     }
 
     func loadPreKeys() async throws(SessionError) -> LocalPreKeys? { await base.loadPreKeys() }

@@ -223,11 +223,21 @@ final class SessionManagerTests: XCTestCase {
         let fromAlice = try await alice.manager.encrypt(utf8("from alice"), to: bob.address)
         let fromCarol = try await carol.manager.encrypt(utf8("from carol"), to: bob.address)
 
-        // Both lookups find the one-time prekey before either decryption commits.
-        await bob.store.holdPreKeyLookups(until: 2)
-        async let aliceResult = capture { () async throws(SessionError) -> [UInt8] in try await bob.manager.decrypt(fromAlice, from: alice.address).plaintext }
-        async let carolResult = capture { () async throws(SessionError) -> [UInt8] in try await bob.manager.decrypt(fromCarol, from: carol.address).plaintext }
+        // Both decryptions run at once, with every store call yielding. X3DH runs hold Bob's
+        // prekeys lock from the lookup to the commit, so the second one finds the one-time
+        // prekey gone before it decrypts: its processing step never sees a plaintext.
+        await bob.store.setYields(true)
+        let processed = Counter()
+        let process = { @Sendable (_: DecryptedMessage) async throws(SessionError) in await processed.increment() }
+        async let aliceResult = capture { () async throws(SessionError) -> [UInt8] in
+            try await bob.manager.decrypt(fromAlice, from: alice.address, beforePersisting: process).plaintext
+        }
+        async let carolResult = capture { () async throws(SessionError) -> [UInt8] in
+            try await bob.manager.decrypt(fromCarol, from: carol.address, beforePersisting: process).plaintext
+        }
         let results = await [aliceResult, carolResult]
+        let processedCount = await processed.value
+        XCTAssertEqual(processedCount, 1, "the loser's processing step never ran")
         let successes = results.compactMap { try? $0.get() }
         let failures = results.compactMap { result -> SessionError? in
             if case let .failure(error) = result { return error }
@@ -493,4 +503,10 @@ final class SessionManagerTests: XCTestCase {
         XCTAssertEqual(atBob, utf8("chapter 3"))
         await assertThrowsAsync(.unknownChain) { try await carol.manager.groupDecrypt(third, for: group, from: alice.address) }
     }
+}
+
+/// A count shared between tasks.
+private actor Counter {
+    private(set) var value = 0
+    func increment() { value += 1 }
 }

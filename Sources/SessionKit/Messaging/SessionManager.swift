@@ -56,6 +56,8 @@ import SignalPrimitives
 /// so a failure of the store's own write after the record is not undone.)
 public actor SessionManager {
     private enum LockKey: Hashable, Sendable {
+        /// The device's prekeys, while a prekey message's X3DH runs (taken after a peer lock).
+        case preKeys
         case peer(ProtocolAddress)
         case groupSending(GroupID)
         case groupReceiving(GroupID, ProtocolAddress)
@@ -289,33 +291,54 @@ public actor SessionManager {
     /// `handle`, and persists the record (with the prekey consumption when X3DH ran) only when
     /// all of it succeeded. With `wipingPlaintext`, the decrypted plaintext is wiped on every
     /// path once `handle` is done with it (`handle` must not keep a copy).
+    ///
+    /// A prekey message that runs X3DH also holds the prekeys lock (taken after the peer lock)
+    /// from loading the prekeys to the commit, so two establishments never consume the same
+    /// one-time prekey: the second finds it gone (`unknownPreKey`) before it decrypts, and
+    /// `handle` never sees a plaintext whose commit could still fail because of it.
     private func decryptAndCommit<Result: Sendable>(
         _ message: IncomingMessage, from address: ProtocolAddress, wipingPlaintext: Bool,
         _ handle: (SessionRecord.Decryption, IdentityObservation) async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         let identity = try await localIdentity()
         return try await exclusive(.peer(address)) { () async throws(SessionError) -> Result in
-            var record = try await store.loadSession(for: address) ?? SessionRecord()
-            var preKeys = PreKeySet()
-            if case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) {
-                preKeys = try await store.preKeys(for: preKeyMessage.prefix)
+            let record = try await store.loadSession(for: address) ?? SessionRecord()
+            guard case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) else {
+                return try await decryptAndCommit(
+                    message, from: address, record: record, preKeys: PreKeySet(), identity: identity,
+                    wipingPlaintext: wipingPlaintext, handle)
             }
-            var decryption = try record.decrypt(
-                message, identity: identity, localAddress: localAddress, remoteAddress: address, preKeys: preKeys, kem: kem,
-                configuration: configuration, random: random)
-            defer { if wipingPlaintext { decryption.wipePlaintext() } }
-            let decision = try await trustDecision(decryption.remoteIdentityKey, for: address)
-            let result = try await handle(decryption, decision.observation)
-            // The key is recorded once the message decrypted and was processed, just before the
-            // state is stored (the one step after it that can still fail is the store's write).
-            if decision.observation != .unchanged { _ = try await recordIdentity(decryption.remoteIdentityKey, for: address) }
-            if let consumption = decryption.consumption {
-                try await store.commitEstablishment(record, for: address, applying: consumption)
-            } else {
-                try await store.storeSession(record, for: address)
+            return try await exclusive(.preKeys, nested: true) { () async throws(SessionError) -> Result in
+                let preKeys = try await store.preKeys(for: preKeyMessage.prefix)
+                return try await decryptAndCommit(
+                    message, from: address, record: record, preKeys: preKeys, identity: identity,
+                    wipingPlaintext: wipingPlaintext, handle)
             }
-            return result
         }
+    }
+
+    /// The body of `decryptAndCommit` once the record and the prekeys are loaded (and locked).
+    private func decryptAndCommit<Result: Sendable>(
+        _ message: IncomingMessage, from address: ProtocolAddress, record loaded: SessionRecord, preKeys: PreKeySet,
+        identity: IdentityKeyPair, wipingPlaintext: Bool,
+        _ handle: (SessionRecord.Decryption, IdentityObservation) async throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
+        var record = loaded
+        var decryption = try record.decrypt(
+            message, identity: identity, localAddress: localAddress, remoteAddress: address, preKeys: preKeys, kem: kem,
+            configuration: configuration, random: random)
+        defer { if wipingPlaintext { decryption.wipePlaintext() } }
+        let decision = try await trustDecision(decryption.remoteIdentityKey, for: address)
+        let result = try await handle(decryption, decision.observation)
+        // The key is recorded once the message decrypted and was processed, just before the
+        // state is stored (the one step after it that can still fail is the store's write).
+        if decision.observation != .unchanged { _ = try await recordIdentity(decryption.remoteIdentityKey, for: address) }
+        if let consumption = decryption.consumption {
+            try await store.commitEstablishment(record, for: address, applying: consumption)
+        } else {
+            try await store.storeSession(record, for: address)
+        }
+        return result
     }
 
     // MARK: Groups (sender keys)
