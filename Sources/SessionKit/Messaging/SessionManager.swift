@@ -19,9 +19,10 @@ import SignalPrimitives
 /// to decrypt (the session and the trust records stay those of the real sender).
 ///
 /// Concurrency. Work on one peer device (one `ProtocolAddress`) is serialised: each call
-/// loads the device's record, runs, and stores it while holding a per-address lock, in
-/// arrival order. Calls for different devices run concurrently (the actor is reentrant across
-/// its `await`s). Group calls are serialised per group (our chain) and per (group, sender).
+/// loads the device's record, runs, and stores it while holding a per-address lock, in the
+/// order the calls took the lock. Calls for different devices run concurrently: the actor is
+/// reentrant across its `await`s, and the cryptographic work runs off the actor, so it uses
+/// every core. Group calls are serialised per group (our chain) and per (group, sender).
 /// Use one manager per store: two managers on the same store do not serialise each other.
 /// Code that runs inside a call (a `beforePersisting` step) must not call back into the same
 /// manager: such a call would wait for itself, and throws `SessionError.reentrantCall`.
@@ -155,9 +156,12 @@ public actor SessionManager {
     public func processBundle(_ bundle: PreKeyBundle, for address: ProtocolAddress) async throws(SessionError) {
         let identity = try await localIdentity()
         try await exclusive(.peer(address)) { () async throws(SessionError) in
-            let session = try SessionState(
-                initiatingWith: bundle, identity: identity, localAddress: localAddress, remoteAddress: address, kem: kem,
-                configuration: configuration, random: random)
+            let (localAddress, kem, configuration, random) = (localAddress, kem, configuration, random)
+            let session = try await Self.compute { () throws(SessionError) in
+                try SessionState(
+                    initiatingWith: bundle, identity: identity, localAddress: localAddress, remoteAddress: address, kem: kem,
+                    configuration: configuration, random: random)
+            }
             guard try await trustDecision(bundle.identityKey, for: address).allowsSending else { throw .untrustedIdentity }
             var record = try await store.loadSession(for: address) ?? SessionRecord()
             record.promote(session)
@@ -176,12 +180,16 @@ public actor SessionManager {
     ///   Nothing changed when it throws.
     public func encrypt(_ plaintext: [UInt8], to address: ProtocolAddress) async throws(SessionError) -> [UInt8] {
         try await exclusive(.peer(address)) { () async throws(SessionError) -> [UInt8] in
-            guard var record = try await store.loadSession(for: address), let remote = record.remoteIdentityKey else {
+            guard let record = try await store.loadSession(for: address), let remote = record.remoteIdentityKey else {
                 throw .noSession
             }
             guard try await trustDecision(remote, for: address).allowsSending else { throw .untrustedIdentity }
-            let message = try record.encrypt(plaintext)
-            try await store.storeSession(record, for: address)
+            let (updated, message) = try await Self.compute { [record] () throws(SessionError) in
+                var record = record
+                let message = try record.encrypt(plaintext)
+                return (record, message)
+            }
+            try await store.storeSession(updated, for: address)
             return message
         }
     }
@@ -323,10 +331,14 @@ public actor SessionManager {
         identity: IdentityKeyPair, wipingPlaintext: Bool,
         _ handle: (SessionRecord.Decryption, IdentityObservation) async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
-        var record = loaded
-        var decryption = try record.decrypt(
-            message, identity: identity, localAddress: localAddress, remoteAddress: address, preKeys: preKeys, kem: kem,
-            configuration: configuration, random: random)
+        let (localAddress, kem, configuration, random) = (localAddress, kem, configuration, random)
+        var (record, decryption) = try await Self.compute { () throws(SessionError) in
+            var record = loaded
+            let decryption = try record.decrypt(
+                message, identity: identity, localAddress: localAddress, remoteAddress: address, preKeys: preKeys, kem: kem,
+                configuration: configuration, random: random)
+            return (record, decryption)
+        }
         defer { if wipingPlaintext { decryption.wipePlaintext() } }
         let decision = try await trustDecision(decryption.remoteIdentityKey, for: address)
         let result = try await handle(decryption, decision.observation)
@@ -380,7 +392,7 @@ public actor SessionManager {
     /// - Throws: the errors of `senderKeyDistributionMessage(for:)`; per-device failures are
     ///   in the outcomes.
     public func distributeSenderKey(for group: GroupID, to members: [ProtocolAddress]) async throws(SessionError) -> [DeviceEncryption] {
-        try await distribute(try await senderKeyDistributionMessage(for: group), to: members)
+        await distribute(try await senderKeyDistributionMessage(for: group), to: members)
     }
 
     /// Removes devices from `group` (SPEC §5): forgets the chains received from `removed`,
@@ -397,7 +409,7 @@ public actor SessionManager {
                 try await store.removeReceiverState(for: group, sender: member)
             }
         }
-        return try await distribute(try await rotateSenderKey(for: group), to: remaining.filter { !removed.contains($0) })
+        return await distribute(try await rotateSenderKey(for: group), to: remaining.filter { !removed.contains($0) })
     }
 
     /// Encrypts a distribution message to each member through its pairwise session, wiping
@@ -466,9 +478,13 @@ public actor SessionManager {
     ///   `SenderKeySendingChain.encrypt`, `.storage`; nothing changed then.
     public func groupEncrypt(_ plaintext: [UInt8], for group: GroupID) async throws(SessionError) -> [UInt8] {
         try await exclusive(.groupSending(group)) { () async throws(SessionError) -> [UInt8] in
-            guard var chain = try await store.loadSendingChain(for: group) else { throw .noSession }
-            let message = try chain.encrypt(plaintext)
-            try await store.storeSendingChain(chain, for: group)
+            guard let chain = try await store.loadSendingChain(for: group) else { throw .noSession }
+            let (updated, message) = try await Self.compute { [chain] () throws(SessionError) in
+                var chain = chain
+                let message = try chain.encrypt(plaintext)
+                return (chain, message)
+            }
+            try await store.storeSendingChain(updated, for: group)
             return message
         }
     }
@@ -496,18 +512,32 @@ public actor SessionManager {
         beforePersisting process: @Sendable ([UInt8]) async throws(SessionError) -> Void
     ) async throws(SessionError) -> [UInt8] {
         try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [UInt8] in
-            guard var state = try await store.loadReceiverState(for: group, sender: sender) else {
+            guard let state = try await store.loadReceiverState(for: group, sender: sender) else {
                 _ = try SenderKeyMessage(serialized: bytes)
                 throw .unknownChain
             }
-            let plaintext = try state.decrypt(bytes, for: group, from: sender)
+            let (updated, plaintext) = try await Self.compute { [state] () throws(SessionError) in
+                var state = state
+                let plaintext = try state.decrypt(bytes, for: group, from: sender)
+                return (state, plaintext)
+            }
             try await process(plaintext)
-            try await store.storeReceiverState(state, for: group, sender: sender)
+            try await store.storeReceiverState(updated, for: group, sender: sender)
             return plaintext
         }
     }
 
     // MARK: Helpers
+
+    /// Runs the cryptographic work of a call off the actor, on the concurrent executor, so
+    /// that calls for different peers (each holding its own lock) compute in parallel; the
+    /// actor only orders locks and store calls.
+    @concurrent
+    private nonisolated static func compute<Result: Sendable>(
+        _ work: @Sendable () throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
+        try work()
+    }
 
     /// The managers whose calls are in progress in the current task (and its child tasks).
     @TaskLocal private static var callsInProgress: Set<ObjectIdentifier> = []
