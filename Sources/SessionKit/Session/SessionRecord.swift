@@ -182,8 +182,8 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         case let .ratchet(ratchetMessage):
             return try decryptRatchetMessage(message, ratchetMessage, random: random)
         case let .preKey(preKeyMessage):
-            if let plaintext = try decryptWithSessionCreated(by: preKeyMessage, message, random: random) {
-                return plaintext
+            if let decryption = try decryptWithSessionCreated(by: preKeyMessage, message, random: random) {
+                return decryption
             }
             let established = try SessionState.accept(
                 preKeyMessage, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
