@@ -1,6 +1,7 @@
 # The two commands of the README's quick start:
-#   make vectors   installs libsodium-dev if missing, builds signal-vectors in release and
-#                  runs it over TestVectors/ (prints one line per file and a total)
+#   make vectors   installs libsodium-dev if missing, builds signal-vectors (the debug build,
+#                  which `make test` shares) and runs it over TestVectors/ (prints one line per
+#                  file and a total)
 #   make test      installs libsodium-dev if missing, runs swift test
 #   make bench     builds Benchmarks/ in release and measures the library against raw
 #                  libsodium and swift-crypto; writes Benchmarks/results/latest.json
@@ -48,8 +49,8 @@ deps:
 	echo "libsodium $$(pkg-config --modversion libsodium) installed"
 
 vectors: deps
-	$(SWIFT) build -c release --product signal-vectors
-	.build/release/signal-vectors verify TestVectors
+	$(SWIFT) build --product signal-vectors
+	$$($(SWIFT) build --show-bin-path)/signal-vectors verify TestVectors
 
 test: deps
 	$(SWIFT) test
