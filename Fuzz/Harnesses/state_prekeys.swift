@@ -15,42 +15,11 @@ import SessionKit
 import SignalPrimitives
 
 enum Harness {
-    /// Finding 5 (Fuzz/README.md): the replay records of a signed prekey are written sorted but
-    /// loaded in any order. With `FUZZ_TOLERATE=prekey-record-order` the harness compares the
-    /// serialization with the blob whose replay records it has sorted itself.
-    static let tolerateRecordOrder = isTolerated("prekey-record-order")
-
-    /// The blob (one that loaded, so its layout is valid) with each signed prekey's replay
-    /// records sorted, walked from the documented version-2 layout.
-    static func sortingReplayRecords(_ blob: [UInt8]) -> [UInt8] {
-        var out = blob
-        var offset = 6 + 12
-        func entry(retired: Bool) {
-            offset += 4 + 32 + 64
-            let kem = out[offset]
-            offset += 1 + 8 + (kem == 1 ? 4 + 64 + 1184 + 64 : 0)
-            let count = Int(readU32(out[offset ..< offset + 4]))
-            offset += 4
-            var keys: [[UInt8]] = []
-            for index in 0 ..< count { keys.append(Array(out[(offset + 32 * index) ..< (offset + 32 * index + 32)])) }
-            keys.sort { (a: [UInt8], b: [UInt8]) -> Bool in a.lexicographicallyPrecedes(b) }
-            for (index, key) in keys.enumerated() { out.replaceSubrange((offset + 32 * index) ..< (offset + 32 * index + 32), with: key) }
-            offset += 32 * count + (retired ? 8 : 0)
-        }
-        entry(retired: false)
-        let previous = Int(readU32(out[offset ..< offset + 4]))
-        offset += 4
-        for _ in 0 ..< previous { entry(retired: true) }
-        return resealed(out)
-    }
-
     static let newBaseKey = must { try X25519.PrivateKey(rawRepresentation: fixedBytes(32, seed: 0xEEA)).publicKey }
 
     static func run(_ bytes: [UInt8]) {
-        var normalize: (([UInt8]) -> [UInt8])?
-        if tolerateRecordOrder { normalize = { (blob: [UInt8]) -> [UInt8] in sortingReplayRecords(blob) } }
         guard let (keys, blob) = loadState(bytes, kind: 0x04, load: { (blob: [UInt8]) throws(SessionError) in try LocalPreKeys(serialized: blob) },
-                                           serialize: { (keys: LocalPreKeys) in keys.serialized() }, normalize: normalize) else { return }
+                                           serialize: { (keys: LocalPreKeys) in keys.serialized() }) else { return }
         let ids = keys.oneTimePreKeys.map(\.id)
         invariant(Set(ids).count == ids.count, "repeated one-time prekey ids")
         invariant(keys.oneTimePreKeyCount == ids.count, "count disagrees")
