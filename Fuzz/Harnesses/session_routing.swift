@@ -232,7 +232,7 @@ enum Harness {
                                      kem: kem, configuration: configuration, random: randoms[0])
                 }
                 let ek = session.baseKey.rawRepresentation
-                records[0].promote(session)
+                must("promote a new session") { try records[0].promote(session) }
                 models[0].models[ek] = ReceiverModel(dhr: spk, hasChain: false, nr: 0, maxSkip: configuration.maxSkip,
                                                      maxStored: configuration.maxStored)
                 models[0].pending.insert(ek)

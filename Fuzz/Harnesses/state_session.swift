@@ -1,4 +1,4 @@
-// Harness `state_session`: loading a persisted `SessionState` (kind 0x01, version 2: role,
+// Harness `state_session`: loading a persisted `SessionState` (kind 0x01, version 2: role, generation,
 // limits, both identity keys and addresses, EK_A, SHA-256(P), an initiator's pending prefix P,
 // the ratchet).
 //
@@ -28,9 +28,9 @@ enum Harness {
             invariant(prefix.identityKey == session.localIdentityKey && prefix.baseKey == session.baseKey
                       && prefix.digest == session.preKeyPrefixDigest, "the pending prefix is not the session's")
         }
-        // The root key follows the prefix part: 6 + 1 + 4 + 4 + 32 + 32 + addresses + 32 + 32
+        // The root key follows the prefix part: 6 + 1 + 8 + 4 + 4 + 32 + 32 + addresses + 32 + 32
         // + hasPending (+ u32 + P).
-        let pendingOffset = 6 + 73 + session.localAddress.encoded.count + session.remoteAddress.encoded.count + 64
+        let pendingOffset = 6 + 81 + session.localAddress.encoded.count + session.remoteAddress.encoded.count + 64
         let rootKey = pendingOffset + 1 + (session.pendingPreKeyPrefix.map { 4 + $0.byteCount } ?? 0)
         var body = Array(blob[6 ..< (blob.count - 16)])
         body[rootKey - 6] ^= 0x80

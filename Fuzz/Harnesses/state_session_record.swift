@@ -60,7 +60,7 @@ enum Harness {
             let bundle = PreKeyBundle(identityKey: bob.publicKey, signedPreKey: signed, oneTimePreKey: nil, kemPreKey: kemPreKey)
             var record = SessionRecord()
             for _ in 0 ..< 3 {
-                record.promote(try SessionState(initiatingWith: bundle, identity: alice, localAddress: Addresses.alice,
+                try record.promote(try SessionState(initiatingWith: bundle, identity: alice, localAddress: Addresses.alice,
                                                 remoteAddress: Addresses.bob, kem: kem, random: random))
                 _ = try record.encrypt([9])
                 blobs.append(record.serialized())

@@ -80,12 +80,23 @@ actor DiskStore: ProtocolStore {
 
     // MARK: SessionStore
 
-    func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
-        try await read(Self.sessionName(address)).map { (blob: [UInt8]) throws(SessionError) in try SessionRecord(serialized: blob) }
+    /// A stored blob: the store generation (u64, big-endian) and the state's serialization.
+    static func stored(_ serialized: [UInt8], generation: UInt64) -> [UInt8] {
+        (0 ..< 8).map { UInt8(truncatingIfNeeded: generation >> (56 - 8 * $0)) } + serialized
     }
 
-    func storeSession(_ record: SessionRecord, for address: ProtocolAddress) async throws(SessionError) {
-        try await write([Self.sessionName(address): record.serialized()])
+    /// The generation and the serialization of a stored blob.
+    static func split(_ blob: [UInt8]) throws(SessionError) -> (generation: UInt64, serialized: [UInt8]) {
+        guard blob.count >= 8 else { throw .invalidPayload }
+        return (blob.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }, Array(blob.dropFirst(8)))
+    }
+
+    func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
+        guard let blob = try await read(Self.sessionName(address)) else { return nil }
+        let (generation, serialized) = try Self.split(blob)
+        var record = try SessionRecord(serialized: serialized)
+        record.generation = generation
+        return record
     }
 
     func deleteSession(for address: ProtocolAddress) async throws(SessionError) {
@@ -119,30 +130,53 @@ actor DiskStore: ProtocolStore {
 
     // MARK: ProtocolStore
 
-    func commitEstablishment(
-        _ record: SessionRecord, for address: ProtocolAddress, applying consumption: PreKeyConsumption
-    ) async throws(SessionError) {
-        guard var keys = try await loadPreKeys() else { throw .unknownPreKey }
-        try keys.apply(consumption)
-        try await write([Self.sessionName(address): record.serialized(), "prekeys": keys.serialized()])
+    /// The stored generation of the blob `name` (0 when none is stored).
+    private func storedGeneration(_ name: String) async throws(SessionError) -> UInt64 {
+        guard let blob = try await read(name) else { return 0 }
+        return try Self.split(blob).generation
+    }
+
+    func commit(_ commit: StoreCommit) async throws(SessionError) {
+        var changes: [String: [UInt8]?] = [:]
+        if let write = commit.session {
+            let name = Self.sessionName(write.address)
+            guard try await storedGeneration(name) == write.record.generation else { throw .staleState }
+            changes[name] = Self.stored(write.record.serialized(), generation: write.record.generation + 1)
+        }
+        if let write = commit.sendingChain {
+            let name = "sending/\(write.group)"
+            guard try await storedGeneration(name) == write.chain.generation else { throw .staleState }
+            changes[name] = Self.stored(write.chain.serialized(), generation: write.chain.generation + 1)
+        }
+        if let write = commit.receiverState {
+            let name = "receiving/\(write.group)/\(write.sender)"
+            guard try await storedGeneration(name) == write.state.generation else { throw .staleState }
+            changes[name] = Self.stored(write.state.serialized(), generation: write.state.generation + 1)
+        }
+        if let consumption = commit.preKeyConsumption {
+            guard var keys = try await loadPreKeys() else { throw .unknownPreKey }
+            try keys.apply(consumption)
+            changes["prekeys"] = keys.serialized()
+        }
+        try await write(changes)
     }
 
     // MARK: SenderKeyStore
 
     func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
-        try await read("sending/\(group)").map { (blob: [UInt8]) throws(SessionError) in try SenderKeySendingChain(serialized: blob) }
-    }
-
-    func storeSendingChain(_ chain: SenderKeySendingChain, for group: GroupID) async throws(SessionError) {
-        try await write(["sending/\(group)": chain.serialized()])
+        guard let blob = try await read("sending/\(group)") else { return nil }
+        let (generation, serialized) = try Self.split(blob)
+        var chain = try SenderKeySendingChain(serialized: serialized)
+        chain.generation = generation
+        return chain
     }
 
     func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
-        try await read("receiving/\(group)/\(sender)").map { (blob: [UInt8]) throws(SessionError) in try SenderKeyReceiverState(serialized: blob) }
-    }
-
-    func storeReceiverState(_ state: SenderKeyReceiverState, for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
-        try await write(["receiving/\(group)/\(sender)": state.serialized()])
+        guard let blob = try await read("receiving/\(group)/\(sender)") else { return nil }
+        let (generation, serialized) = try Self.split(blob)
+        var state = try SenderKeyReceiverState(serialized: serialized)
+        state.generation = generation
+        return state
     }
 
     func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {

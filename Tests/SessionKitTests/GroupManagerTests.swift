@@ -158,8 +158,12 @@ final class GroupManagerTests: XCTestCase {
 
         // Even a record stored under the device's own address (say, restored from a backup of
         // another device) is never encrypted to.
-        let foreign = await alice1.base.loadSession(for: alice2.address)
-        await alice1.base.storeSession(try XCTUnwrap(foreign), for: alice1.address)
+        let loaded = await alice1.base.loadSession(for: alice2.address)
+        var foreign = try XCTUnwrap(loaded)
+        foreign.generation = 0    // a new record for the device's own address
+        var commit = StoreCommit()
+        commit.store(foreign, for: alice1.address)
+        try await alice1.base.commit(commit)
         let again = try await alice1.manager.encrypt(utf8("again"), toUser: "bob", includingOwnDevices: true)
         XCTAssertEqual(again.map(\.address), [bob.address, alice2.address, alice3.address])
         let ownAgain = try await alice1.manager.encrypt(utf8("again"), toUser: "alice", includingOwnDevices: true)

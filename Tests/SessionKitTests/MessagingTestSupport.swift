@@ -156,12 +156,6 @@ actor InstrumentedStore: ProtocolStore {
         return await base.loadSession(for: address)
     }
 
-    func storeSession(_ record: SessionRecord, for address: ProtocolAddress) async throws(SessionError) {
-        await pause()
-        try write()
-        await base.storeSession(record, for: address)
-    }
-
     func deleteSession(for address: ProtocolAddress) async throws(SessionError) {
         try write()
         await base.deleteSession(for: address)
@@ -183,30 +177,18 @@ actor InstrumentedStore: ProtocolStore {
         return try await base.updatePreKeys(update)
     }
 
-    func commitEstablishment(
-        _ record: SessionRecord, for address: ProtocolAddress, applying consumption: PreKeyConsumption
-    ) async throws(SessionError) {
+    func commit(_ commit: StoreCommit) async throws(SessionError) {
         await pause()
         try write()
-        try await base.commitEstablishment(record, for: address, applying: consumption)
+        try await base.commit(commit)
     }
 
     func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
         await base.loadSendingChain(for: group)
     }
 
-    func storeSendingChain(_ chain: SenderKeySendingChain, for group: GroupID) async throws(SessionError) {
-        try write()
-        await base.storeSendingChain(chain, for: group)
-    }
-
     func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
         await base.loadReceiverState(for: group, sender: sender)
-    }
-
-    func storeReceiverState(_ state: SenderKeyReceiverState, for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
-        try write()
-        await base.storeReceiverState(state, for: group, sender: sender)
     }
 
     func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {

@@ -43,7 +43,7 @@ final class PersistenceHardeningTests: XCTestCase {
             var body = Array(blob[6 ..< (blob.count - 16)])
             var field: [UInt8] = []
             field.appendBigEndian(value)
-            body.replaceSubrange(1 ..< 9, with: field + field)   // maxSkip = maxStored = value
+            body.replaceSubrange(9 ..< 17, with: field + field)   // after role and generation: maxSkip = maxStored = value
             return Self.envelope(kind: .session, version: blob[5], body: body)
         }
         let cap = UInt32(ProtocolLimits.maximumMaxStored)

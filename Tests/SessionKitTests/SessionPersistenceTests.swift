@@ -100,12 +100,12 @@ final class SessionPersistenceTests: XCTestCase {
 
     /// Checksummed bodies whose fields break the documented rules are rejected. Offsets follow
     /// the version-2 layout of SessionStatePersistence.swift, counted from the start of the blob
-    /// (6 envelope bytes): role 6, maxSkip 7, maxStored 11, the identity keys 15 and 47, the
-    /// two addresses from 79, then EK_A, SHA-256(P) and the pending-prefix flag.
+    /// (6 envelope bytes): role 6, generation 7, maxSkip 15, maxStored 19, the identity keys 23
+    /// and 55, the two addresses from 87, then EK_A, SHA-256(P) and the pending-prefix flag.
     func testInconsistentFieldsAreInvalidPayload() throws {
         let (conversation, _, _) = try midConversation()
         let bob = body(of: try XCTUnwrap(conversation.bob).serialized())
-        let roleOffset = 6, maxSkipOffset = 7, addressOffset = 79
+        let roleOffset = 6, maxSkipOffset = 15, addressOffset = 87
         let addressesCount = encodeAddress("bob", 7).count + encodeAddress("alice", 1).count
         let ekOffset = addressOffset + addressesCount, digestOffset = ekOffset + 32, pendingOffset = digestOffset + 32
         XCTAssertEqual(Array(bob[addressOffset ..< ekOffset]), encodeAddress("bob", 7) + encodeAddress("alice", 1), "addresses located")

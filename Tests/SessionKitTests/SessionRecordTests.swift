@@ -39,7 +39,7 @@ final class SessionRecordTests: XCTestCase {
 
         /// Starts an initiator session with `other` from its bundle and makes it current.
         mutating func initiate(with other: Responder, oneTimePreKeyID: UInt32?) throws {
-            record.promote(try SessionState(initiatingWith: other.bundle(oneTimePreKeyID: oneTimePreKeyID), identity: identity,
+            try record.promote(try SessionState(initiatingWith: other.bundle(oneTimePreKeyID: oneTimePreKeyID), identity: identity,
                                             localAddress: address, remoteAddress: other.address, kem: nil, random: random))
         }
 
@@ -329,10 +329,10 @@ final class SessionRecordTests: XCTestCase {
         let first = try aliceSession(bob, identity: alice, oneTimePreKeyID: nil)
         let second = try aliceSession(bob, identity: alice, oneTimePreKeyID: nil)
         var record = SessionRecord()
-        record.promote(first)
-        record.promote(second)
-        record.promote(first)    // the archived first session becomes current again
-        record.promote(first)    // promoting the current session changes nothing
+        try record.promote(first)
+        try record.promote(second)
+        try record.promote(first)    // the archived first session becomes current again
+        try record.promote(first)    // promoting the current session changes nothing
         XCTAssertEqual(record.previousSessions.count, 1)
         XCTAssertEqual(record.currentSession?.baseKey, first.baseKey)
         XCTAssertEqual(record.previousSessions.first?.baseKey, second.baseKey)

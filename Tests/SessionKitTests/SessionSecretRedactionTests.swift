@@ -62,9 +62,9 @@ final class SessionSecretRedactionTests: XCTestCase {
         let bob = try XCTUnwrap(try conversation().bob)
         let blob = bob.serialized()
         var body = Array(blob[6 ..< (blob.count - 16)])
-        // Version-2 body: role, maxSkip, maxStored, two identity keys, two addresses, EK_A,
+        // Version-2 body: role, generation, maxSkip, maxStored, two identity keys, two addresses, EK_A,
         // SHA-256(P), the pending-prefix flag (a responder has none), then RK.
-        let pendingOffset = 1 + 4 + 4 + 32 + 32 + encodeAddress("bob", 7).count + encodeAddress("alice", 1).count + 32 + 32
+        let pendingOffset = 1 + 8 + 4 + 4 + 32 + 32 + encodeAddress("bob", 7).count + encodeAddress("alice", 1).count + 32 + 32
         XCTAssertEqual(body[pendingOffset], 0)
         let rootKeyOffset = pendingOffset + 1
         XCTAssertEqual(Array(body[rootKeyOffset ..< rootKeyOffset + 32]), bob.ratchet.rootKey.storage.bytes, "root key located")
@@ -140,7 +140,9 @@ final class SessionSecretRedactionTests: XCTestCase {
         let conversation = try conversation()
         let store = InMemoryProtocolStore(identity: conversation.bobIdentity)
         let bob = try XCTUnwrap(conversation.bob)
-        await store.storeSession(SessionRecord(currentSession: bob), for: conversation.aliceAddress)
+        var commit = StoreCommit()
+        commit.store(SessionRecord(currentSession: bob), for: conversation.aliceAddress)
+        try await store.commit(commit)
         let seed = conversation.bobIdentity.privateKey.seedRepresentation
         Redaction.assertHides(seed, in: store, "InMemoryProtocolStore identity")
         for (what, secret) in Self.secrets(of: bob) { Redaction.assertHides(secret, in: store, "InMemoryProtocolStore \(what)") }

@@ -139,7 +139,7 @@ struct Conversation {
     mutating func bobSends(_ plaintext: [UInt8]) throws -> [UInt8] { try bobRecord.encrypt(plaintext) }
 
     /// Bob decrypts a message from Alice's address; a prekey message's consumption is applied
-    /// to his prekeys (as a store's `commitEstablishment` does).
+    /// to his prekeys (as a store's `commit` does).
     mutating func bobReceives(_ message: [UInt8], from sender: ProtocolAddress? = nil) throws(SessionError) -> [UInt8] {
         let result = try bobRecord.decrypt(
             message, identity: bobIdentity, localAddress: bobAddress, remoteAddress: sender ?? aliceAddress, preKeys: bobPreKeys,

@@ -48,6 +48,12 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     /// bundle's signed prekey is signed without a KEM prekey, or a prekey message has no KEM
     /// part.
     case postQuantumRequired
+    /// A state changed in the store since it was loaded (another process or manager on the same
+    /// store wrote it, or an old copy was written back): the write was refused so that no
+    /// message key is used twice and no consumed key comes back. `SessionManager` retries the
+    /// call from the fresh state; it reaches the app only when the retries are used up. Also
+    /// thrown by `SessionRecord.promote` for a session older than the one held.
+    case staleState
     /// A configuration value is out of range (for example `maxSkip > maxStored`).
     case invalidConfiguration(String)
     /// A primitive failed for a reason not covered above (for example AES-GCM unavailable).
@@ -72,7 +78,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .chainExhausted: return "chainExhausted"
         case .messageKeyUnavailable: return "messageKeyUnavailable"
         case .untrustedIdentity, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
-             .invalidConfiguration, .primitive, .storage:
+             .staleState, .invalidConfiguration, .primitive, .storage:
             return nil
         }
     }
@@ -99,6 +105,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .kemUnavailable: return "kemUnavailable"
         case .postQuantumRequired: return "postQuantumRequired"
         case .reentrantCall: return "reentrantCall"
+        case .staleState: return "staleState"
         default: return specName ?? "unknown"
         }
     }

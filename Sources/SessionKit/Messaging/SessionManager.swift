@@ -23,12 +23,17 @@ import SignalPrimitives
 /// order the calls took the lock. Calls for different devices run concurrently: the actor is
 /// reentrant across its `await`s, and the cryptographic work runs off the actor, so it uses
 /// every core. Group calls are serialised per group (our chain) and per (group, sender).
-/// Use one manager per store: two managers on the same store do not serialise each other.
+/// Two managers on one store (an app and its notification extension on one database) do not
+/// share locks, but never roll state back: every write is a compare-and-swap on the state's
+/// generation (`ProtocolStore.commit(_:)`), and a call whose commit finds the state changed
+/// starts again from the fresh state (`staleState` reaches the app only after
+/// `staleStateRetries` retries). So no message key is used twice and no message decrypts twice.
 /// Code that runs inside a call (a `beforePersisting` step) must not call back into the same
 /// manager: such a call would wait for itself, and throws `SessionError.reentrantCall`.
 ///
 /// Transactions and crash consistency. Every call fetches the state, computes the new state
-/// on a copy, stores it, and only then returns:
+/// on a copy, commits everything it changed in one `ProtocolStore.commit(_:)` (one
+/// transaction), and only then returns:
 /// - `decrypt`: decrypt → process → persist → acknowledge. The plaintext is returned only after
 ///   the advanced session (and, for a prekey message, the deletion of the one-time prekeys it
 ///   used and the record of its EK_A, in the same store call) was persisted. Acknowledge the
@@ -51,10 +56,11 @@ import SignalPrimitives
 /// forged or stale bundle cannot make a verified contact unverified. A message from a changed
 /// identity still decrypts (it is authentic): `decrypt` returns what the evaluator observed
 /// (`DecryptedMessage.identityObservation`) and records the key once the message decrypted and
-/// was processed, just before the state is stored; encrypting to the device is then refused
-/// until the app accepts the key. A message that fails to decrypt, or whose processing step
-/// fails, records nothing. (The trust store and the protocol store are separate objects here,
-/// so a failure of the store's own write after the record is not undone.)
+/// was processed, with the state: in the same transaction when the store keeps the trust
+/// records and is the manager's trust evaluator (`SessionKitSQLite`'s store), otherwise with
+/// the trust evaluator right after the commit succeeded. Encrypting to the device is then
+/// refused until the app accepts the key. A message that fails to decrypt, whose processing
+/// step fails or whose commit fails records nothing.
 public actor SessionManager {
     private enum LockKey: Hashable, Sendable {
         /// The device's prekeys, while a prekey message's X3DH runs (taken after a peer lock).
@@ -79,6 +85,9 @@ public actor SessionManager {
     private let clock: any WallClock
     private let random: any RandomSource
     private let locks = KeyedAsyncLock<LockKey>()
+    /// Whether the store records identity keys in its commits (it keeps the trust records and
+    /// is this manager's trust evaluator).
+    private nonisolated let recordsIdentitiesInStore: Bool
     private var identityCache: IdentityKeyPair?
 
     /// Creates a manager.
@@ -102,6 +111,7 @@ public actor SessionManager {
     ) {
         self.store = store
         self.trust = trust
+        recordsIdentitiesInStore = store.appliesIdentityRecords && (store as AnyObject) === (trust as AnyObject)
         self.localAddress = localAddress
         self.kem = kem
         self.configuration = configuration
@@ -162,12 +172,17 @@ public actor SessionManager {
                     initiatingWith: bundle, identity: identity, localAddress: localAddress, remoteAddress: address, kem: kem,
                     configuration: configuration, random: random)
             }
-            guard try await trustDecision(bundle.identityKey, for: address).allowsSending else { throw .untrustedIdentity }
-            var record = try await store.loadSession(for: address) ?? SessionRecord()
-            record.promote(session)
-            try await store.storeSession(record, for: address)
-            // Only now that the session is stored (a first use: `allowsSending` refused a change).
-            _ = try await recordIdentity(bundle.identityKey, for: address)
+            let decision = try await trustDecision(bundle.identityKey, for: address)
+            guard decision.allowsSending else { throw .untrustedIdentity }
+            try await retryingStaleState { () async throws(SessionError) in
+                var record = try await store.loadSession(for: address) ?? SessionRecord()
+                try record.promote(session)
+                var commit = StoreCommit()
+                commit.store(record, for: address)
+                // A first use is recorded with the session (`allowsSending` refused a change).
+                try await self.commit(
+                    commit, recording: decision.observation == .unchanged ? nil : bundle.identityKey, for: address)
+            }
         }
     }
 
@@ -180,17 +195,21 @@ public actor SessionManager {
     ///   Nothing changed when it throws.
     public func encrypt(_ plaintext: [UInt8], to address: ProtocolAddress) async throws(SessionError) -> [UInt8] {
         try await exclusive(.peer(address)) { () async throws(SessionError) -> [UInt8] in
-            guard let record = try await store.loadSession(for: address), let remote = record.remoteIdentityKey else {
-                throw .noSession
+            try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
+                guard let record = try await store.loadSession(for: address), let remote = record.remoteIdentityKey else {
+                    throw .noSession
+                }
+                guard try await trustDecision(remote, for: address).allowsSending else { throw .untrustedIdentity }
+                let (updated, message) = try await Self.compute { [record] () throws(SessionError) in
+                    var record = record
+                    let message = try record.encrypt(plaintext)
+                    return (record, message)
+                }
+                var commit = StoreCommit()
+                commit.store(updated, for: address)
+                try await store.commit(commit)
+                return message
             }
-            guard try await trustDecision(remote, for: address).allowsSending else { throw .untrustedIdentity }
-            let (updated, message) = try await Self.compute { [record] () throws(SessionError) in
-                var record = record
-                let message = try record.encrypt(plaintext)
-                return (record, message)
-            }
-            try await store.storeSession(updated, for: address)
-            return message
         }
     }
 
@@ -276,6 +295,10 @@ public actor SessionManager {
     ///   server's message id);
     /// - one that dies after the session write has lost nothing: `process` has run, and the
     ///   redelivered message is `duplicateMessage` (acknowledge it).
+    /// - when another process on the same store decrypted the message first, this call's
+    ///   commit is refused as stale and the call starts again from the fresh state, where the
+    ///   message is `duplicateMessage`: `process` may then have run here too (once more, for
+    ///   a message the other process also handed to its own step).
     /// `process` throws `SessionError`: map the app's own failures (a database write that
     /// failed) to `SessionError.storage(_:)`; they reach the caller unchanged.
     /// - Throws: the errors of `decrypt(_:from:)`, and whatever `process` throws (the session is
@@ -286,7 +309,8 @@ public actor SessionManager {
     ) async throws(SessionError) -> DecryptedMessage {
         let message = try IncomingMessage(serialized: bytes)
         return try await decryptAndCommit(message, from: address, wipingPlaintext: false) {
-            (decryption: SessionRecord.Decryption, observation: IdentityObservation) async throws(SessionError) -> DecryptedMessage in
+            (decryption: SessionRecord.Decryption, observation: IdentityObservation, _: inout StoreCommit)
+                async throws(SessionError) -> DecryptedMessage in
             let decrypted = DecryptedMessage(
                 plaintext: decryption.plaintext, sender: address, senderIdentityKey: decryption.remoteIdentityKey,
                 identityObservation: observation, establishedSession: decryption.establishedSession)
@@ -306,21 +330,23 @@ public actor SessionManager {
     /// `handle` never sees a plaintext whose commit could still fail because of it.
     private func decryptAndCommit<Result: Sendable>(
         _ message: IncomingMessage, from address: ProtocolAddress, wipingPlaintext: Bool,
-        _ handle: (SessionRecord.Decryption, IdentityObservation) async throws(SessionError) -> Result
+        _ handle: (SessionRecord.Decryption, IdentityObservation, inout StoreCommit) async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         let identity = try await localIdentity()
         return try await exclusive(.peer(address)) { () async throws(SessionError) -> Result in
-            let record = try await store.loadSession(for: address) ?? SessionRecord()
-            guard case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) else {
-                return try await decryptAndCommit(
-                    message, from: address, record: record, preKeys: PreKeySet(), identity: identity,
-                    wipingPlaintext: wipingPlaintext, handle)
-            }
-            return try await exclusive(.preKeys, nested: true) { () async throws(SessionError) -> Result in
-                let preKeys = try await store.preKeys(for: preKeyMessage.prefix)
-                return try await decryptAndCommit(
-                    message, from: address, record: record, preKeys: preKeys, identity: identity,
-                    wipingPlaintext: wipingPlaintext, handle)
+            try await retryingStaleState { () async throws(SessionError) -> Result in
+                let record = try await store.loadSession(for: address) ?? SessionRecord()
+                guard case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) else {
+                    return try await decryptAndCommit(
+                        message, from: address, record: record, preKeys: PreKeySet(), identity: identity,
+                        wipingPlaintext: wipingPlaintext, handle)
+                }
+                return try await exclusive(.preKeys, nested: true) { () async throws(SessionError) -> Result in
+                    let preKeys = try await store.preKeys(for: preKeyMessage.prefix)
+                    return try await decryptAndCommit(
+                        message, from: address, record: record, preKeys: preKeys, identity: identity,
+                        wipingPlaintext: wipingPlaintext, handle)
+                }
             }
         }
     }
@@ -329,7 +355,7 @@ public actor SessionManager {
     private func decryptAndCommit<Result: Sendable>(
         _ message: IncomingMessage, from address: ProtocolAddress, record loaded: SessionRecord, preKeys: PreKeySet,
         identity: IdentityKeyPair, wipingPlaintext: Bool,
-        _ handle: (SessionRecord.Decryption, IdentityObservation) async throws(SessionError) -> Result
+        _ handle: (SessionRecord.Decryption, IdentityObservation, inout StoreCommit) async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         let (localAddress, kem, configuration, random) = (localAddress, kem, configuration, random)
         var (record, decryption) = try await Self.compute { () throws(SessionError) in
@@ -341,15 +367,14 @@ public actor SessionManager {
         }
         defer { if wipingPlaintext { decryption.wipePlaintext() } }
         let decision = try await trustDecision(decryption.remoteIdentityKey, for: address)
-        let result = try await handle(decryption, decision.observation)
-        // The key is recorded once the message decrypted and was processed, just before the
-        // state is stored (the one step after it that can still fail is the store's write).
-        if decision.observation != .unchanged { _ = try await recordIdentity(decryption.remoteIdentityKey, for: address) }
-        if let consumption = decryption.consumption {
-            try await store.commitEstablishment(record, for: address, applying: consumption)
-        } else {
-            try await store.storeSession(record, for: address)
-        }
+        var commit = StoreCommit()
+        let result = try await handle(decryption, decision.observation, &commit)
+        commit.store(record, for: address)
+        commit.preKeyConsumption = decryption.consumption
+        // The key is recorded once the message decrypted and was processed, with the state
+        // (in the same transaction when the store keeps the trust records).
+        try await self.commit(
+            commit, recording: decision.observation == .unchanged ? nil : decryption.remoteIdentityKey, for: address)
         return result
     }
 
@@ -362,11 +387,15 @@ public actor SessionManager {
     ///   `.storage` when the store fails, `.primitive` when libsodium is unusable.
     public func senderKeyDistributionMessage(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
         try await exclusive(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
-            if let chain = try await store.loadSendingChain(for: group) { return try chain.distributionMessage() }
-            let chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
-            let distribution = try chain.distributionMessage()
-            try await store.storeSendingChain(chain, for: group)
-            return distribution
+            try await retryingStaleState { () async throws(SessionError) -> SenderKeyDistributionMessage in
+                if let chain = try await store.loadSendingChain(for: group) { return try chain.distributionMessage() }
+                let chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
+                let distribution = try chain.distributionMessage()
+                var commit = StoreCommit()
+                commit.store(chain, for: group)
+                try await store.commit(commit)
+                return distribution
+            }
         }
     }
 
@@ -377,10 +406,16 @@ public actor SessionManager {
     ///   `.primitive` when libsodium is unusable.
     public func rotateSenderKey(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
         try await exclusive(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
-            let chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
-            let distribution = try chain.distributionMessage()
-            try await store.storeSendingChain(chain, for: group)
-            return distribution
+            try await retryingStaleState { () async throws(SessionError) -> SenderKeyDistributionMessage in
+                var chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
+                // Replaces the stored chain: compare and swap against its generation.
+                chain.generation = try await store.loadSendingChain(for: group)?.generation ?? 0
+                let distribution = try chain.distributionMessage()
+                var commit = StoreCommit()
+                commit.store(chain, for: group)
+                try await store.commit(commit)
+                return distribution
+            }
         }
     }
 
@@ -444,10 +479,21 @@ public actor SessionManager {
         _ distribution: SenderKeyDistributionMessage, for group: GroupID, from sender: ProtocolAddress, nested: Bool = false
     ) async throws(SessionError) {
         try await exclusive(.groupReceiving(group, sender), nested: nested) { () async throws(SessionError) in
-            var state = try await store.loadReceiverState(for: group, sender: sender) ?? SenderKeyReceiverState()
-            try state.process(distribution, for: group)
-            try await store.storeReceiverState(state, for: group, sender: sender)
+            try await retryingStaleState { () async throws(SessionError) in
+                var commit = StoreCommit()
+                commit.store(try await receiverState(processing: distribution, for: group, from: sender), for: group, sender: sender)
+                try await store.commit(commit)
+            }
         }
+    }
+
+    /// The stored chains from `sender` in `group` with `distribution`'s chain added.
+    private func receiverState(
+        processing distribution: SenderKeyDistributionMessage, for group: GroupID, from sender: ProtocolAddress
+    ) async throws(SessionError) -> SenderKeyReceiverState {
+        var state = try await store.loadReceiverState(for: group, sender: sender) ?? SenderKeyReceiverState()
+        try state.process(distribution, for: group)
+        return state
     }
 
     /// Decrypts a pairwise message from `sender` whose plaintext is a distribution message
@@ -463,10 +509,17 @@ public actor SessionManager {
     ) async throws(SessionError) -> IdentityObservation {
         let message = try IncomingMessage(serialized: bytes)
         return try await decryptAndCommit(message, from: sender, wipingPlaintext: true) {
-            (decryption: SessionRecord.Decryption, observation: IdentityObservation) async throws(SessionError) -> IdentityObservation in
+            (decryption: SessionRecord.Decryption, observation: IdentityObservation, commit: inout StoreCommit)
+                async throws(SessionError) -> IdentityObservation in
             // Parsing copies the chain key into wiping storage; the plaintext is wiped after this.
             let distribution = try SenderKeyDistributionMessage(serialized: decryption.plaintext)
-            try await self.process(distribution, for: group, from: sender, nested: true)
+            // The chain is committed with the pairwise session, in one transaction. The group lock
+            // is taken inside the peer lock (never the other way round).
+            let state = try await self.exclusive(.groupReceiving(group, sender), nested: true) {
+                () async throws(SessionError) -> SenderKeyReceiverState in
+                try await self.receiverState(processing: distribution, for: group, from: sender)
+            }
+            commit.store(state, for: group, sender: sender)
             return observation
         }
     }
@@ -478,14 +531,18 @@ public actor SessionManager {
     ///   `SenderKeySendingChain.encrypt`, `.storage`; nothing changed then.
     public func groupEncrypt(_ plaintext: [UInt8], for group: GroupID) async throws(SessionError) -> [UInt8] {
         try await exclusive(.groupSending(group)) { () async throws(SessionError) -> [UInt8] in
-            guard let chain = try await store.loadSendingChain(for: group) else { throw .noSession }
-            let (updated, message) = try await Self.compute { [chain] () throws(SessionError) in
-                var chain = chain
-                let message = try chain.encrypt(plaintext)
-                return (chain, message)
+            try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
+                guard let chain = try await store.loadSendingChain(for: group) else { throw .noSession }
+                let (updated, message) = try await Self.compute { [chain] () throws(SessionError) in
+                    var chain = chain
+                    let message = try chain.encrypt(plaintext)
+                    return (chain, message)
+                }
+                var commit = StoreCommit()
+                commit.store(updated, for: group)
+                try await store.commit(commit)
+                return message
             }
-            try await store.storeSendingChain(updated, for: group)
-            return message
         }
     }
 
@@ -512,18 +569,22 @@ public actor SessionManager {
         beforePersisting process: @Sendable ([UInt8]) async throws(SessionError) -> Void
     ) async throws(SessionError) -> [UInt8] {
         try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [UInt8] in
-            guard let state = try await store.loadReceiverState(for: group, sender: sender) else {
-                _ = try SenderKeyMessage(serialized: bytes)
-                throw .unknownChain
+            try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
+                guard let state = try await store.loadReceiverState(for: group, sender: sender) else {
+                    _ = try SenderKeyMessage(serialized: bytes)
+                    throw .unknownChain
+                }
+                let (updated, plaintext) = try await Self.compute { [state] () throws(SessionError) in
+                    var state = state
+                    let plaintext = try state.decrypt(bytes, for: group, from: sender)
+                    return (state, plaintext)
+                }
+                try await process(plaintext)
+                var commit = StoreCommit()
+                commit.store(updated, for: group, sender: sender)
+                try await store.commit(commit)
+                return plaintext
             }
-            let (updated, plaintext) = try await Self.compute { [state] () throws(SessionError) in
-                var state = state
-                let plaintext = try state.decrypt(bytes, for: group, from: sender)
-                return (state, plaintext)
-            }
-            try await process(plaintext)
-            try await store.storeReceiverState(updated, for: group, sender: sender)
-            return plaintext
         }
     }
 
@@ -537,6 +598,38 @@ public actor SessionManager {
         _ work: @Sendable () throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         try work()
+    }
+
+    /// How many times a call is retried from the fresh state when its commit finds the state
+    /// changed (`staleState`: another process or manager on the same store wrote it).
+    public static let staleStateRetries = 8
+
+    /// Runs `body` (load, compute, commit) again from the fresh state while its commit is
+    /// refused as stale, at most `staleStateRetries` more times.
+    private func retryingStaleState<Result: Sendable>(
+        _ body: () async throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
+        var retries = 0
+        while true {
+            do throws(SessionError) {
+                return try await body()
+            } catch where error == .staleState && retries < Self.staleStateRetries {
+                retries += 1
+            }
+        }
+    }
+
+    /// Commits `commit`, recording `identityKey` (when given) for `address` in the same
+    /// transaction when the store keeps the trust records and is the trust evaluator, otherwise
+    /// with the trust evaluator once the commit succeeded (a failure then leaves the state
+    /// committed and the key unrecorded: the next message observes it again).
+    private func commit(
+        _ commit: StoreCommit, recording identityKey: Ed25519.PublicKey?, for address: ProtocolAddress
+    ) async throws(SessionError) {
+        var commit = commit
+        if let identityKey, recordsIdentitiesInStore { commit.recordIdentity(identityKey, for: address) }
+        try await store.commit(commit)
+        if let identityKey, !recordsIdentitiesInStore { _ = try await recordIdentity(identityKey, for: address) }
     }
 
     /// The managers whose calls are in progress in the current task (and its child tasks).

@@ -8,6 +8,7 @@ import SignalPrimitives
 /// `Encode(address)` of SPEC §1, a UTF-8 user id of 1–255 bytes and a u32 device id):
 ///
 ///     role                 u8      0x01 initiator, 0x02 responder
+///     generation           u64     how many messages the session encrypted or decrypted
 ///     maxSkip              u32     MAX_SKIP
 ///     maxStored            u32     MAX_STORED (maxSkip ≤ maxStored)
 ///     localIdentityKey     32      our Ed25519 public key
@@ -59,10 +60,10 @@ extension SessionState {
     /// An upper bound on the size of the version-2 body `encode(into:)` writes: every
     /// optional field present, plus 68 bytes per skipped message key. Only a capacity hint.
     var persistedBodyByteCountEstimate: Int {
-        // role, maxSkip, maxStored; 2 identity keys; 2 addresses; EK_A; digest; pending prefix;
+        // role, generation, maxSkip, maxStored; 2 identity keys; 2 addresses; EK_A; digest; pending prefix;
         // RK; DHs; hasCKs + CKs; Ns; PN; hasDHr + DHr; hasCKr + CKr + Nr; skippedCount.
         let prefix = pendingPreKeyPrefix.map { 4 + $0.byteCount } ?? 0
-        let fixed = 1 + 4 + 4 + 2 * 32 + localAddress.encoded.count + remoteAddress.encoded.count + 32 + 32 + 1 + prefix
+        let fixed = 1 + 8 + 4 + 4 + 2 * 32 + localAddress.encoded.count + remoteAddress.encoded.count + 32 + 32 + 1 + prefix
             + 32 + 32 + 33 + 8 + 8 + 33 + 41 + 4
         return fixed + ratchet.skippedKeys.count * (32 + 4 + 32)
     }
@@ -70,6 +71,7 @@ extension SessionState {
     /// Writes the version-2 body (for records that embed sessions in their own blob).
     public func encode(into writer: inout StateWriter) {
         writer.write(role.rawValue)
+        writer.write(generation)
         writer.write(UInt32(truncatingIfNeeded: configuration.maxSkip))
         writer.write(UInt32(truncatingIfNeeded: configuration.maxStored))
         writer.writeFixed(localIdentityKey.rawRepresentation)
@@ -109,6 +111,7 @@ extension SessionState {
         guard reader.version == Self.persistenceVersion else { throw .unsupportedVersion }
         let counterLimit = UInt64(UInt32.max) + 1
         guard let role = Role(rawValue: try reader.readByte()) else { throw .invalidPayload }
+        let generation = try reader.readUInt64()
         // Compared as u32 before any conversion, so no stored value can trap where Int has 32 bits.
         let storedLimit = UInt32(ProtocolLimits.maximumMaxStored)
         let rawMaxSkip = try reader.readUInt32()
@@ -174,7 +177,8 @@ extension SessionState {
             ratchet: DoubleRatchet(
                 rootKey: rootKey, sendingRatchetKey: sendingRatchetKey, sendingChain: sendingChain,
                 sendCounter: sendCounter, previousSendCounter: previousSendCounter, remoteRatchetKey: remoteRatchetKey,
-                receivingChain: receivingChain, skippedKeys: skippedKeys))
+                receivingChain: receivingChain, skippedKeys: skippedKeys),
+            generation: generation)
     }
 
     private static func readEd25519Key(_ reader: inout StateReader) throws(SessionError) -> Ed25519.PublicKey {

@@ -23,7 +23,7 @@ import SignalPrimitives
 ///
 /// One-time prekeys and one-time KEM prekeys are removed, and EK_A recorded, only by
 /// `apply(_:)`, which the store runs in the same write that stores the session a prekey
-/// message created (`ProtocolStore.commitEstablishment`).
+/// message created (`ProtocolStore.commit(_:)`).
 ///
 /// A value type; every mutating method changes nothing when it throws. Conforms to
 /// `PreKeyLookup`. Persist it with `serialized()` (kind `.preKeys`).

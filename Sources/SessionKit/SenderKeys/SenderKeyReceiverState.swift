@@ -7,6 +7,14 @@ import SignalPrimitives
 /// writes it back only when the message has verified, opened and unpadded, so a failed,
 /// forged or replayed message leaves the state (and its serialization) exactly as it was.
 public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The store generation of this state: how many times a store replaced it. Stores maintain
+    /// it (it is not part of `serialized()`): a state loaded from a store carries the stored
+    /// generation, and `ProtocolStore.commit` writes it back only when the stored generation is
+    /// still this one (compare-and-swap), storing it with generation + 1; otherwise the write is
+    /// `SessionError.staleState`, so a stale copy can never be written back. A new state has
+    /// generation 0, which matches only when none is stored.
+    public var generation: UInt64 = 0
+
     /// The version of the persisted layout written by `serialized()`.
     public static let stateVersion: UInt8 = 2
 

@@ -8,6 +8,14 @@ import SignalPrimitives
 /// it succeeds. Hand `distributionMessage()` to every member (inside pairwise sessions)
 /// before sending; start a new chain (a new value) when a member leaves.
 public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The store generation of this chain: how many times a store replaced it. Stores maintain
+    /// it (it is not part of `serialized()`): a chain loaded from a store carries the stored
+    /// generation, and `ProtocolStore.commit` writes it back only when the stored generation is
+    /// still this one (compare-and-swap), storing it with generation + 1; otherwise the write is
+    /// `SessionError.staleState`, so a stale copy can never be written back. A new chain has
+    /// generation 0, which matches only when none is stored.
+    public var generation: UInt64 = 0
+
     /// The version of the persisted layout written by `serialized()` (version 1, SPEC version
     /// 1's chains without a group or a sender, is `unsupportedVersion`).
     public static let stateVersion: UInt8 = 2

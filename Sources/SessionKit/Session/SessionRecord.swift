@@ -41,7 +41,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         /// The plaintext.
         public internal(set) var plaintext: [UInt8]
         /// What X3DH used up and recorded, when it ran: apply it in the same store write that
-        /// stores the record (`ProtocolStore.commitEstablishment`).
+        /// stores the record (`ProtocolStore.commit(_:)`).
         public let consumption: PreKeyConsumption?
         /// Whether a previous session decrypted the message and became current again.
         public let promotedPreviousSession: Bool
@@ -100,18 +100,33 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// A session the record already holds (the same role and base key) is moved, not copied,
     /// so the record never holds two versions of one session (such a record could not be
     /// loaded back).
-    public mutating func promote(_ session: SessionState) {
-        func isSame(_ other: SessionState) -> Bool {
-            other.role == session.role && other.baseKey == session.baseKey
-        }
-        previousSessions.removeAll(where: isSame)
-        if let current = currentSession, isSame(current) {
+    /// - Throws: `SessionError.staleState` when the record holds the same session with a
+    ///   higher `SessionState.generation` (`session` is an older copy: making it current would
+    ///   reuse message keys and revive consumed ones); the record is then unchanged.
+    public mutating func promote(_ session: SessionState) throws(SessionError) {
+        let held = currentSession.map { [$0] + previousSessions } ?? previousSessions
+        if held.contains(where: { $0.isSameSession(as: session) && $0.generation > session.generation }) { throw .staleState }
+        place(session)
+    }
+
+    /// `promote` for a session this record produced itself (never older than the held copy).
+    mutating func place(_ session: SessionState) {
+        previousSessions.removeAll { $0.isSameSession(as: session) }
+        if let current = currentSession, current.isSameSession(as: session) {
             currentSession = session
             return
         }
         archiveCurrentSession()
         currentSession = session
     }
+
+    /// The store generation of this record: how many times a store replaced it. Stores
+    /// maintain it (it is not part of `serialized()`): a record loaded from a store carries
+    /// the stored generation, and `ProtocolStore.commit` writes it back only when the stored
+    /// generation is still this one (compare-and-swap), storing it with generation + 1;
+    /// otherwise the write is `SessionError.staleState`. A new record has generation 0, which
+    /// matches only an address with no stored record.
+    public var generation: UInt64 = 0
 
     /// Moves the current session to the previous ones, so that the next message sent needs a
     /// new session (`noSession` until then). Messages of the archived session still decrypt.
@@ -188,7 +203,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
             let established = try SessionState.accept(
                 preKeyMessage, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
                 preKeys: preKeys, kem: kem, configuration: configuration, random: random)
-            promote(established.session)
+            place(established.session)
             return Decryption(
                 plaintext: established.plaintext, consumption: established.consumption, promotedPreviousSession: false,
                 remoteIdentityKey: established.session.remoteIdentityKey)
@@ -227,14 +242,14 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     }
 
     /// Decrypts with the previous session at `index`; when it succeeds, that session becomes
-    /// current again (`promote` takes it out of the previous sessions). When it throws, the
+    /// current again (`place` takes it out of the previous sessions). When it throws, the
     /// record is unchanged.
     private mutating func decryptWithPreviousSession(
         at index: Int, _ message: IncomingMessage, random: any RandomSource
     ) throws(SessionError) -> Decryption {
         var session = previousSessions[index]
         let plaintext = try session.decrypt(message, random: random)
-        promote(session)
+        place(session)
         return Decryption(plaintext: plaintext, existingSession: session, promoted: true)
     }
 

@@ -45,14 +45,19 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
     let associatedData: [UInt8]
     /// The ratchet.
     var ratchet: DoubleRatchet
+    /// How many times this session has encrypted or decrypted a message (it only grows, and is
+    /// persisted): of two copies of one session, the one with the lower generation is older.
+    /// `SessionRecord.promote` refuses to replace a held session with an older copy.
+    public internal(set) var generation: UInt64
 
     /// Assembles a session from its parts (construction and persistence).
     init(
         role: Role, configuration: SessionConfiguration, localIdentityKey: Ed25519.PublicKey,
         remoteIdentityKey: Ed25519.PublicKey, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
         baseKey: X25519.PublicKey, preKeyPrefixDigest: [UInt8], pendingPreKeyPrefix: PreKeyMessage.Prefix?,
-        ratchet: DoubleRatchet
+        ratchet: DoubleRatchet, generation: UInt64 = 0
     ) {
+        self.generation = generation
         self.role = role
         self.configuration = configuration.limits
         self.localIdentityKey = localIdentityKey
@@ -93,10 +98,21 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
     ///   The session is unchanged when it throws.
     public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
         let prefix = pendingPreKeyPrefix.map { [WireType.preKeyMessage] + $0.bytes } ?? []
-        return try ratchet.encrypt(plaintext, associatedData: associatedData, prefix: prefix)
+        let message = try ratchet.encrypt(plaintext, associatedData: associatedData, prefix: prefix)
+        advanceGeneration()
+        return message
+    }
+
+    /// Counts one more change of the session (saturating: 2^64 changes cannot happen).
+    private mutating func advanceGeneration() {
+        if generation < UInt64.max { generation += 1 }
     }
 
     // MARK: Decrypt
+
+    /// Whether `other` is a copy of this session (the same role and base key), possibly at
+    /// another generation.
+    func isSameSession(as other: SessionState) -> Bool { role == other.role && baseKey == other.baseKey }
 
     /// Whether a prekey message with this prefix belongs to this session: this party is the
     /// responder and the session was created from the same EK_A. (Its other fields must then
@@ -128,14 +144,17 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
             let plaintext = try ratchet.decrypt(
                 ratchetMessage, associatedData: associatedData, configuration: configuration, random: random)
             pendingPreKeyPrefix = nil
+            advanceGeneration()
             return plaintext
         case let .preKey(preKeyMessage):
             guard isCreated(byPreKeyMessageWith: preKeyMessage.prefix),
                   ConstantTime.equals(preKeyMessage.prefix.digest, preKeyPrefixDigest) else {
                 throw .invalidMessage
             }
-            return try ratchet.decrypt(
+            let plaintext = try ratchet.decrypt(
                 preKeyMessage.message, associatedData: associatedData, configuration: configuration, random: random)
+            advanceGeneration()
+            return plaintext
         }
     }
 

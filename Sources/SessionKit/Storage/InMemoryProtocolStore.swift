@@ -1,9 +1,10 @@
 /// A `ProtocolStore` held in memory: the reference implementation, for tests and for apps
 /// that persist by other means (each state type has `serialized()`).
 ///
-/// Every method runs on the actor, so each call, including `updatePreKeys` and
-/// `commitEstablishment`, is atomic. Records are kept as values: storing one copies no key
-/// material and serializes nothing.
+/// Every method runs on the actor, so each call, including `updatePreKeys` and `commit`, is
+/// atomic. Records are kept as values: storing one copies no key material and serializes
+/// nothing. It follows the generation contract of `ProtocolStore.commit(_:)` like any
+/// persistent store: a stale copy is refused with `SessionError.staleState`.
 public actor InMemoryProtocolStore: ProtocolStore {
     private struct SenderKeyName: Hashable {
         let group: GroupID
@@ -31,9 +32,6 @@ public actor InMemoryProtocolStore: ProtocolStore {
 
     /// The record for `address`, or `nil`.
     public func loadSession(for address: ProtocolAddress) -> SessionRecord? { sessions[address] }
-
-    /// Stores `record` for `address`.
-    public func storeSession(_ record: SessionRecord, for address: ProtocolAddress) { sessions[address] = record }
 
     /// Deletes the record for `address`.
     public func deleteSession(for address: ProtocolAddress) { sessions[address] = nil }
@@ -70,15 +68,45 @@ public actor InMemoryProtocolStore: ProtocolStore {
 
     // MARK: ProtocolStore
 
-    /// Applies `consumption` to the prekeys and stores the record, or does neither.
-    /// - Throws: `SessionError.unknownPreKey` when a prekey it names is not held.
-    public func commitEstablishment(
-        _ record: SessionRecord, for address: ProtocolAddress, applying consumption: PreKeyConsumption
-    ) throws(SessionError) {
-        guard var keys = localPreKeys else { throw .unknownPreKey }
-        try keys.apply(consumption)
-        localPreKeys = keys
-        sessions[address] = record
+    /// Applies every write of `commit`, or none (see `ProtocolStore.commit(_:)`). The identity
+    /// write is ignored: this store keeps no trust records (`appliesIdentityRecords` is false).
+    /// - Throws: `SessionError.staleState` when a generation does not match,
+    ///   `.unknownPreKey` when the consumption names a one-time prekey not held; nothing
+    ///   changed then.
+    public func commit(_ commit: StoreCommit) throws(SessionError) {
+        if let write = commit.session {
+            guard write.record.generation == (sessions[write.address]?.generation ?? 0) else { throw .staleState }
+        }
+        if let write = commit.sendingChain {
+            guard write.chain.generation == (sendingChains[write.group]?.generation ?? 0) else { throw .staleState }
+        }
+        let receiverName = commit.receiverState.map { SenderKeyName(group: $0.group, sender: $0.sender) }
+        if let write = commit.receiverState, let receiverName {
+            guard write.state.generation == (receiverStates[receiverName]?.generation ?? 0) else { throw .staleState }
+        }
+        var preKeys = localPreKeys
+        if let consumption = commit.preKeyConsumption {
+            guard var keys = preKeys else { throw .unknownPreKey }
+            try keys.apply(consumption)
+            preKeys = keys
+        }
+        // Every check passed: apply everything.
+        localPreKeys = preKeys
+        if let write = commit.session {
+            var record = write.record
+            record.generation += 1
+            sessions[write.address] = record
+        }
+        if let write = commit.sendingChain {
+            var chain = write.chain
+            chain.generation += 1
+            sendingChains[write.group] = chain
+        }
+        if let write = commit.receiverState, let receiverName {
+            var state = write.state
+            state.generation += 1
+            receiverStates[receiverName] = state
+        }
     }
 
     // MARK: SenderKeyStore
@@ -86,17 +114,9 @@ public actor InMemoryProtocolStore: ProtocolStore {
     /// Our sending chain for `group`, or `nil`.
     public func loadSendingChain(for group: GroupID) -> SenderKeySendingChain? { sendingChains[group] }
 
-    /// Stores our sending chain for `group`.
-    public func storeSendingChain(_ chain: SenderKeySendingChain, for group: GroupID) { sendingChains[group] = chain }
-
     /// The chains received from `sender` in `group`, or `nil`.
     public func loadReceiverState(for group: GroupID, sender: ProtocolAddress) -> SenderKeyReceiverState? {
         receiverStates[SenderKeyName(group: group, sender: sender)]
-    }
-
-    /// Stores the chains received from `sender` in `group`.
-    public func storeReceiverState(_ state: SenderKeyReceiverState, for group: GroupID, sender: ProtocolAddress) {
-        receiverStates[SenderKeyName(group: group, sender: sender)] = state
     }
 
     /// Forgets the chains received from `sender` in `group`.

@@ -1,7 +1,7 @@
 /// Where this device's own prekeys (`LocalPreKeys`) live, with their EK_A replay records.
 ///
 /// One-time prekeys and one-time KEM prekeys are deleted, and EK_A recorded, only through
-/// `ProtocolStore.commitEstablishment`, atomically with the session they created; every other
+/// `ProtocolStore.commit(_:)`, atomically with the session they created; every other
 /// change goes through `updatePreKeys`, an atomic read-modify-write, so that upkeep running
 /// next to a prekey-message decryption can neither resurrect a consumed prekey nor lose a new one.
 public protocol PreKeyStore: Sendable {

@@ -1,17 +1,31 @@
-/// Everything a `SessionManager` stores, plus the one write that spans two kinds of state:
-/// the session a prekey message created and what its X3DH used up and recorded.
+/// Everything a `SessionManager` stores, and the one write each of its operations makes.
+///
+/// Reads go through the protocols this one refines; every write of an operation (a session,
+/// the prekeys a prekey message used up, sender-key chains, and, for a store that keeps the
+/// trust records, the peer's identity key) goes through `commit(_:)`, one transaction that
+/// compares and swaps each state's generation (`StoreCommit`). `InMemoryProtocolStore` is the
+/// reference implementation; `SessionKitSQLite`'s `SQLiteProtocolStore` keeps everything in an
+/// encrypted SQLite file.
 public protocol ProtocolStore: SessionStore, IdentityKeyStore, PreKeyStore, SenderKeyStore {
-    /// Atomically applies `consumption` to the prekeys (deletes the one-time prekey and the
-    /// one-time KEM prekey it names, records EK_A under its signed prekey: see
-    /// `LocalPreKeys.apply(_:)`) and stores `record` for `address`: either all of it happens or
-    /// none.
-    ///
-    /// When a one-time prekey is no longer held (a concurrent decryption of another prekey
-    /// message naming it committed first), nothing is stored and the call throws
-    /// `unknownPreKey`: a one-time prekey creates at most one session.
-    /// - Throws: `SessionError.unknownPreKey` as above, `SessionError.storage` when the
-    ///   backend fails; in both cases nothing changed.
-    func commitEstablishment(
-        _ record: SessionRecord, for address: ProtocolAddress, applying consumption: PreKeyConsumption
-    ) async throws(SessionError)
+    /// Applies every write of `commit` atomically, or none:
+    /// - each state is written only when its stored generation equals the state's `generation`
+    ///   (no stored state counts as generation 0), and is stored with generation + 1;
+    /// - the prekey consumption is applied to the stored prekeys (`LocalPreKeys.apply(_:)`);
+    /// - the identity write is applied only when `appliesIdentityRecords` is true, last.
+    /// - Throws: `SessionError.staleState` when a generation does not match (another writer
+    ///   got there first: reload and retry), `.unknownPreKey` when a one-time prekey named by
+    ///   the consumption is no longer held (a one-time prekey creates at most one session),
+    ///   `.storage` when the backend fails; nothing changed in every case.
+    func commit(_ commit: StoreCommit) async throws(SessionError)
+
+    /// Whether `commit(_:)` records `StoreCommit.identity` in a trust store this store keeps
+    /// itself, in the same transaction (a `SessionManager` whose trust evaluator is this store
+    /// then records identity keys through the commit). `false` by default: the manager then
+    /// records them with its trust evaluator after the commit.
+    var appliesIdentityRecords: Bool { get }
+}
+
+extension ProtocolStore {
+    /// `false`: the store does not keep trust records.
+    public var appliesIdentityRecords: Bool { false }
 }

@@ -1,20 +1,16 @@
 /// Where session records live, one per peer device (`ProtocolAddress`).
 ///
-/// Implementations must be safe to call concurrently and make each call atomic. SessionKit
-/// (`SessionManager`) never runs two read-modify-write sequences for the same address at once,
-/// and writes a record only after the operation on it succeeded.
+/// Implementations must be safe to call concurrently and make each call atomic. Records are
+/// written through `ProtocolStore.commit(_:)`, with their generation compared and swapped;
+/// a loaded record carries its stored generation (`SessionRecord.generation`).
 public protocol SessionStore: Sendable {
     /// The record for `address`, or `nil` when none is stored.
     /// - Throws: `SessionError.storage` when the backend fails (or `.invalidPayload` /
     ///   `.unsupportedVersion` for a stored blob that does not load).
     func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord?
 
-    /// Stores `record` for `address`, replacing any earlier one.
-    /// - Throws: `SessionError.storage` when the backend fails; the stored record is then the
-    ///   earlier one.
-    func storeSession(_ record: SessionRecord, for address: ProtocolAddress) async throws(SessionError)
-
-    /// Deletes the record for `address` (nothing happens when there is none).
+    /// Deletes the record for `address` (nothing happens when there is none). A deleted
+    /// record's generation starts again at 0.
     /// - Throws: `SessionError.storage` when the backend fails.
     func deleteSession(for address: ProtocolAddress) async throws(SessionError)
 

@@ -6,7 +6,7 @@ import SignalPrimitives
 /// SessionKit only reads through this protocol: running X3DH as a responder never deletes a
 /// prekey or records an EK_A itself. It reports what it used (`PreKeyConsumption`) once the
 /// whole prekey message has decrypted, and the store applies it in the same write that stores
-/// the new session (`ProtocolStore.commitEstablishment`). A failed message therefore consumes
+/// the new session (`ProtocolStore.commit(_:)`). A failed message therefore consumes
 /// and records nothing.
 public protocol PreKeyLookup {
     /// The signed prekey with `id`, or `nil` when it was never issued or has been removed.

@@ -1,0 +1,87 @@
+import SignalPrimitives
+
+/// Everything one `SessionManager` operation writes, committed by `ProtocolStore.commit(_:)`
+/// in one transaction: either all of it is stored or none of it.
+///
+/// Each written state carries the store generation it was loaded with (`SessionRecord`,
+/// `SenderKeySendingChain` and `SenderKeyReceiverState` all have `generation`). The store
+/// writes it only when the stored generation is still that one (0: none stored), and stores
+/// it with generation + 1; any mismatch refuses the whole commit with
+/// `SessionError.staleState`. So a stale copy (written by a second process on the same store,
+/// restored from a backup, or simply old) can never replace a newer state: no message key is
+/// used twice and no consumed key comes back.
+public struct StoreCommit: Sendable {
+    /// A session record to store for a peer device.
+    public struct SessionWrite: Sendable {
+        /// The peer device.
+        public let address: ProtocolAddress
+        /// The record, with the generation it was loaded with.
+        public let record: SessionRecord
+    }
+
+    /// Our sending chain to store for a group.
+    public struct SendingChainWrite: Sendable {
+        /// The group.
+        public let group: GroupID
+        /// The chain, with the generation it was loaded with (0 for a new group).
+        public let chain: SenderKeySendingChain
+    }
+
+    /// The chains received from a sender in a group, to store.
+    public struct ReceiverStateWrite: Sendable {
+        /// The group.
+        public let group: GroupID
+        /// The member device that sent the chains.
+        public let sender: ProtocolAddress
+        /// The chains, with the generation they were loaded with.
+        public let state: SenderKeyReceiverState
+    }
+
+    /// A peer's identity key to record in the trust store (trust on first use; a different
+    /// key replaces the recorded one and awaits the app's acceptance), as
+    /// `IdentityTrustEvaluator.recordIdentity` does.
+    public struct IdentityWrite: Sendable {
+        /// The peer device.
+        public let address: ProtocolAddress
+        /// Its Ed25519 identity key.
+        public let identityKey: Ed25519.PublicKey
+    }
+
+    /// The session record to store, if any.
+    public var session: SessionWrite?
+    /// The one-time prekeys to delete and the EK_A to record, when a prekey message ran X3DH
+    /// (`LocalPreKeys.apply(_:)`); a one-time prekey that is no longer held fails the commit
+    /// with `SessionError.unknownPreKey`.
+    public var preKeyConsumption: PreKeyConsumption?
+    /// Our sending chain to store, if any.
+    public var sendingChain: SendingChainWrite?
+    /// A received chain state to store, if any (a group message, or a distribution message,
+    /// possibly carried by the pairwise message stored in `session`).
+    public var receiverState: ReceiverStateWrite?
+    /// The identity key to record, applied only by a store that keeps the trust records
+    /// itself (`ProtocolStore.appliesIdentityRecords`), after every other write succeeded.
+    public var identity: IdentityWrite?
+
+    /// An empty commit.
+    public init() {}
+
+    /// Stores `record` for `address`.
+    public mutating func store(_ record: SessionRecord, for address: ProtocolAddress) {
+        session = SessionWrite(address: address, record: record)
+    }
+
+    /// Stores our sending `chain` for `group`.
+    public mutating func store(_ chain: SenderKeySendingChain, for group: GroupID) {
+        sendingChain = SendingChainWrite(group: group, chain: chain)
+    }
+
+    /// Stores the chains received from `sender` in `group`.
+    public mutating func store(_ state: SenderKeyReceiverState, for group: GroupID, sender: ProtocolAddress) {
+        receiverState = ReceiverStateWrite(group: group, sender: sender, state: state)
+    }
+
+    /// Records `identityKey` for `address` in the trust store.
+    public mutating func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) {
+        identity = IdentityWrite(address: address, identityKey: identityKey)
+    }
+}
