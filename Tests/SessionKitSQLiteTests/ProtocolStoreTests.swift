@@ -160,8 +160,12 @@ final class ProtocolStoreTests: XCTestCase {
         XCTAssertThrowsError(try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())) {
             XCTAssertEqual($0 as? SQLiteStoreError, .notAStore(path: path))
         }
-        let tables = try withRawDatabase(path) { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
+        let (tables, journal) = try withRawDatabase(path) { db in
+            (try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"),
+             try String.fetchOne(db, sql: "PRAGMA journal_mode"))
+        }
         XCTAssertEqual(tables, ["notes"])
+        XCTAssertEqual(journal, "delete", "not even switched to WAL")
     }
 
     func testErrorsDescribeThemselvesWithoutSecrets() {

@@ -26,10 +26,13 @@ enum Schema {
     /// The newest schema this library reads and writes.
     static var currentVersion: Int { steps.count }
 
-    /// Brings the file up to `currentVersion` inside the caller's transaction.
+    /// The schema version of the file, after checking that it is a store (or a new, empty
+    /// file: version 0) this library can open. Changes nothing.
     /// - Throws: `SQLiteStoreError.newerSchema` for a file from a newer library,
-    ///   `.notAStore` for another application's database, and database errors.
-    static func migrate(_ db: Database, path: String) throws {
+    ///   `.notAStore` for another application's database, and database errors (`SQLITE_NOTADB`
+    ///   for a file that is not a database).
+    @discardableResult
+    static func check(_ db: Database, path: String) throws -> Int {
         let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         if applicationID != Self.applicationID {
@@ -41,6 +44,14 @@ enum Schema {
             throw SQLiteStoreError.newerSchema(found: version, supported: currentVersion)
         }
         guard version >= 0 else { throw SQLiteStoreError.notAStore(path: path) }
+        return version
+    }
+
+    /// Brings the file up to `currentVersion` inside the caller's transaction.
+    /// - Throws: `SQLiteStoreError.newerSchema` for a file from a newer library,
+    ///   `.notAStore` for another application's database, and database errors.
+    static func migrate(_ db: Database, path: String) throws {
+        let version = try check(db, path: path)
         guard version < currentVersion else { return }
         for step in steps[version...] { try step(db) }
         try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)")

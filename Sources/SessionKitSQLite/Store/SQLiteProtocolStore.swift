@@ -67,6 +67,7 @@ public final class SQLiteProtocolStore: Sendable {
     ) throws(SQLiteStoreError) {
         self.path = path
         try Self.prepareFile(at: path, create: options.createIfMissing)
+        try Self.inspect(path, busyTimeout: options.busyTimeout)
         var configuration = Configuration()
         configuration.busyMode = .timeout(options.busyTimeout)
         configuration.maximumReaderCount = max(1, options.maximumReaderCount)
@@ -126,6 +127,21 @@ public final class SQLiteProtocolStore: Sendable {
         let code = errno
         if code == EEXIST { return }
         throw .cannotOpen(path: path, reason: String(cString: strerror(code)))
+    }
+
+    /// Refuses, before the pool opens it (which would switch the file to WAL), a file that is
+    /// not a database, another application's database, or a store from a newer schema. The
+    /// opening transaction checks again (another process may change the file in between).
+    private static func inspect(_ path: String, busyTimeout: Double) throws(SQLiteStoreError) {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? queue.close() }
+            try queue.read { db in _ = try Schema.check(db, path: path) }
+        } catch {
+            throw openingError(error, path: path)
+        }
     }
 
     /// Reads (or, in a new file, creates) the file salt and the key check, and returns the
