@@ -168,6 +168,18 @@ final class ProtocolStoreTests: XCTestCase {
         XCTAssertEqual(journal, "delete", "not even switched to WAL")
     }
 
+    func testDumpingTheStoreShowsNoKeyMaterial() throws {
+        let store = try SQLiteProtocolStore(path: try temporaryStorePath(), storageKey: try fixtureStorageKey())
+        defer { try? store.close() }
+        var dumped = ""
+        dump(store, to: &dumped)
+        dump(try fixtureStorageKey(), to: &dumped)
+        XCTAssertTrue(dumped.contains("StoreKeys(redacted)"), dumped)
+        XCTAssertFalse(dumped.contains("000102030405"), "the storage key's bytes must not be dumped")
+        let seed = try XCTUnwrap(store.identity.serialized()[6 ..< 38].map { String(format: "%02x", $0) }.joined().prefix(16))
+        XCTAssertFalse(dumped.contains(String(seed)))
+    }
+
     func testErrorsDescribeThemselvesWithoutSecrets() {
         let key = StorageKey.generate()
         XCTAssertEqual(key.description, "StorageKey(32 bytes, redacted)")

@@ -34,3 +34,10 @@ struct StoreKeys: Sendable {
         }
     }
 }
+
+extension StoreKeys: CustomStringConvertible, CustomReflectable {
+    /// A redacted description.
+    var description: String { "StoreKeys(redacted)" }
+    /// A mirror without children, so `dump` and debuggers show no key.
+    var customMirror: Mirror { Mirror(self, children: [:]) }
+}

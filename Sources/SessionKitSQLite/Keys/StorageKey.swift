@@ -66,3 +66,8 @@ public struct StorageKey: Sendable, CustomStringConvertible, CustomDebugStringCo
     /// A redacted description: the length only.
     public var debugDescription: String { description }
 }
+
+extension StorageKey: CustomReflectable {
+    /// A mirror without children, so `dump` and debuggers show no key.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}
