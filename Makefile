@@ -1,8 +1,8 @@
 # The two commands of the README's quick start:
-#   make vectors   installs libsodium-dev if missing, builds signal-vectors (the debug build,
+#   make vectors   installs libsodium-dev and libsqlite3-dev if missing, builds signal-vectors (the debug build,
 #                  which `make test` shares) and runs it over TestVectors/ (prints one line per
 #                  file and a total)
-#   make test      installs libsodium-dev if missing, runs swift test
+#   make test      installs libsodium-dev and libsqlite3-dev if missing, runs swift test
 #   make bench     builds Benchmarks/ in release and measures the library against raw
 #                  libsodium and swift-crypto; writes Benchmarks/results/latest.json
 #                  (BENCH_QUICK=1 make bench: a short smoke run for CI)
@@ -16,28 +16,40 @@ SWIFT ?= swift
 
 all: test vectors
 
-# libsodium through pkg-config (SwiftPM's systemLibrary target CSodium reads it).
-# Installs with apt-get (sudo when not root) or Homebrew; otherwise prints the command to run.
+# libsodium and (for SessionKitSQLite, through GRDB) SQLite, found with pkg-config (SwiftPM's
+# systemLibrary targets CSodium and GRDBSQLite read them; on macOS SQLite comes with the SDK).
+# Installs what is missing with apt-get (sudo when not root) or Homebrew; otherwise prints the
+# command to run.
 deps:
-	@if pkg-config --exists libsodium 2>/dev/null; then \
+	@missing=""; brewing=""; \
+	if pkg-config --exists libsodium 2>/dev/null; then \
 		echo "libsodium $$(pkg-config --modversion libsodium) found"; \
-		exit 0; \
+	else \
+		missing="libsodium-dev"; brewing="libsodium"; \
 	fi; \
-	packages="libsodium-dev"; \
+	if [ "$$(uname -s)" = Darwin ]; then \
+		echo "SQLite: the macOS SDK's"; \
+	elif pkg-config --exists sqlite3 2>/dev/null; then \
+		echo "SQLite $$(pkg-config --modversion sqlite3) found"; \
+	else \
+		missing="$$missing libsqlite3-dev"; \
+	fi; \
+	[ -n "$$missing" ] || exit 0; \
+	packages=$$(echo $$missing); \
 	command -v pkg-config >/dev/null 2>&1 || packages="pkg-config $$packages"; \
 	if [ "$$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo="none"; fi; \
 	if command -v apt-get >/dev/null 2>&1 && [ "$$sudo" != none ]; then \
-		echo "libsodium not found: installing $$packages with apt-get"; \
+		echo "not found: installing $$packages with apt-get"; \
 		$$sudo apt-get update && $$sudo apt-get install -y $$packages || exit 1; \
-	elif command -v brew >/dev/null 2>&1; then \
+	elif command -v brew >/dev/null 2>&1 && [ -n "$$brewing" ]; then \
 		echo "libsodium not found: installing it with Homebrew"; \
-		brew install libsodium pkg-config || exit 1; \
+		brew install $$brewing pkg-config || exit 1; \
 	else \
-		echo "libsodium (with pkg-config) is required and cannot be installed automatically here." >&2; \
+		echo "missing: $$packages; it cannot be installed automatically here." >&2; \
 		if command -v apt-get >/dev/null 2>&1; then \
 			echo "Run as root:  apt-get update && apt-get install -y $$packages" >&2; \
 		else \
-			echo "Debian/Ubuntu, as root:  apt-get update && apt-get install -y pkg-config libsodium-dev" >&2; \
+			echo "Debian/Ubuntu, as root:  apt-get update && apt-get install -y pkg-config libsodium-dev libsqlite3-dev" >&2; \
 			echo "macOS (Homebrew):        brew install libsodium pkg-config" >&2; \
 		fi; \
 		exit 1; \
@@ -46,7 +58,12 @@ deps:
 		echo "libsodium was installed but pkg-config still cannot find it (check PKG_CONFIG_PATH)" >&2; \
 		exit 1; \
 	fi; \
-	echo "libsodium $$(pkg-config --modversion libsodium) installed"
+	if [ "$$(uname -s)" != Darwin ] && ! pkg-config --exists sqlite3; then \
+		echo "libsqlite3-dev was installed but pkg-config still cannot find sqlite3 (check PKG_CONFIG_PATH)" >&2; \
+		exit 1; \
+	fi; \
+	echo "libsodium $$(pkg-config --modversion libsodium) installed"; \
+	[ "$$(uname -s)" = Darwin ] || echo "SQLite $$(pkg-config --modversion sqlite3) installed"
 
 vectors: deps
 	$(SWIFT) build --product signal-vectors

@@ -13,10 +13,15 @@ let package = Package(
         // Linux, CryptoKit on Apple platforms 26+). An app that does not import it builds none
         // of swift-crypto.
         .library(name: "SessionKitMLKEM", targets: ["SessionKitMLKEM"]),
+        // Opt-in: a durable store (one SQLite file per account, every secret sealed with
+        // XChaCha20-Poly1305 under an app-supplied storage key), on GRDB.swift and the system
+        // SQLite (Debian: libsqlite3-dev). An app that does not import it builds no GRDB.
+        .library(name: "SessionKitSQLite", targets: ["SessionKitSQLite"]),
         .executable(name: "signal-vectors", targets: ["signal-vectors"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "4.0.0" ..< "5.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // libsodium, found with pkg-config (Debian: libsodium-dev, Homebrew: libsodium).
@@ -32,6 +37,10 @@ let package = Package(
             name: "SessionKitMLKEM",
             dependencies: ["SessionKit", "SignalPrimitives", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        .target(
+            name: "SessionKitSQLite",
+            dependencies: ["SignalPrimitives", "SessionKit", "Verification", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         // The conformance engine behind `signal-vectors`, shared with the test suite.
         .target(
             name: "SignalVectorKit",
@@ -42,6 +51,14 @@ let package = Package(
         .testTarget(name: "SessionKitTests", dependencies: ["SessionKit", "SessionKitMLKEM"]),
         .testTarget(name: "VerificationTests", dependencies: ["Verification", "SessionKit", "SessionKitMLKEM"]),
         .testTarget(name: "SignalVectorKitTests", dependencies: ["SignalVectorKit"]),
+        .testTarget(
+            name: "SessionKitSQLiteTests",
+            dependencies: [
+                "SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            exclude: ["Fixtures"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

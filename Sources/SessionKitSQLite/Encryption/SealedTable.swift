@@ -1,0 +1,29 @@
+/// A table whose values are sealed, as the additional data names it (`ValueSealer`).
+///
+/// `valueVersion` is the schema version that defined the layout of the table's sealed values.
+/// It is bound into every value's additional data, so a value written under one layout never
+/// opens as another. A later schema that changes a table's value layout gives the table a new
+/// `valueVersion` and its migration step re-seals the table's rows; a schema that leaves a
+/// table's values alone leaves its `valueVersion`, so upgrading touches no row.
+struct SealedTable: Sendable, Hashable, CustomStringConvertible {
+    /// The SQL table name (also what errors name).
+    let name: String
+    /// The schema version that defined the layout of its values.
+    let valueVersion: UInt32
+
+    /// The store's own bookkeeping (`meta`): the key check.
+    static let meta = SealedTable(name: "meta", valueVersion: 1)
+    /// This device's identity key pair (one row).
+    static let identity = SealedTable(name: "identity", valueVersion: 1)
+    /// This device's prekeys, one sealed `LocalPreKeys` blob (one row).
+    static let preKeys = SealedTable(name: "prekeys", valueVersion: 1)
+    /// Trust records, by hashed address.
+    static let trust = SealedTable(name: "trust", valueVersion: 1)
+    /// The message archive, by hashed conversation and message ids.
+    static let archive = SealedTable(name: "archive", valueVersion: 1)
+
+    // Sessions and sender keys: add their tables here (and in `Schema`), for example
+    // `static let sessions = SealedTable(name: "sessions", valueVersion: 1)`.
+
+    var description: String { name }
+}

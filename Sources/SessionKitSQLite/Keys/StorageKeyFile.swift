@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import SignalPrimitives
+
+/// Storage keys kept in a file readable only by its owner: the way to keep a `StorageKey` on
+/// Linux (on Apple platforms, prefer the Keychain; see `StorageKey`).
+///
+/// The file holds exactly the 32 key bytes. It is created with mode 0600, written, `fsync`ed and
+/// linked into place atomically (never overwriting a file, never following a symbolic link); reading
+/// refuses a symbolic link, a non-regular file, a file its group or others may access, and a
+/// file of any length other than 32 bytes. The key is read straight into wiping storage.
+///
+/// The file protects the key only as far as the account and disk do: anyone who can read it as
+/// its owner (or as root) can open the store. Keep it out of backups that leave the machine.
+extension StorageKey {
+    /// Creates a key file at `path` holding a new random key, and returns the key.
+    ///
+    /// The key is written to a temporary file in the same folder (`O_EXCL`, mode 0600), synced,
+    /// and linked to `path` in one step, so no process ever sees a partial key file, and an
+    /// existing file is never replaced.
+    /// - Throws: `SQLiteStoreError.keyFile` with `.alreadyExists` when anything is at `path`
+    ///   (nothing is overwritten), `.systemError` when it cannot be created or written (then no
+    ///   file is left behind).
+    public static func createKeyFile(at path: String, using random: any RandomSource = SystemRandomSource()) throws(SQLiteStoreError) -> StorageKey {
+        let temporary = path + ".tmp-" + SystemRandomSource().bytes(8).map { String($0, radix: 16) }.joined()
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(0o600))
+        guard fd >= 0 else { throw .keyFile(path: path, problem: .systemError(errno: errno)) }
+        let key = generate(using: random)
+        var failure: Int32?
+        // The mode given to open is filtered by the umask, which can only remove bits; set it
+        // exactly anyway.
+        if fchmod(fd, mode_t(0o600)) != 0 { failure = errno }
+        if failure == nil {
+            failure = key.withUnsafeBytes { bytes -> Int32? in
+                guard let base = bytes.baseAddress else { return EINVAL }
+                var written = 0
+                while written < bytes.count {
+                    let n = write(fd, base + written, bytes.count - written)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        return errno
+                    }
+                    written += n
+                }
+                return nil
+            }
+        }
+        if failure == nil, fsync(fd) != 0 { failure = errno }
+        if close(fd) != 0, failure == nil { failure = errno }
+        if failure == nil, link(temporary, path) != 0 { failure = errno }
+        unlink(temporary)
+        if let failure {
+            throw .keyFile(path: path, problem: failure == EEXIST ? .alreadyExists : .systemError(errno: failure))
+        }
+        syncParentFolder(of: path)
+        return key
+    }
+
+    /// Best effort: makes the new directory entry durable (a crash right after creating the key
+    /// must not lose the file while the database written with the key survives).
+    private static func syncParentFolder(of path: String) {
+        let folder: String
+        if let slash = path.lastIndex(of: "/") {
+            folder = slash == path.startIndex ? "/" : String(path[..<slash])
+        } else {
+            folder = "."
+        }
+        let fd = open(folder, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    /// Reads the key in the key file at `path`.
+    /// - Throws: `SQLiteStoreError.keyFile` with `.missing` when there is no file,
+    ///   `.notARegularFile` for a symbolic link or a non-regular file, `.permissionsTooOpen` when
+    ///   its group or others have any access, `.wrongLength` unless it holds exactly 32 bytes,
+    ///   `.systemError` when it cannot be read.
+    public static func readKeyFile(at path: String) throws(SQLiteStoreError) -> StorageKey {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            switch code {
+            case ENOENT: throw .keyFile(path: path, problem: .missing)
+            case ELOOP: throw .keyFile(path: path, problem: .notARegularFile)
+            default: throw .keyFile(path: path, problem: .systemError(errno: code))
+            }
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .keyFile(path: path, problem: .systemError(errno: errno)) }
+        guard (UInt32(info.st_mode) & UInt32(S_IFMT)) == UInt32(S_IFREG) else {
+            throw .keyFile(path: path, problem: .notARegularFile)
+        }
+        let mode = UInt32(info.st_mode) & 0o7777
+        guard mode & 0o077 == 0 else { throw .keyFile(path: path, problem: .permissionsTooOpen(mode: mode)) }
+        guard info.st_size == off_t(byteCount) else {
+            throw .keyFile(path: path, problem: .wrongLength(found: Int(clamping: Int64(info.st_size))))
+        }
+        // Read one byte more than a key, so a file that grew since fstat is caught too.
+        var readFailure: Int32?
+        var total = 0
+        let storage = SecureBytes(count: byteCount + 1) { buffer in
+            guard let base = buffer.baseAddress else { return }
+            while total < buffer.count {
+                let n = read(fd, base + total, buffer.count - total)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    readFailure = errno
+                    return
+                }
+                if n == 0 { break }
+                total += n
+            }
+        }
+        if let readFailure { throw .keyFile(path: path, problem: .systemError(errno: readFailure)) }
+        guard total == byteCount else { throw .keyFile(path: path, problem: .wrongLength(found: total)) }
+        return storage.withUnsafeBytes { bytes in
+            StorageKey(uncheckedStorage: SecureBytes(copying: UnsafeRawBufferPointer(rebasing: bytes[..<byteCount])))
+        }
+    }
+
+    /// Reads the key file at `path`, or creates it with a new random key when there is none
+    /// (the first launch). Two processes racing to create it end up with the same key: the
+    /// loser of the `O_EXCL` race reads the winner's file.
+    ///
+    /// A key file that exists but cannot be used is an error, never replaced: a new key would
+    /// make the existing store unreadable.
+    /// - Throws: the errors of `readKeyFile(at:)` and `createKeyFile(at:using:)`.
+    public static func loadOrCreateKeyFile(at path: String, using random: any RandomSource = SystemRandomSource()) throws(SQLiteStoreError) -> StorageKey {
+        do {
+            return try readKeyFile(at: path)
+        } catch .keyFile(_, .missing) {
+            do {
+                return try createKeyFile(at: path, using: random)
+            } catch .keyFile(_, .alreadyExists) {
+                return try readKeyFile(at: path)
+            }
+        }
+    }
+}

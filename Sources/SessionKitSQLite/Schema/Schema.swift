@@ -1,0 +1,60 @@
+import GRDB
+
+/// The store's schema versions and the steps between them.
+///
+/// The version is SQLite's `PRAGMA user_version`; `PRAGMA application_id` marks the file as a
+/// store of this library. Opening a file runs, in the same IMMEDIATE transaction that checks
+/// the key, every step from the file's version up to `currentVersion`, then sets
+/// `user_version`: an older file is migrated completely or not at all, and two processes
+/// opening the same file at once migrate it once. A file whose version is above
+/// `currentVersion` (written by a newer library) is refused with
+/// `SQLiteStoreError.newerSchema` and left untouched.
+///
+/// Adding schema 2: write `SchemaVersion2.apply(_:)` (its tables, and the re-sealing of any
+/// table whose value layout changes, with that table's new `SealedTable.valueVersion`), append
+/// it to `steps`, commit a fixture written by schema 2 next to the schema-1 one, and keep the
+/// test that opens every fixture passing.
+enum Schema {
+    /// `PRAGMA application_id` of a store file: "SKSQ".
+    static let applicationID: Int32 = 0x534B_5351
+
+    /// The steps, in order: `steps[n - 1]` turns a file at version `n - 1` into version `n`.
+    static let steps: [@Sendable (Database) throws -> Void] = [
+        SchemaVersion1.apply,
+    ]
+
+    /// The newest schema this library reads and writes.
+    static var currentVersion: Int { steps.count }
+
+    /// The schema version of the file, after checking that it is a store (or a new, empty
+    /// file: version 0) this library can open. Changes nothing.
+    /// - Throws: `SQLiteStoreError.newerSchema` for a file from a newer library,
+    ///   `.notAStore` for another application's database, and database errors (`SQLITE_NOTADB`
+    ///   for a file that is not a database).
+    @discardableResult
+    static func check(_ db: Database, path: String) throws -> Int {
+        let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        if applicationID != Self.applicationID {
+            // A new file has no table yet; anything else belongs to someone else.
+            let objects = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
+            guard objects == 0, version == 0 else { throw SQLiteStoreError.notAStore(path: path) }
+        }
+        guard version <= currentVersion else {
+            throw SQLiteStoreError.newerSchema(found: version, supported: currentVersion)
+        }
+        guard version >= 0 else { throw SQLiteStoreError.notAStore(path: path) }
+        return version
+    }
+
+    /// Brings the file up to `currentVersion` inside the caller's transaction.
+    /// - Throws: `SQLiteStoreError.newerSchema` for a file from a newer library,
+    ///   `.notAStore` for another application's database, and database errors.
+    static func migrate(_ db: Database, path: String) throws {
+        let version = try check(db, path: path)
+        guard version < currentVersion else { return }
+        for step in steps[version...] { try step(db) }
+        try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)")
+        try db.execute(sql: "PRAGMA user_version = \(currentVersion)")
+    }
+}

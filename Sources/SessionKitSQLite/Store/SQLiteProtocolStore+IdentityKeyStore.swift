@@ -1,0 +1,6 @@
+import SessionKit
+
+extension SQLiteProtocolStore: IdentityKeyStore {
+    /// This device's identity key pair, read (or created) when the store was opened.
+    public func localIdentity() async throws(SessionError) -> IdentityKeyPair { identity }
+}

@@ -1,0 +1,226 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import GRDB
+import SessionKit
+import SignalPrimitives
+
+/// A durable store for one account: this device's identity and prekeys, trust records, and an
+/// encrypted message archive, in one SQLite file (GRDB `DatabasePool`, WAL mode).
+///
+/// Every value that holds a secret or a message is sealed with XChaCha20-Poly1305 under a
+/// subkey of the app's `StorageKey`, bound to its table and row (see `ValueSealer`); ids that
+/// would tell who the user talks to (addresses, conversation and message ids) are stored as
+/// keyed hashes. What the file shows without the key: its schema, row counts, value sizes,
+/// archive timestamps (see `appendArchivedMessage`), and which rows change when.
+///
+/// Durability: WAL with `synchronous = FULL`, so a transaction that returned survives a power
+/// loss. (`NORMAL` would be consistent too but may roll back the last transactions; for ratchet
+/// state that can mean sending twice under one message key.) `secure_delete` is on, so deleted
+/// values are overwritten in the file (older copies can stay in the WAL until its next
+/// checkpoint). Another process may open the same file: writes wait up to
+/// `SQLiteStoreOptions.busyTimeout` for its lock.
+///
+/// Conformances: `IdentityKeyStore`, `PreKeyStore` (SessionKit) and `TrustStore`
+/// (Verification). Each method is one SQLite transaction, so each is atomic, also across
+/// processes; `updatePreKeys` runs its closure inside the write transaction.
+///
+/// Use one instance per file in a process (it is `Sendable`; share it). `close()` releases the
+/// file; an instance that is released closes it too.
+public final class SQLiteProtocolStore: Sendable {
+    /// The path of the database file.
+    public let path: String
+    /// The schema version of the file (always `currentSchemaVersion` once opened).
+    public static var currentSchemaVersion: Int { Schema.currentVersion }
+
+    /// The connections.
+    let pool: DatabasePool
+    /// Seals and opens values, hashes row keys (the file's subkeys).
+    let sealer: ValueSealer
+    /// This device's identity, read (or created) at open. It never changes.
+    let identity: IdentityKeyPair
+
+    /// The row key of single-row tables (`identity`, `prekeys`): their id, 1, as a u32.
+    static let singleRowKey: [UInt8] = [0, 0, 0, 1]
+    /// The plaintext of the key check (`meta.keyCheck`).
+    static let keyCheckPlaintext = Array("SessionKitSQLite storage key check".utf8)
+
+    /// Opens the store at `path`, creating the file (mode 0600) and its identity when there is
+    /// none.
+    ///
+    /// On first open the store holds `identity`, or a new identity when `identity` is `nil`.
+    /// Later opens read the stored identity; passing one then checks it is the same.
+    /// An older file is migrated (in one transaction) before anything else.
+    /// - Throws: `SQLiteStoreError.wrongStorageKey` when the file was created with another key,
+    ///   `.identityMismatch` when `identity` is not the stored one, `.newerSchema` for a file from
+    ///   a newer library, `.notADatabase` / `.notAStore` / `.cannotOpen` (with the path) for a file
+    ///   that is not a store or cannot be opened, `.damagedValue(table: "identity")` when the
+    ///   stored identity does not open, `.database` when SQLite fails.
+    public init(
+        path: String, storageKey: StorageKey, identity: IdentityKeyPair? = nil,
+        options: SQLiteStoreOptions = SQLiteStoreOptions()
+    ) throws(SQLiteStoreError) {
+        self.path = path
+        try Self.prepareFile(at: path, create: options.createIfMissing)
+        try Self.inspect(path, busyTimeout: options.busyTimeout)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(options.busyTimeout)
+        configuration.maximumReaderCount = max(1, options.maximumReaderCount)
+        configuration.label = "SessionKitSQLite"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw Self.openingError(error, path: path)
+        }
+        let opened: (ValueSealer, IdentityKeyPair)
+        do {
+            opened = try pool.writeWithoutTransaction { db in
+                var result: (ValueSealer, IdentityKeyPair)?
+                try db.inTransaction(.immediate) {
+                    try Schema.migrate(db, path: path)
+                    let sealer = try Self.openKeys(db, storageKey: storageKey)
+                    result = (sealer, try Self.openIdentity(db, sealer: sealer, given: identity))
+                    return .commit
+                }
+                guard let result else { throw SQLiteStoreError.database("opening transaction returned nothing") }
+                return result
+            }
+        } catch {
+            try? pool.close()
+            throw Self.openingError(error, path: path)
+        }
+        self.pool = pool
+        sealer = opened.0
+        self.identity = opened.1
+    }
+
+    /// Closes the file's connections (checkpointing the WAL when this is the last connection to
+    /// the file). Later calls on the store fail with a database error.
+    /// - Throws: `SQLiteStoreError.database` when a connection cannot close (a statement is
+    ///   still running).
+    public func close() throws(SQLiteStoreError) {
+        do { try pool.close() } catch { throw Self.storeError(error) }
+    }
+
+    // MARK: Opening
+
+    /// Creates a missing file with mode 0600 (SQLite would use 0644; its `-wal` and `-shm`
+    /// files take the database file's mode), or checks that it exists.
+    private static func prepareFile(at path: String, create: Bool) throws(SQLiteStoreError) {
+        if access(path, F_OK) == 0 { return }
+        guard create else { throw .cannotOpen(path: path, reason: "no such file") }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(0o600))
+        if fd >= 0 {
+            closeFileDescriptor(fd)
+            return
+        }
+        let code = errno
+        if code == EEXIST { return }
+        throw .cannotOpen(path: path, reason: String(cString: strerror(code)))
+    }
+
+    /// Refuses, before the pool opens it (which would switch the file to WAL), a file that is
+    /// not a database, another application's database, or a store from a newer schema. The
+    /// opening transaction checks again (another process may change the file in between).
+    private static func inspect(_ path: String, busyTimeout: Double) throws(SQLiteStoreError) {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? queue.close() }
+            try queue.read { db in _ = try Schema.check(db, path: path) }
+        } catch {
+            throw openingError(error, path: path)
+        }
+    }
+
+    /// Reads (or, in a new file, creates) the file salt and the key check, and returns the
+    /// sealer of the file's subkeys.
+    private static func openKeys(_ db: Database, storageKey: StorageKey) throws -> ValueSealer {
+        let salt: [UInt8]
+        if let stored = try metaValue(db, name: "fileSalt") {
+            guard stored.count == StoreKeys.fileSaltByteCount else { throw SQLiteStoreError.damagedValue(table: SealedTable.meta.name) }
+            salt = stored
+        } else {
+            salt = SecureRandom.bytes(StoreKeys.fileSaltByteCount)
+            try db.execute(sql: "INSERT INTO meta (name, value) VALUES ('fileSalt', ?)", arguments: [Data(salt)])
+        }
+        let sealer = ValueSealer(keys: try StoreKeys(storageKey: storageKey, fileSalt: salt))
+        let checkRow = Array("keyCheck".utf8)
+        if let check = try metaValue(db, name: "keyCheck") {
+            let opened: SecureBytes
+            do { opened = try sealer.open(check, table: .meta, rowKey: checkRow) } catch { throw SQLiteStoreError.wrongStorageKey }
+            guard opened.bytes == keyCheckPlaintext else { throw SQLiteStoreError.wrongStorageKey }
+        } else {
+            let sealed = try sealer.seal(keyCheckPlaintext, table: .meta, rowKey: checkRow)
+            try db.execute(sql: "INSERT INTO meta (name, value) VALUES ('keyCheck', ?)", arguments: [Data(sealed)])
+        }
+        return sealer
+    }
+
+    private static func metaValue(_ db: Database, name: String) throws -> [UInt8]? {
+        guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name]) else {
+            return nil
+        }
+        return try blob(value, table: .meta)
+    }
+
+    /// Reads the stored identity (checking it against `given`), or stores `given` or a new one.
+    private static func openIdentity(_ db: Database, sealer: ValueSealer, given: IdentityKeyPair?) throws -> IdentityKeyPair {
+        if let value = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM identity WHERE id = 1") {
+            let opened = try sealer.open(try blob(value, table: .identity), table: .identity, rowKey: singleRowKey)
+            var bytes = opened.bytes
+            defer { SecureMemory.zero(&bytes) }
+            let stored: IdentityKeyPair
+            do { stored = try IdentityKeyPair(serialized: bytes) } catch { throw SQLiteStoreError.invalidValue(table: SealedTable.identity.name) }
+            if let given, given.publicKey != stored.publicKey { throw SQLiteStoreError.identityMismatch }
+            return stored
+        }
+        let identity: IdentityKeyPair
+        if let given {
+            identity = given
+        } else {
+            do { identity = try IdentityKeyPair() } catch { throw SQLiteStoreError.database("cannot generate an identity: \(error)") }
+        }
+        var bytes = identity.serialized()
+        defer { SecureMemory.zero(&bytes) }
+        let sealed = try sealer.seal(bytes, table: .identity, rowKey: singleRowKey)
+        try db.execute(sql: "INSERT INTO identity (id, sealed) VALUES (1, ?)", arguments: [Data(sealed)])
+        return identity
+    }
+
+    /// The bytes of a BLOB column; any other storage class means the row was tampered with.
+    static func blob(_ value: DatabaseValue, table: SealedTable) throws(SQLiteStoreError) -> [UInt8] {
+        guard case let .blob(data) = value.storage else { throw .damagedValue(table: table.name) }
+        return [UInt8](data)
+    }
+
+    /// The error for a failure while opening, naming the path where SQLite could not open it.
+    private static func openingError(_ error: any Error, path: String) -> SQLiteStoreError {
+        if let error = error as? SQLiteStoreError { return error }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_NOTADB: return .notADatabase(path: path)
+            case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY:
+                return .cannotOpen(path: path, reason: error.message ?? "SQLite result code \(error.resultCode.rawValue)")
+            default: break
+            }
+        }
+        return storeError(error)
+    }
+}
+
+/// `close(2)`, out of reach of `SQLiteProtocolStore.close()`'s name.
+private func closeFileDescriptor(_ fd: Int32) {
+    _ = close(fd)
+}

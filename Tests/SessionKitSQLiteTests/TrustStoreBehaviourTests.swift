@@ -1,0 +1,208 @@
+import Foundation
+import SessionKit
+@testable import SessionKitSQLite
+import SignalPrimitives
+import Verification
+import XCTest
+
+/// The SQLite trust store behaves exactly like `InMemoryTrustStore`: the scenarios of
+/// VerificationTests' `TrustStoreTests`, run against both stores, and a long random sequence of
+/// calls whose every result (and error) must agree.
+final class TrustStoreBehaviourTests: XCTestCase {
+    private let bob = address("bob", 1)
+    private let original = [UInt8](repeating: 0xb0, count: 32)
+    private let replacement = [UInt8](repeating: 0xb1, count: 32)
+
+    /// Runs `scenario` against a new `InMemoryTrustStore` and a new SQLite store.
+    private func forEachStore(_ scenario: (any TrustStore, String) async throws -> Void) async throws {
+        try await scenario(InMemoryTrustStore(), "in memory")
+        let store = try SQLiteProtocolStore(path: try temporaryStorePath(), storageKey: try fixtureStorageKey())
+        try await scenario(store, "SQLite")
+    }
+
+    func testAnUnknownContactIsUnverifiedWithoutARecord() async throws {
+        try await forEachStore { store, name in
+            let status = try await store.status(for: bob)
+            let record = try await store.record(for: bob)
+            XCTAssertEqual(status, .unverified, name)
+            XCTAssertNil(record, name)
+        }
+    }
+
+    func testTheFirstKeySeenIsTrustedAndTheSameKeyIsUnchanged() async throws {
+        try await forEachStore { store, name in
+            let first = try await store.observeIdentity(original, for: bob)
+            XCTAssertEqual(first, .firstUse, name)
+            let status = try await store.status(for: bob)
+            XCTAssertEqual(status, .trusted, name)
+            let again = try await store.observeIdentity(original, for: bob)
+            XCTAssertEqual(again, .unchanged, name)
+            let record = try await store.record(for: bob)
+            XCTAssertEqual(record, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil), name)
+            let allowed = try await store.evaluateIdentity(original, for: bob).allowsSending
+            XCTAssertTrue(allowed, name)
+        }
+    }
+
+    func testVerifyingMovesATrustedContactToVerified() async throws {
+        try await forEachStore { store, name in
+            _ = try await store.observeIdentity(original, for: bob)
+            try await store.markVerified(original, for: bob)
+            let status = try await store.status(for: bob)
+            XCTAssertEqual(status, .verified, name)
+            try await store.clearVerification(for: bob)
+            let cleared = try await store.status(for: bob)
+            XCTAssertEqual(cleared, .trusted, name)
+        }
+    }
+
+    func testAChangedKeyDropsAVerifiedContactAndBlocksSendingUntilAccepted() async throws {
+        try await forEachStore { store, name in
+            let evaluator: any IdentityTrustEvaluator = store
+            let recorded = try await evaluator.recordIdentity(original, for: bob)
+            XCTAssertEqual(recorded, .firstUse, name)
+            try await store.markVerified(original, for: bob)
+            let event = try await store.observeIdentity(replacement, for: bob)
+            XCTAssertEqual(event, .changed(previous: original), name)
+            let dropped = try await store.record(for: bob)
+            XCTAssertEqual(dropped, TrustRecord(identityKey: replacement, status: .unverified, previousIdentityKey: original), name)
+            for _ in 0 ..< 3 {
+                let decision = try await evaluator.evaluateIdentity(replacement, for: bob)
+                XCTAssertEqual(decision, TrustDecision(observation: .unchanged, allowsSending: false), name)
+            }
+            try await store.acceptIdentityChange(replacement, for: bob)
+            let accepted = try await store.record(for: bob)
+            XCTAssertEqual(accepted, TrustRecord(identityKey: replacement, status: .trusted, previousIdentityKey: nil), name)
+            let allowed = try await evaluator.evaluateIdentity(replacement, for: bob).allowsSending
+            XCTAssertTrue(allowed, name)
+        }
+    }
+
+    func testEvaluatingRecordsNothingAndRefusesAChangedKey() async throws {
+        try await forEachStore { store, name in
+            let first = try await store.evaluateIdentity(original, for: bob)
+            XCTAssertEqual(first, TrustDecision(observation: .firstUse, allowsSending: true), name)
+            let unrecorded = try await store.record(for: bob)
+            XCTAssertNil(unrecorded, name)
+            _ = try await store.recordIdentity(original, for: bob)
+            let changed = try await store.evaluateIdentity(replacement, for: bob)
+            XCTAssertEqual(changed, TrustDecision(observation: .changed(previous: original), allowsSending: false), name)
+            let still = try await store.record(for: bob)
+            XCTAssertEqual(still, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil), name)
+        }
+    }
+
+    func testMismatchedAndUnknownContactsAreTheSameErrors() async throws {
+        try await forEachStore { store, name in
+            await assertThrows(VerificationError.unknownContact(bob)) { try await store.acceptIdentityChange(self.original, for: self.bob) }
+            await assertThrows(VerificationError.unknownContact(bob)) { try await store.clearVerification(for: self.bob) }
+            _ = try await store.observeIdentity(original, for: bob)
+            await assertThrows(VerificationError.identityKeyMismatch(bob)) { try await store.markVerified(self.replacement, for: self.bob) }
+            _ = try await store.observeIdentity(replacement, for: bob)
+            await assertThrows(VerificationError.identityKeyMismatch(bob)) { try await store.acceptIdentityChange(self.original, for: self.bob) }
+            let status = try await store.status(for: bob)
+            XCTAssertEqual(status, .unverified, name)
+        }
+    }
+
+    func testEmptyOrOversizedKeysAreRejected() async throws {
+        try await forEachStore { store, name in
+            for key in [[], [UInt8](repeating: 1, count: TrustRecord.maximumIdentityKeyByteCount + 1)] {
+                await assertThrows(VerificationError.invalidIdentityKey) { _ = try await store.observeIdentity(key, for: self.bob) }
+                await assertThrows(VerificationError.invalidIdentityKey) { _ = try await store.evaluateIdentity(key, for: self.bob) }
+                await assertThrows(VerificationError.invalidIdentityKey) { try await store.markVerified(key, for: self.bob) }
+            }
+            let longest = [UInt8](repeating: 2, count: TrustRecord.maximumIdentityKeyByteCount)
+            let event = try await store.observeIdentity(longest, for: bob)
+            XCTAssertEqual(event, .firstUse, name)
+        }
+    }
+
+    func testDevicesAndUidBytesAreSeparateContactsAndRemovingForgets() async throws {
+        try await forEachStore { store, name in
+            _ = try await store.observeIdentity(original, for: bob)
+            let otherDevice = try await store.observeIdentity(replacement, for: address("bob", 2))
+            XCTAssertEqual(otherDevice, .firstUse, name)
+            _ = try await store.observeIdentity(original, for: address("\u{e9}", 1))
+            let decomposed = try await store.observeIdentity(replacement, for: address("e\u{301}", 1))
+            XCTAssertEqual(decomposed, .firstUse, name)
+            try await store.removeRecord(for: bob)
+            let event = try await store.observeIdentity(replacement, for: bob)
+            XCTAssertEqual(event, .firstUse, name)
+        }
+    }
+
+    /// A random sequence of every call on both stores: every result and every error agrees, and
+    /// the SQLite store, reopened, still holds what the in-memory one holds.
+    func testARandomSequenceOfCallsGivesTheSameResultsAsTheInMemoryStore() async throws {
+        let path = try temporaryStorePath()
+        let reference = InMemoryTrustStore()
+        var sqlite = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
+        let addresses = [address("bob", 1), address("bob", 2), address("carol", 1)]
+        let keys: [[UInt8]] = [[], [1], [UInt8](repeating: 2, count: 32), [UInt8](repeating: 3, count: 32)]
+        var random = SplitMix64(seed: 0x5e55_10a1)
+
+        func outcome<T: Equatable>(_ body: () async throws(VerificationError) -> T) async -> String {
+            do { return "ok \(try await body())" } catch { return "error \(error)" }
+        }
+
+        for step in 0 ..< 600 {
+            let target = addresses[Int(random.next() % UInt64(addresses.count))]
+            let key = keys[Int(random.next() % UInt64(keys.count))]
+            let operation = random.next() % 9
+            let expected: String, actual: String
+            switch operation {
+            case 0:
+                expected = await outcome { () throws(VerificationError) in try await reference.observeIdentity(key, for: target) }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.observeIdentity(key, for: target) }
+            case 1:
+                expected = await outcome { () throws(VerificationError) in try await reference.evaluateIdentity(key, for: target) }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.evaluateIdentity(key, for: target) }
+            case 2:
+                expected = await outcome { () throws(VerificationError) in try await reference.recordIdentity(key, for: target) }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.recordIdentity(key, for: target) }
+            case 3:
+                expected = await outcome { () throws(VerificationError) in try await reference.markVerified(key, for: target) == () }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.markVerified(key, for: target) == () }
+            case 4:
+                expected = await outcome { () throws(VerificationError) in try await reference.clearVerification(for: target) == () }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.clearVerification(for: target) == () }
+            case 5:
+                expected = await outcome { () throws(VerificationError) in try await reference.acceptIdentityChange(key, for: target) == () }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.acceptIdentityChange(key, for: target) == () }
+            case 6:
+                expected = await outcome { () throws(VerificationError) in await reference.removeRecord(for: target) == () }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.removeRecord(for: target) == () }
+            case 7:
+                expected = await outcome { () throws(VerificationError) in await reference.status(for: target) }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.status(for: target) }
+            default:
+                expected = await outcome { () throws(VerificationError) in await reference.record(for: target) }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.record(for: target) }
+            }
+            XCTAssertEqual(actual, expected, "step \(step): operation \(operation) for \(target) with a \(key.count)-byte key")
+            if step % 150 == 149 {
+                try sqlite.close()
+                sqlite = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
+            }
+        }
+        for target in addresses {
+            let expected = await reference.record(for: target)
+            let actual = try await sqlite.record(for: target)
+            XCTAssertEqual(actual, expected, "\(target)")
+        }
+    }
+}
+
+/// A small deterministic generator for the random sequence (SplitMix64).
+struct SplitMix64 {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
