@@ -79,9 +79,12 @@ let runner = InterleavedRunner(configuration: configuration)
 let machine = MachineDescription.summary
 let quick = configuration.batchNanoseconds == RunConfiguration.quick.batchNanoseconds
 let clockName = configuration.clock == .threadCPU ? "thread CPU-time" : "wall"
+// The throughput rows (messages per second) are timed on the wall clock, in longer batches.
+let throughputNote = cases.contains { $0.unit != .nanosecondsPerOperation }
+    ? "; msgs/s rows: wall clock, batches of at least \(CaseUnit.messagesPerSecond.minimumBatchNanoseconds / 1_000_000) ms" : ""
 FileHandle.standardError.write(Data("""
     bench: \(cases.count) cases, \(configuration.rounds) interleaved rounds of \
-    \(configuration.batchNanoseconds / 1000) µs batches timed on the \(clockName) clock\(quick ? " (quick smoke run)" : "")
+    \(configuration.batchNanoseconds / 1000) µs batches timed on the \(clockName) clock\(quick ? " (quick smoke run)" : "")\(throughputNote)
     machine: \(machine)
 
     """.utf8))
@@ -117,7 +120,8 @@ if !memory.isEmpty {
 
 let markdown = """
     Machine: \(machine)
-    Command: `make bench` (\(configuration.rounds) interleaved rounds per case, median ns/op on the \(clockName) clock)
+    Command: `make bench` (\(configuration.rounds) interleaved rounds per case, median ns/op on the \(clockName) clock\
+    \(throughputNote.isEmpty ? "" : "; manager.hub.* rows in messages per second on the wall clock"))
 
     \(table)
     \(memory.isEmpty ? "" : "\n" + MemoryMeasurement.markdown(memory) + "\n")

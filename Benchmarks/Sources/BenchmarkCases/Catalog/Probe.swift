@@ -14,13 +14,14 @@ struct Probe {
 
 extension BenchmarkCase {
     /// A case whose contenders are probes; the check requires every contender's output to equal
-    /// the floor's.
+    /// the floor's. `unit` and `batchMultiple` are `BenchmarkCase`'s.
     static func probing(
         name: String, summary: String, group: CaseGroup, targets: RatioTargets,
+        unit: CaseUnit = .nanosecondsPerOperation, batchMultiple: Int = 1,
         library: (() throws -> Probe)?, floor: @escaping () throws -> Probe, swiftCrypto: (() throws -> Probe)?
     ) -> BenchmarkCase {
         BenchmarkCase(
-            name: name, summary: summary, group: group, targets: targets,
+            name: name, summary: summary, group: group, targets: targets, unit: unit, batchMultiple: batchMultiple,
             library: library.map { make in { try make().workload } },
             floor: { try floor().workload },
             swiftCrypto: swiftCrypto.map { make in { try make().workload } },

@@ -4,6 +4,8 @@ public enum CaseGroup: String, Sendable {
     case primitives
     /// A protocol operation of SessionKit or Verification.
     case `protocol`
+    /// SessionKit's `SessionManager` end to end (actors, store, trust evaluator, sessions).
+    case manager
 }
 
 /// The ratios a case aims for (reported, never asserted: the machines are noisy).
@@ -37,6 +39,16 @@ public struct BaselineTarget: Sendable, Equatable {
         self.caseName = caseName
         self.maximum = maximum
     }
+
+    /// A target for a throughput case (`CaseUnit.messagesPerSecond`): at least `minimum` ×
+    /// the messages per second of `caseName`, which is at most 1 / `minimum` × its time per
+    /// message (`maximum`, the form every target is kept in).
+    public init(caseName: String, minimumThroughputRatio minimum: Double) {
+        self.init(caseName: caseName, maximum: 1 / minimum)
+    }
+
+    /// The least acceptable ratio of messages per second (1 / `maximum`), for throughput cases.
+    public var minimumThroughputRatio: Double { 1 / maximum }
 }
 
 /// One benchmark: the same work done by the library, by the libsodium floor and, where it has
@@ -53,12 +65,21 @@ public struct BenchmarkCase {
     public let group: CaseGroup
     /// The ratios this case aims for.
     public let targets: RatioTargets
+    /// What the case's figures are (nanoseconds per operation unless it says otherwise).
+    public let unit: CaseUnit
+    /// Every batch size of the case is a multiple of this (at least 1): a case whose operations
+    /// are spread over several parties (one message to each of 100 peers) keeps every party busy
+    /// in every timed batch.
+    public let batchMultiple: Int
     let builders: [Contender: () throws -> Workload]
     let check: (() throws -> Void)?
 
-    /// A case. `floor` is required; `library` and `swiftCrypto` may be absent.
+    /// A case. `floor` is required; `library` and `swiftCrypto` may be absent. `unit` and
+    /// `batchMultiple` are those of a throughput case; the defaults are nanoseconds per
+    /// operation and any batch size.
     public init(
         name: String, summary: String, group: CaseGroup, targets: RatioTargets = RatioTargets(),
+        unit: CaseUnit = .nanosecondsPerOperation, batchMultiple: Int = 1,
         library: (() throws -> Workload)?, floor: @escaping () throws -> Workload,
         swiftCrypto: (() throws -> Workload)?, check: (() throws -> Void)? = nil
     ) {
@@ -66,6 +87,8 @@ public struct BenchmarkCase {
         self.summary = summary
         self.group = group
         self.targets = targets
+        self.unit = unit
+        self.batchMultiple = max(1, batchMultiple)
         var builders: [Contender: () throws -> Workload] = [.floor: floor]
         if let library { builders[.library] = library }
         if let swiftCrypto { builders[.swiftCrypto] = swiftCrypto }

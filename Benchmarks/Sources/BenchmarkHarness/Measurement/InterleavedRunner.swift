@@ -5,6 +5,10 @@
 /// order that rotates from round to round (A B C, B C A, C A B, …), so that slow drifts of the
 /// machine (frequency, other processes) fall on every contender alike. The result per
 /// contender is the median over the rounds of the batch time divided by the batch size.
+///
+/// A case whose unit requires a clock (`CaseUnit.messagesPerSecond`: the wall clock) is timed
+/// on it whatever the configuration says, its batches last at least the unit's
+/// `minimumBatchNanoseconds`, and its batch sizes are multiples of its `batchMultiple`.
 public struct InterleavedRunner {
     /// The measuring parameters.
     public let configuration: RunConfiguration
@@ -27,7 +31,9 @@ public struct InterleavedRunner {
             return CaseResult(benchmark: benchmark, summaries: [:], batchSizes: [:], failure: "\(error)")
         }
         do {
-            let (summaries, batchSizes) = try measure(workloads)
+            let (summaries, batchSizes) = try measure(
+                workloads, clock: benchmark.unit.requiredClock, batchMultiple: benchmark.batchMultiple,
+                minimumBatchNanoseconds: benchmark.unit.minimumBatchNanoseconds)
             return CaseResult(benchmark: benchmark, summaries: summaries, batchSizes: batchSizes, failure: nil)
         } catch {
             return CaseResult(benchmark: benchmark, summaries: [:], batchSizes: [:], failure: "\(error)")
@@ -35,23 +41,28 @@ public struct InterleavedRunner {
     }
 
     /// Measures already-built workloads; returns the per-contender summaries and batch sizes.
+    /// `clock` overrides the configuration's clock; batch sizes are multiples of `batchMultiple`
+    /// and calibrated to at least `minimumBatchNanoseconds`.
     public func measure(
-        _ workloads: [(Contender, Workload)]
+        _ workloads: [(Contender, Workload)], clock: BenchClock? = nil, batchMultiple: Int = 1,
+        minimumBatchNanoseconds: UInt64 = 0
     ) throws -> ([Contender: SampleSummary], [Contender: Int]) {
+        let clock = clock ?? configuration.clock
         var batchSizes: [Int] = []
         for (_, workload) in workloads {
-            batchSizes.append(try calibrate(workload))
+            batchSizes.append(try calibrate(
+                workload, multiple: batchMultiple, clock: clock, minimumBatchNanoseconds: minimumBatchNanoseconds))
         }
         for (index, (_, workload)) in workloads.enumerated() {
             for _ in 0..<configuration.warmupBatches {
-                _ = try time(workload, batchSizes[index])
+                _ = try time(workload, batchSizes[index], clock: clock)
             }
         }
         var samples = [[Double]](repeating: [], count: workloads.count)
         for round in 0..<configuration.rounds {
             for offset in 0..<workloads.count {
                 let index = (round + offset) % workloads.count
-                let nanoseconds = try time(workloads[index].1, batchSizes[index])
+                let nanoseconds = try time(workloads[index].1, batchSizes[index], clock: clock)
                 samples[index].append(Double(nanoseconds) / Double(batchSizes[index]))
             }
         }
@@ -64,15 +75,21 @@ public struct InterleavedRunner {
         return (summaries, sizes)
     }
 
-    /// The batch size whose run takes about `batchNanoseconds` (at least 1).
-    public func calibrate(_ workload: Workload) throws -> Int {
-        let target = configuration.batchNanoseconds
-        var size = 1
+    /// The batch size whose run takes about `batchNanoseconds` (or `minimumBatchNanoseconds`
+    /// when that is longer): a multiple of `multiple` (at least `multiple` itself, and at least
+    /// 1), timed on `clock` (the configuration's by default).
+    public func calibrate(
+        _ workload: Workload, multiple: Int = 1, clock: BenchClock? = nil, minimumBatchNanoseconds: UInt64 = 0
+    ) throws -> Int {
+        let target = max(configuration.batchNanoseconds, minimumBatchNanoseconds)
+        let clock = clock ?? configuration.clock
+        let multiple = max(1, multiple)
+        var size = multiple
         while true {
-            let elapsed = max(try time(workload, size), 1)
+            let elapsed = max(try time(workload, size, clock: clock), 1)
             if elapsed >= target / 4 || size >= 1 << 30 {
                 let scaled = Double(size) * Double(target) / Double(elapsed)
-                return max(1, Int(scaled.rounded()))
+                return multiple * max(1, Int((scaled / Double(multiple)).rounded()))
             }
             // Grow quickly while far from the target, never by more than 16× at once.
             let factor = min(16, max(2, Int(target / elapsed)))
@@ -80,10 +97,9 @@ public struct InterleavedRunner {
         }
     }
 
-    /// Runs the untimed preparation, then times one batch of `size` operations.
-    func time(_ workload: Workload, _ size: Int) throws -> UInt64 {
+    /// Runs the untimed preparation, then times one batch of `size` operations on `clock`.
+    func time(_ workload: Workload, _ size: Int, clock: BenchClock) throws -> UInt64 {
         try workload.prepare?(size)
-        let clock = configuration.clock
         let start = clock.now()
         try workload.run(size)
         let end = clock.now()

@@ -8,6 +8,8 @@ public struct CaseResult {
     public let group: CaseGroup
     /// The ratios the case aims for.
     public let targets: RatioTargets
+    /// What the case's figures are (`figure(_:)`); medians and ratios are times either way.
+    public let unit: CaseUnit
     /// The per-contender sample summaries (absent contenders are missing).
     public let summaries: [Contender: SampleSummary]
     /// The calibrated batch size of each contender.
@@ -24,18 +26,21 @@ public struct CaseResult {
         failure: String?
     ) {
         self.init(name: benchmark.name, summary: benchmark.summary, group: benchmark.group,
-                  targets: benchmark.targets, summaries: summaries, batchSizes: batchSizes, failure: failure)
+                  targets: benchmark.targets, summaries: summaries, batchSizes: batchSizes, failure: failure,
+                  unit: benchmark.unit)
     }
 
-    /// A result from its parts.
+    /// A result from its parts (`unit`: nanoseconds per operation unless given).
     public init(
         name: String, summary: String, group: CaseGroup, targets: RatioTargets,
-        summaries: [Contender: SampleSummary], batchSizes: [Contender: Int], failure: String?
+        summaries: [Contender: SampleSummary], batchSizes: [Contender: Int], failure: String?,
+        unit: CaseUnit = .nanosecondsPerOperation
     ) {
         self.name = name
         self.summary = summary
         self.group = group
         self.targets = targets
+        self.unit = unit
         self.summaries = summaries
         self.batchSizes = batchSizes
         self.failure = failure
@@ -44,7 +49,23 @@ public struct CaseResult {
     /// The median nanoseconds per operation of `contender`, if measured.
     public func median(_ contender: Contender) -> Double? { summaries[contender]?.median }
 
-    /// library / floor, when both were measured.
+    /// The median of `contender` in the case's unit (`unit`): nanoseconds per operation, or
+    /// messages per second for a throughput case.
+    public func figure(_ contender: Contender) -> Double? {
+        median(contender).map { unit.figure(nanosecondsPerOperation: $0) }
+    }
+
+    /// The first and third quartiles of `contender` in the case's unit (for a throughput case,
+    /// the messages per second of the third and first quartiles of the times).
+    public func figureQuartiles(_ contender: Contender) -> (lower: Double, upper: Double)? {
+        guard let summary = summaries[contender] else { return nil }
+        let (a, b) = (unit.figure(nanosecondsPerOperation: summary.lowerQuartile),
+                      unit.figure(nanosecondsPerOperation: summary.upperQuartile))
+        return (min(a, b), max(a, b))
+    }
+
+    /// library / floor, when both were measured. Ratios are always of times per operation, so
+    /// for a throughput case this is floor messages per second / library messages per second.
     public var ratioToFloor: Double? { ratio(median(.library), median(.floor)) }
 
     /// library / swift-crypto, when both were measured.
@@ -57,6 +78,13 @@ public struct CaseResult {
     /// when both were measured in the same run.
     public func ratioToBaseline(_ contender: Contender = .library) -> Double? {
         ratio(median(contender), baselineMedians[contender])
+    }
+
+    /// This case's messages per second over its baseline case's (1 / `ratioToBaseline`), for a
+    /// throughput case; nil otherwise or when either was not measured.
+    public func throughputRatioToBaseline(_ contender: Contender = .library) -> Double? {
+        guard unit.higherIsBetter, let ratio = ratioToBaseline(contender), ratio > 0 else { return nil }
+        return 1 / ratio
     }
 
     /// Whether the library ratios meet the targets (nil when there is nothing to compare).

@@ -6,11 +6,22 @@
 ///      "ratio_floor": …, "ratio_swiftcrypto": … or null, …}
 ///
 /// followed by descriptive fields (`group`, `summary`, the targets, the quartiles, `rounds`,
-/// `clock`). A case with a target relative to another case also has `baseline_case`,
+/// `clock`, `unit`). A case with a target relative to another case also has `baseline_case`,
 /// `ratio_baseline` (library / the baseline's library), `floor_ratio_baseline` (the same for
 /// the floors) and `target_ratio_baseline`.
-/// Times are medians in nanoseconds per operation. Cases that failed, or that have no library
-/// measurement, are left out of the array (the table shows them).
+///
+/// The figures (`library_ns`, `floor_ns`, `swiftcrypto_ns` and their quartiles) are medians in
+/// the row's `unit`: `"ns/op"`, nanoseconds per operation, for every case except the
+/// throughput cases, whose `unit` is `"msgs/s"` (messages per second, higher is better, timed
+/// on the wall clock: their `clock` is `"wall"`). The field names stay those of the times so
+/// that every row has the same fields. The ratios (`ratio_*`) and their targets are always
+/// ratios of times per operation (so `ratio ≤ target` is the test on every row); for a
+/// `msgs/s` row `ratio_floor` is therefore `floor_ns / library_ns`. A `msgs/s` row with a
+/// baseline also has `throughput_ratio_baseline` (its library messages per second over the
+/// baseline's, 1 / `ratio_baseline`), `floor_throughput_ratio_baseline` and
+/// `target_throughput_ratio_baseline` (the least acceptable, 1 / `target_ratio_baseline`).
+/// Cases that failed, or that have no library measurement, are left out of the array (the
+/// table shows them).
 public enum JSONReport {
     /// The JSON text for `results`, measured with `rounds` rounds per case on `clock`.
     public static func encode(_ results: [CaseResult], rounds: Int, clock: BenchClock = .threadCPU) -> String {
@@ -20,14 +31,14 @@ public enum JSONReport {
     }
 
     static func row(_ result: CaseResult, rounds: Int, clock: BenchClock) -> String? {
-        guard result.failure == nil, let library = result.median(.library), let floor = result.median(.floor) else {
+        guard result.failure == nil, let library = result.figure(.library), let floor = result.figure(.floor) else {
             return nil
         }
         var fields: [(String, String)] = [
             ("name", string(result.name)),
             ("library_ns", number(library, 1)),
             ("floor_ns", number(floor, 1)),
-            ("swiftcrypto_ns", number(result.median(.swiftCrypto), 1)),
+            ("swiftcrypto_ns", number(result.figure(.swiftCrypto), 1)),
             ("ratio_floor", number(result.ratioToFloor, 4)),
             ("ratio_swiftcrypto", number(result.ratioToSwiftCrypto, 4)),
             ("group", string(result.group.rawValue)),
@@ -39,16 +50,23 @@ public enum JSONReport {
             fields.append(("baseline_case", string(baseline.caseName)))
             fields.append(("ratio_baseline", number(result.ratioToBaseline(), 4)))
             fields.append(("floor_ratio_baseline", number(result.ratioToBaseline(.floor), 4)))
-            fields.append(("target_ratio_baseline", number(baseline.maximum, 2)))
+            fields.append(("target_ratio_baseline", number(baseline.maximum, 4)))
+            if result.unit.higherIsBetter {
+                fields.append(("throughput_ratio_baseline", number(result.throughputRatioToBaseline(), 4)))
+                fields.append(("floor_throughput_ratio_baseline", number(result.throughputRatioToBaseline(.floor), 4)))
+                fields.append(("target_throughput_ratio_baseline", number(baseline.minimumThroughputRatio, 2)))
+            }
         }
         for contender in Contender.allCases {
-            guard let summary = result.summaries[contender] else { continue }
+            guard let quartiles = result.figureQuartiles(contender) else { continue }
             let key = contender == .swiftCrypto ? "swiftcrypto" : contender.rawValue
-            fields.append(("\(key)_ns_q1", number(summary.lowerQuartile, 1)))
-            fields.append(("\(key)_ns_q3", number(summary.upperQuartile, 1)))
+            fields.append(("\(key)_ns_q1", number(quartiles.lower, 1)))
+            fields.append(("\(key)_ns_q3", number(quartiles.upper, 1)))
         }
+        let rowClock = result.unit.requiredClock ?? clock
         fields.append(("rounds", String(rounds)))
-        fields.append(("clock", string(clock == .threadCPU ? "thread-cpu" : "wall")))
+        fields.append(("clock", string(rowClock == .threadCPU ? "thread-cpu" : "wall")))
+        fields.append(("unit", string(result.unit.rawValue)))
         return "  {" + fields.map { "\(string($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
     }
 

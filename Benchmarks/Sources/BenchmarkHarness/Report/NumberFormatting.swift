@@ -22,6 +22,12 @@ enum NumberFormatting {
     /// Nanoseconds for a table: one decimal below 10 µs, whole numbers with thin grouping above.
     static func nanoseconds(_ value: Double) -> String {
         if value < 10_000 { return fixed(value, decimals: 1) }
+        return grouped(value)
+    }
+
+    /// A whole number with its thousands grouped by commas (`12,346`).
+    static func grouped(_ value: Double) -> String {
+        guard value.isFinite, value >= 0, value < 9e15 else { return "\(value)" }
         let whole = String(UInt64(value.rounded()))
         var grouped = ""
         for (index, character) in whole.enumerated() {

@@ -1,6 +1,11 @@
 /// The plain-text (and Markdown) table of a run.
 public enum ResultTable {
     /// A Markdown table: case, median ns/op of each contender, the ratios and the targets.
+    ///
+    /// A throughput case (`CaseUnit.messagesPerSecond`) shows messages per second in the
+    /// contender columns (`12,345 msg/s`); its ratio columns stay ratios of times per message,
+    /// like every row's, and the line under the table for its baseline target gives the ratio
+    /// of messages per second against the least acceptable one.
     public static func markdown(_ results: [CaseResult]) -> String {
         var rows: [[String]] = [[
             "case", "library ns/op", "floor ns/op", "swift-crypto ns/op",
@@ -13,9 +18,9 @@ public enum ResultTable {
             }
             rows.append([
                 result.name,
-                cell(result.median(.library)),
-                cell(result.median(.floor)),
-                cell(result.median(.swiftCrypto)),
+                cell(result.figure(.library), result.unit),
+                cell(result.figure(.floor), result.unit),
+                cell(result.figure(.swiftCrypto), result.unit),
                 ratioCell(result.ratioToFloor),
                 ratioCell(result.ratioToSwiftCrypto),
                 targetCell(result),
@@ -24,6 +29,14 @@ public enum ResultTable {
         var text = render(rows)
         for result in results where result.failure == nil {
             guard let baseline = result.targets.baseline, let ratio = result.ratioToBaseline() else { continue }
+            if let speedup = result.throughputRatioToBaseline() {
+                let floor = result.throughputRatioToBaseline(.floor).map { ", floor \(NumberFormatting.fixed($0, decimals: 2))×" } ?? ""
+                let verdict = ratio <= baseline.maximum ? "✓" : "✗"
+                text += "\n\n\(result.name) / \(baseline.caseName) in messages per second: library "
+                    + "\(NumberFormatting.fixed(speedup, decimals: 2))×\(floor) "
+                    + "(target ≥ \(NumberFormatting.fixed(baseline.minimumThroughputRatio, decimals: 2))× \(verdict))"
+                continue
+            }
             let floor = result.ratioToBaseline(.floor).map { ", floor \(NumberFormatting.fixed($0, decimals: 2))" } ?? ""
             let verdict = ratio <= baseline.maximum ? "✓" : "✗"
             text += "\n\n\(result.name) / \(baseline.caseName): library \(NumberFormatting.fixed(ratio, decimals: 2))"
@@ -32,8 +45,12 @@ public enum ResultTable {
         return text
     }
 
-    static func cell(_ value: Double?) -> String {
-        value.map(NumberFormatting.nanoseconds) ?? "—"
+    static func cell(_ value: Double?, _ unit: CaseUnit = .nanosecondsPerOperation) -> String {
+        guard let value else { return "—" }
+        switch unit {
+        case .nanosecondsPerOperation: return NumberFormatting.nanoseconds(value)
+        case .messagesPerSecond: return NumberFormatting.grouped(value) + " msg/s"
+        }
     }
 
     static func ratioCell(_ value: Double?) -> String {
@@ -46,7 +63,9 @@ public enum ResultTable {
         if let swiftCrypto = result.targets.swiftCrypto {
             parts.append("s-c ≤ \(NumberFormatting.fixed(swiftCrypto, decimals: 2))")
         }
-        if let baseline = result.targets.baseline {
+        if let baseline = result.targets.baseline, result.unit.higherIsBetter {
+            parts.append("msg/s ≥ \(NumberFormatting.fixed(baseline.minimumThroughputRatio, decimals: 2))× \(baseline.caseName)")
+        } else if let baseline = result.targets.baseline {
             parts.append("≤ \(NumberFormatting.fixed(baseline.maximum, decimals: 2))× \(baseline.caseName)")
         }
         guard !parts.isEmpty else { return "" }

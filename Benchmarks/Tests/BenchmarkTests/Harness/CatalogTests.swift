@@ -49,6 +49,10 @@ final class CatalogTests: XCTestCase {
                        BaselineTarget(caseName: "forged.reject.0-previous", maximum: 2.0))
         XCTAssertNotNil(cases["forged.reject.0-previous"])
         XCTAssertEqual(cases["safety-number"]?.floor, 1.05)
+        // The hub with 100 peers: at least 1.6 × the messages per second of the hub with one.
+        XCTAssertEqual(cases["manager.hub.1-peer"], RatioTargets(floor: 1.10))
+        XCTAssertEqual(cases["manager.hub.100-peers"]?.baseline?.caseName, "manager.hub.1-peer")
+        XCTAssertEqual(cases["manager.hub.100-peers"]?.baseline?.minimumThroughputRatio ?? 0, 1.6, accuracy: 1e-12)
         XCTAssertEqual(cases["aes256gcm.seal.64B.buffer"]?.floor, 1.10)
     }
 
@@ -57,8 +61,22 @@ final class CatalogTests: XCTestCase {
         for name in ["x3dh.initiate", "x3dh.respond", "pqxdh.initiate", "pqxdh.respond", "mlkem768.encapsulate",
                      "mlkem768.decapsulate", "selfencryption.seal.1KiB", "selfencryption.open.1KiB",
                      "senderkey.encrypt.64B", "senderkey.decrypt.64B", "ratchet.roundtrip.64B", "ratchet.dh-step.64B",
-                     "forged.reject.0-previous", "forged.reject.40-previous", "session.save", "session.load"] {
+                     "forged.reject.0-previous", "forged.reject.40-previous", "session.save", "session.load",
+                     "manager.hub.1-peer", "manager.hub.100-peers"] {
             XCTAssertTrue(names.contains(name), "missing \(name)")
+        }
+    }
+
+    func testTheManagerRowsAreMessagesPerSecondOverWholeRoundTrips() {
+        let cases = Dictionary(uniqueKeysWithValues: BenchmarkCatalog.all.map { ($0.name, $0) })
+        for (name, peers) in [("manager.hub.1-peer", 1), ("manager.hub.100-peers", 100)] {
+            XCTAssertEqual(cases[name]?.unit, .messagesPerSecond, name)
+            XCTAssertEqual(cases[name]?.group, .manager, name)
+            // A batch is whole round trips of every conversation, so every peer is busy in every batch.
+            XCTAssertEqual(cases[name]?.batchMultiple, 2 * peers, name)
+        }
+        for (name, benchmark) in cases where benchmark.group != .manager {
+            XCTAssertEqual(benchmark.unit, .nanosecondsPerOperation, name)
         }
     }
 
@@ -85,7 +103,7 @@ final class PerformanceSuiteCoverageTests: XCTestCase {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Performance")
         var source = ""
-        for file in ["PrimitivePerformanceTests.swift", "ProtocolPerformanceTests.swift"] {
+        for file in ["PrimitivePerformanceTests.swift", "ProtocolPerformanceTests.swift", "ManagerPerformanceTests.swift"] {
             source += try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
         }
         let names: [Contender: String] = [.library: ".library", .floor: ".floor", .swiftCrypto: ".swiftCrypto"]

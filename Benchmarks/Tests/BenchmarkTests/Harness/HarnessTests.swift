@@ -102,6 +102,60 @@ final class HarnessTests: XCTestCase {
         XCTAssertEqual((rows[1]["ratio_floor"] as? NSNumber)?.doubleValue ?? 0, 0.5, accuracy: 1e-9)
         XCTAssertEqual((rows[1]["rounds"] as? NSNumber)?.intValue, 7)
         XCTAssertEqual(rows[1]["clock"] as? String, "thread-cpu")
+        XCTAssertEqual(rows[0]["unit"] as? String, "ns/op")
+    }
+
+    func testCalibrationKeepsBatchesToWholeMultiples() throws {
+        var sizes: [Int] = []
+        let workload = Workload { sizes.append($0) }
+        let runner = InterleavedRunner(configuration: RunConfiguration(rounds: 3, batchNanoseconds: 1, warmupBatches: 1))
+        XCTAssertEqual(try runner.calibrate(workload, multiple: 200), 200)
+        let (_, batchSizes) = try runner.measure([(.library, workload)], clock: .wall, batchMultiple: 200)
+        XCTAssertEqual(batchSizes[.library], 200)
+        XCTAssertFalse(sizes.isEmpty)
+        XCTAssertTrue(sizes.allSatisfy { $0 % 200 == 0 }, "\(sizes)")
+    }
+
+    func testThroughputRowsReportMessagesPerSecondWithTimeRatios() throws {
+        let onePeer = CaseResult(
+            name: "manager.hub.1-peer", summary: "", group: .manager, targets: RatioTargets(floor: 1.1),
+            summaries: [.library: try summary(200_000), .floor: try summary(200_000)], batchSizes: [:], failure: nil,
+            unit: .messagesPerSecond)
+        let manyPeers = CaseResult(
+            name: "manager.hub.100-peers", summary: "", group: .manager,
+            targets: RatioTargets(floor: 1.1, baseline: BaselineTarget(caseName: "manager.hub.1-peer", minimumThroughputRatio: 1.6)),
+            summaries: [.library: try summary(100_000), .floor: try summary(80_000)], batchSizes: [:], failure: nil,
+            unit: .messagesPerSecond)
+        let linked = CaseResult.linkingBaselines([onePeer, manyPeers])
+        // 200 µs per message is 5,000 messages per second; the ratios stay ratios of times.
+        XCTAssertEqual(linked[0].figure(.library) ?? 0, 5_000, accuracy: 1e-9)
+        XCTAssertEqual(linked[1].ratioToFloor ?? 0, 1.25, accuracy: 1e-9)
+        XCTAssertEqual(linked[1].ratioToBaseline() ?? 0, 0.5, accuracy: 1e-9)
+        XCTAssertEqual(linked[1].throughputRatioToBaseline() ?? 0, 2.0, accuracy: 1e-9)
+        XCTAssertEqual(linked[1].meetsTargets, false)  // 1.25 > 1.1 of the floor
+        XCTAssertEqual(linked[0].meetsTargets, true)
+        XCTAssertNil(linked[0].throughputRatioToBaseline())
+
+        let rows = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(JSONReport.encode(linked, rounds: 3).utf8)) as? [[String: Any]])
+        XCTAssertEqual(rows[1]["unit"] as? String, "msgs/s")
+        XCTAssertEqual(rows[1]["clock"] as? String, "wall")
+        XCTAssertEqual((rows[1]["library_ns"] as? NSNumber)?.doubleValue ?? 0, 10_000, accuracy: 1e-9)
+        XCTAssertEqual((rows[1]["floor_ns"] as? NSNumber)?.doubleValue ?? 0, 12_500, accuracy: 1e-9)
+        XCTAssertEqual((rows[1]["ratio_floor"] as? NSNumber)?.doubleValue ?? 0, 1.25, accuracy: 1e-9)
+        XCTAssertEqual((rows[1]["ratio_baseline"] as? NSNumber)?.doubleValue ?? 0, 0.5, accuracy: 1e-9)
+        XCTAssertEqual((rows[1]["target_ratio_baseline"] as? NSNumber)?.doubleValue ?? 0, 0.625, accuracy: 1e-9)
+        XCTAssertEqual((rows[1]["throughput_ratio_baseline"] as? NSNumber)?.doubleValue ?? 0, 2.0, accuracy: 1e-9)
+        XCTAssertEqual((rows[1]["floor_throughput_ratio_baseline"] as? NSNumber)?.doubleValue ?? 0, 2.5, accuracy: 1e-9)
+        XCTAssertEqual((rows[1]["target_throughput_ratio_baseline"] as? NSNumber)?.doubleValue ?? 0, 1.6, accuracy: 1e-9)
+        XCTAssertNil(rows[0]["throughput_ratio_baseline"])
+
+        let table = ResultTable.markdown(linked)
+        XCTAssertTrue(table.contains("5,000 msg/s"), table)
+        XCTAssertTrue(table.contains("msg/s ≥ 1.60× manager.hub.1-peer"), table)
+        XCTAssertTrue(table.contains(
+            "manager.hub.100-peers / manager.hub.1-peer in messages per second: library 2.00×, floor 2.50× (target ≥ 1.60× ✓)"),
+            table)
     }
 
     func testBaselineTargetsCompareTwoCasesOfOneRun() throws {

@@ -18,7 +18,9 @@ extension XCTestCase {
             throw XCTSkip("\(name) has no \(contender.rawValue) contender")
         }
         let runner = InterleavedRunner(configuration: RunConfiguration(rounds: 1, batchNanoseconds: 10_000_000, warmupBatches: 0))
-        let batch = try runner.calibrate(workload)
+        let batch = try runner.calibrate(
+            workload, multiple: benchmark.batchMultiple, clock: benchmark.unit.requiredClock,
+            minimumBatchNanoseconds: benchmark.unit.minimumBatchNanoseconds)
         print("\(name) [\(contender.rawValue)]: \(batch) operations per measured iteration")
         var failure: Error?
         measureMetrics([.wallClockTime], automaticallyStartMeasuring: false) {
