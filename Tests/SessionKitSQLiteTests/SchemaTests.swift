@@ -44,8 +44,9 @@ final class SchemaTests: XCTestCase {
              try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"))
         }
         XCTAssertEqual(applicationID, 0x534B_5351)
-        XCTAssertEqual(version, 1)
-        XCTAssertEqual(tables, ["archive", "identity", "meta", "prekeys", "trust"])
+        XCTAssertEqual(version, 2)
+        XCTAssertEqual(tables, ["archive", "identity", "meta", "prekeys", "receiver_states", "sending_chains", "session_states",
+                                "sessions", "skipped_keys", "sqlite_sequence", "trust"])
     }
 
     func testAFailedMigrationLeavesTheFileAsItWas() throws {
@@ -100,27 +101,5 @@ final class SchemaTests: XCTestCase {
         XCTAssertThrowsError(try SQLiteProtocolStore(path: path, storageKey: StorageKey.generate())) {
             XCTAssertEqual($0 as? SQLiteStoreError, .wrongStorageKey)
         }
-    }
-
-    /// Writes `Fixtures/schema1.sqlite` when `SESSIONKIT_SQLITE_WRITE_FIXTURE` names the output
-    /// path (see Fixtures/README.md); skipped otherwise.
-    func testWriteTheSchema1Fixture() async throws {
-        guard let output = ProcessInfo.processInfo.environment["SESSIONKIT_SQLITE_WRITE_FIXTURE"] else {
-            throw XCTSkip("set SESSIONKIT_SQLITE_WRITE_FIXTURE=<path> to write the schema-1 fixture")
-        }
-        XCTAssertEqual(SQLiteProtocolStore.currentSchemaVersion, 1, "the schema-1 fixture must be written by schema 1")
-        let identity = try IdentityKeyPair(seed: Schema1Fixture.identitySeed)
-        let store = try SQLiteProtocolStore(path: output, storageKey: try fixtureStorageKey(), identity: identity)
-        let keys = try LocalPreKeys(identity: identity, now: Timestamp(secondsSince1970: 1_700_000_000))
-        try await store.updatePreKeys { $0 = keys }
-        try await store.markVerified(Schema1Fixture.bobKey, for: Schema1Fixture.bob)
-        _ = try await store.observeIdentity(Schema1Fixture.carolKey, for: Schema1Fixture.carol)
-        _ = try await store.observeIdentity(Schema1Fixture.carolNewKey, for: Schema1Fixture.carol)
-        for message in Schema1Fixture.messages {
-            try await store.appendArchivedMessage(
-                Array(message.text.utf8), messageID: message.id, conversationID: Schema1Fixture.conversation, timestamp: message.timestamp)
-        }
-        try store.close()
-        try withRawDatabase(output) { try $0.execute(sql: "VACUUM") }
     }
 }

@@ -601,8 +601,10 @@ public actor SessionManager {
     }
 
     /// How many times a call is retried from the fresh state when its commit finds the state
-    /// changed (`staleState`: another process or manager on the same store wrote it).
-    public static let staleStateRetries = 8
+    /// changed (`staleState`: another process or manager on the same store wrote it). Each
+    /// refusal means another writer committed, so the writers as a whole always progress; the
+    /// bound only keeps one call from waiting forever behind a busy writer.
+    public static let staleStateRetries = 32
 
     /// Runs `body` (load, compute, commit) again from the fresh state while its commit is
     /// refused as stale, at most `staleStateRetries` more times.
@@ -615,6 +617,7 @@ public actor SessionManager {
                 return try await body()
             } catch where error == .staleState && retries < Self.staleStateRetries {
                 retries += 1
+                await Task.yield()
             }
         }
     }

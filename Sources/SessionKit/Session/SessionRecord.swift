@@ -83,6 +83,20 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         previousSessions = []
     }
 
+    /// Reassembles a record a store kept in parts: `current` and `previous` (most recent
+    /// first), as `currentSession` and `previousSessions` were.
+    /// - Throws: `SessionError.invalidPayload` for more than
+    ///   `ProtocolLimits.maxPreviousSessions` previous sessions or two copies of one session
+    ///   (the same role and base key), which `serialized()` could not have written either.
+    public init(restoringCurrentSession current: SessionState?, previousSessions previous: [SessionState]) throws(SessionError) {
+        let all = (current.map { [$0] } ?? []) + previous
+        guard previous.count <= ProtocolLimits.maxPreviousSessions,
+              Set(all.map { [$0.role.rawValue] + $0.baseKey.rawRepresentation }).count == all.count else {
+            throw .invalidPayload
+        }
+        self.init(currentSession: current, previousSessions: previous)
+    }
+
     /// Assembles a record from its parts (persistence); `previous` is already bounded.
     init(currentSession: SessionState?, previousSessions: [SessionState]) {
         self.currentSession = currentSession

@@ -14,8 +14,15 @@ struct RowKeyDomain: Sendable, Hashable {
     /// conversations do not match).
     static let archiveMessage = RowKeyDomain(label: "archive.message")
 
-    // Sessions and sender keys: for example `static let sessionUser = RowKeyDomain(label:
-    // "sessions.user")` (hash the user id's UTF-8 bytes, keep the device id in clear so that
-    // `deviceIDs(ofUser:)` is one indexed query), `senderKeyGroup` for `GroupID`'s bytes and
-    // `senderKeySender` for the sender's encoded address.
+    /// A user id (UTF-8) in `sessions`; the device id stays in clear next to it, so that
+    /// `deviceIDs(ofUser:)` is one indexed query.
+    static let sessionUser = RowKeyDomain(label: "sessions.user")
+    /// A session's identity within its record (role byte and EK_A).
+    static let sessionState = RowKeyDomain(label: "sessions.state")
+    /// A skipped key's slot (ratchet key and counter).
+    static let skippedSlot = RowKeyDomain(label: "sessions.skipped")
+    /// A group id in the sender-key tables.
+    static let senderKeyGroup = RowKeyDomain(label: "senderkeys.group")
+    /// A sender's address (`ProtocolAddress.encoded`) in `receiver_states`.
+    static let senderKeySender = RowKeyDomain(label: "senderkeys.sender")
 }

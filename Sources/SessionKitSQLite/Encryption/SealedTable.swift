@@ -22,8 +22,17 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     /// The message archive, by hashed conversation and message ids.
     static let archive = SealedTable(name: "archive", valueVersion: 1)
 
-    // Sessions and sender keys: add their tables here (and in `Schema`), for example
-    // `static let sessions = SealedTable(name: "sessions", valueVersion: 1)`.
+    /// Session records, one row per peer device: the order of its sessions and the current
+    /// session without its skipped keys (schema 2).
+    static let sessions = SealedTable(name: "sessions", valueVersion: 2)
+    /// Previous sessions without their skipped keys, one row per session (schema 2).
+    static let sessionStates = SealedTable(name: "session_states", valueVersion: 2)
+    /// Skipped message keys, one row per key (schema 2).
+    static let skippedKeys = SealedTable(name: "skipped_keys", valueVersion: 2)
+    /// Our sending chains, by hashed group (schema 2).
+    static let sendingChains = SealedTable(name: "sending_chains", valueVersion: 2)
+    /// Received chains, by hashed group and sender (schema 2).
+    static let receiverStates = SealedTable(name: "receiver_states", valueVersion: 2)
 
     var description: String { name }
 }

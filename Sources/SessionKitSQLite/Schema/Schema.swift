@@ -21,6 +21,7 @@ enum Schema {
     /// The steps, in order: `steps[n - 1]` turns a file at version `n - 1` into version `n`.
     static let steps: [@Sendable (Database) throws -> Void] = [
         SchemaVersion1.apply,
+        SchemaVersion2.apply,
     ]
 
     /// The newest schema this library reads and writes.

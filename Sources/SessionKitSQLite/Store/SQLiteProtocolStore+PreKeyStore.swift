@@ -36,10 +36,7 @@ extension SQLiteProtocolStore: PreKeyStore {
                 var keys = try Self.readPreKeys(db, sealer: sealer)
                 let result = try update(&keys)
                 if let keys {
-                    var bytes = keys.serialized()
-                    defer { SecureMemory.zero(&bytes) }
-                    let sealed = try sealer.seal(bytes, table: .preKeys, rowKey: Self.singleRowKey)
-                    try db.execute(sql: "INSERT OR REPLACE INTO prekeys (id, sealed) VALUES (1, ?)", arguments: [Data(sealed)])
+                    try Self.writePreKeys(keys, db: db, sealer: sealer)
                 } else {
                     try db.execute(sql: "DELETE FROM prekeys WHERE id = 1")
                 }
@@ -48,6 +45,14 @@ extension SQLiteProtocolStore: PreKeyStore {
         } catch {
             throw Self.sessionError(error)
         }
+    }
+
+    /// Stores `keys`, inside the caller's transaction.
+    static func writePreKeys(_ keys: LocalPreKeys, db: Database, sealer: ValueSealer) throws {
+        var bytes = keys.serialized()
+        defer { SecureMemory.zero(&bytes) }
+        let sealed = try sealer.seal(bytes, table: .preKeys, rowKey: singleRowKey)
+        try db.execute(sql: "INSERT OR REPLACE INTO prekeys (id, sealed) VALUES (1, ?)", arguments: [Data(sealed)])
     }
 
     /// The stored prekeys, or `nil`, inside the caller's transaction.

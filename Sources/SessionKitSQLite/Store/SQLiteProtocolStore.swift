@@ -40,6 +40,8 @@ public final class SQLiteProtocolStore: Sendable {
 
     /// The connections.
     let pool: DatabasePool
+    /// The session records' parts as last read or written (`SessionPartsCache`).
+    let sessionCache = SessionPartsCache()
     /// Seals and opens values, hashes row keys (the file's subkeys).
     let sealer: ValueSealer
     /// This device's identity, read (or created) at open. It never changes.
@@ -73,7 +75,10 @@ public final class SQLiteProtocolStore: Sendable {
         configuration.maximumReaderCount = max(1, options.maximumReaderCount)
         configuration.label = "SessionKitSQLite"
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Small pages for a new file (no effect on an existing one): persisting a message
+            // rewrites one small row, and the WAL receives whole pages.
+            try db.execute(sql: "PRAGMA page_size = 1024")
+            try db.execute(sql: "PRAGMA synchronous = \(options.durability.pragmaValue)")
             try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         let pool: DatabasePool

@@ -15,14 +15,35 @@ extension SQLiteProtocolStore: TrustStore {
     ///   `.storage` when the file fails or the record is damaged.
     public func observeIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation {
         guard TrustRecordCoding.isAcceptable(identityKey.count) else { throw .invalidIdentityKey }
-        return try await trustWrite(address) { record -> (TrustRecord??, IdentityObservation) in
-            guard let record else {
-                return (.some(TrustRecord(identityKey: identityKey, status: .trusted, previousIdentityKey: nil)), .firstUse)
+        let rowKey = sealer.rowKey(address.encoded, in: .trustAddress)
+        do {
+            return try await writeTransaction { [sealer] db in
+                try Self.recordObservation(identityKey, rowKey: rowKey, db: db, sealer: sealer)
             }
-            if record.identityKey == identityKey { return (nil, .unchanged) }
-            let changed = TrustRecord(identityKey: identityKey, status: .unverified, previousIdentityKey: record.identityKey)
-            return (.some(changed), .changed(previous: record.identityKey))
+        } catch {
+            throw Self.verificationError(error)
         }
+    }
+
+    /// `observeIdentity` inside the caller's transaction (also `commit`'s identity write): the
+    /// first key becomes trusted; a different key replaces it, unverified, awaiting acceptance.
+    static func recordObservation(
+        _ identityKey: [UInt8], rowKey: [UInt8], db: Database, sealer: ValueSealer
+    ) throws -> IdentityObservation {
+        let current = try readTrustRecord(db, rowKey: rowKey, sealer: sealer)
+        let next: TrustRecord
+        let observation: IdentityObservation
+        if let current {
+            if current.identityKey == identityKey { return .unchanged }
+            next = TrustRecord(identityKey: identityKey, status: .unverified, previousIdentityKey: current.identityKey)
+            observation = .changed(previous: current.identityKey)
+        } else {
+            next = TrustRecord(identityKey: identityKey, status: .trusted, previousIdentityKey: nil)
+            observation = .firstUse
+        }
+        let sealed = try sealer.seal(TrustRecordCoding.encode(next), table: .trust, rowKey: rowKey)
+        try db.execute(sql: "INSERT OR REPLACE INTO trust (address_hash, sealed) VALUES (?, ?)", arguments: [Data(rowKey), Data(sealed)])
+        return observation
     }
 
     /// SessionKit's check: what `observeIdentity` would report, and whether encrypting to

@@ -1,0 +1,80 @@
+import SignalPrimitives
+
+/// One skipped message key of a session, as a store that keeps skipped keys apart from the
+/// rest of the session persists it (`SessionState.skippedMessageKeyEntries`).
+///
+/// A store that writes only what changed (a device can hold thousands of skipped keys, of
+/// which one message adds or removes a few) keeps each entry under its `slot`: an entry never
+/// changes, it is only added or removed.
+public struct SkippedMessageKeyEntry: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The number of bytes of `slot`.
+    public static let slotByteCount = X25519.keyByteCount + 4
+
+    /// What the key decrypts: the sender's ratchet key (32 bytes) and the message counter
+    /// (u32, big-endian). Unique within a session.
+    public let slot: [UInt8]
+    /// The message key (32 bytes, secret).
+    public let messageKey: SecureBytes
+
+    init(slot: SkippedMessageKeys.Slot, messageKey: MessageKey) {
+        var bytes = slot.ratchetKey.rawRepresentation
+        bytes.appendBigEndian(slot.counter)
+        self.slot = bytes
+        self.messageKey = messageKey.storage
+    }
+
+    /// Reassembles an entry a store kept (`slot` of `slotByteCount` bytes, a 32-byte key).
+    /// - Throws: `SessionError.invalidPayload` for wrong lengths.
+    public init(slot: [UInt8], messageKey: SecureBytes) throws(SessionError) {
+        guard slot.count == Self.slotByteCount, messageKey.count == MessageKey.byteCount else { throw .invalidPayload }
+        self.slot = slot
+        self.messageKey = messageKey
+    }
+
+    /// The slot, with the key itself redacted.
+    public var description: String { "SkippedMessageKeyEntry(slot: \(slot.count) bytes, key redacted)" }
+    /// The same as `description`.
+    public var debugDescription: String { description }
+}
+
+extension SessionState {
+    /// The skipped message keys, oldest first (the order `maxStored` evicts in).
+    public var skippedMessageKeyEntries: [SkippedMessageKeyEntry] {
+        ratchet.skippedKeys.inAgeOrder.map { SkippedMessageKeyEntry(slot: $0.slot, messageKey: $0.messageKey) }
+    }
+
+    /// The session as `serialized()` writes it, but with no skipped message key: the part that
+    /// changes with every message, a few hundred bytes whatever the number of skipped keys.
+    /// A store keeps the keys apart (`skippedMessageKeyEntries`) and reassembles the session
+    /// with `init(serializedWithoutSkippedMessageKeys:skippedMessageKeys:)`.
+    public func serializedWithoutSkippedMessageKeys() -> [UInt8] {
+        var copy = self
+        copy.ratchet.skippedKeys = SkippedMessageKeys()
+        return copy.serialized()
+    }
+
+    /// Reassembles a session from `serializedWithoutSkippedMessageKeys()` and its skipped keys,
+    /// oldest first.
+    /// - Throws: `SessionError.invalidPayload` when the blob holds skipped keys itself, when
+    ///   the keys exceed the session's `maxStored`, repeat a slot, or carry a non-canonical
+    ///   ratchet key; the errors of `init(serialized:)` for the blob.
+    public init(serializedWithoutSkippedMessageKeys blob: [UInt8], skippedMessageKeys entries: [SkippedMessageKeyEntry]) throws(SessionError) {
+        var session = try SessionState(serialized: blob)
+        guard session.ratchet.skippedKeys.isEmpty, entries.count <= session.configuration.maxStored else { throw .invalidPayload }
+        var seen = Set<SkippedMessageKeys.Slot>()
+        var keys: [(slot: SkippedMessageKeys.Slot, messageKey: MessageKey)] = []
+        keys.reserveCapacity(entries.count)
+        for entry in entries {
+            let ratchetKey: X25519.PublicKey
+            do { ratchetKey = try X25519.PublicKey(canonicalRepresentation: Array(entry.slot.prefix(X25519.keyByteCount))) } catch {
+                throw .invalidPayload
+            }
+            let counter = entry.slot.suffix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            let slot = SkippedMessageKeys.Slot(ratchetKey: ratchetKey, counter: counter)
+            guard seen.insert(slot).inserted else { throw .invalidPayload }
+            keys.append((slot, MessageKey(storage: entry.messageKey)))
+        }
+        session.ratchet.skippedKeys.append(keys, maxStored: session.configuration.maxStored)
+        self = session
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import GRDB
+import SessionKit
+import SignalPrimitives
+
+/// Sender-key chains: our sending chain per group in `sending_chains`, the chains received from
+/// each sender in `receiver_states`, each one sealed blob under keyed hashes of the group (and
+/// the sender's address), with its generation in clear for the compare-and-swap of `commit`.
+extension SQLiteProtocolStore: SenderKeyStore {
+    /// Our sending chain for `group`, or `nil`, with its stored generation.
+    /// - Throws: `SessionError.storage` naming the table when the file fails or the value is
+    ///   damaged; `.invalidPayload` / `.unsupportedVersion` when it opens but does not load.
+    public func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
+        let groupHash = sealer.rowKey(group.rawRepresentation, in: .senderKeyGroup)
+        do {
+            return try await readTransaction { [sealer] db -> SenderKeySendingChain? in
+                guard let row = try Row.fetchOne(db, sql: "SELECT generation, sealed FROM sending_chains WHERE group_hash = ?",
+                                                 arguments: [Data(groupHash)]) else { return nil }
+                var bytes = try sealer.open(try Self.blob(row["sealed"], table: .sendingChains), table: .sendingChains, rowKey: groupHash).bytes
+                defer { SecureMemory.zero(&bytes) }
+                var chain = try SenderKeySendingChain(serialized: bytes)
+                chain.generation = try generation(row, table: .sendingChains)
+                return chain
+            }
+        } catch {
+            throw Self.sessionError(error)
+        }
+    }
+
+    /// The chains received from `sender` in `group`, or `nil`, with their stored generation.
+    /// - Throws: as `loadSendingChain(for:)`.
+    public func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
+        let (groupHash, senderHash) = receiverNames(group, sender)
+        do {
+            return try await readTransaction { [sealer] db -> SenderKeyReceiverState? in
+                guard let row = try Row.fetchOne(
+                    db, sql: "SELECT generation, sealed FROM receiver_states WHERE group_hash = ? AND sender_hash = ?",
+                    arguments: [Data(groupHash), Data(senderHash)]) else { return nil }
+                var bytes = try sealer.open(
+                    try Self.blob(row["sealed"], table: .receiverStates), table: .receiverStates, rowKey: groupHash + senderHash).bytes
+                defer { SecureMemory.zero(&bytes) }
+                var state = try SenderKeyReceiverState(serialized: bytes)
+                state.generation = try generation(row, table: .receiverStates)
+                return state
+            }
+        } catch {
+            throw Self.sessionError(error)
+        }
+    }
+
+    /// Forgets the chains received from `sender` in `group`.
+    /// - Throws: `SessionError.storage` when the file fails.
+    public func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
+        let (groupHash, senderHash) = receiverNames(group, sender)
+        do {
+            try await writeTransaction { db in
+                try db.execute(sql: "DELETE FROM receiver_states WHERE group_hash = ? AND sender_hash = ?",
+                               arguments: [Data(groupHash), Data(senderHash)])
+            }
+        } catch {
+            throw Self.sessionError(error)
+        }
+    }
+
+    // MARK: Writing (inside `commit`'s transaction)
+
+    /// Writes our sending chain after comparing generations.
+    static func write(_ write: StoreCommit.SendingChainWrite, db: Database, sealer: ValueSealer) throws {
+        let groupHash = sealer.rowKey(write.group.rawRepresentation, in: .senderKeyGroup)
+        let stored = try Int64.fetchOne(db, sql: "SELECT generation FROM sending_chains WHERE group_hash = ?", arguments: [Data(groupHash)])
+        guard UInt64(stored ?? 0) == write.chain.generation else { throw SessionError.staleState }
+        var bytes = write.chain.serialized()
+        defer { SecureMemory.zero(&bytes) }
+        let sealed = try sealer.seal(bytes, table: .sendingChains, rowKey: groupHash)
+        try db.execute(sql: "INSERT OR REPLACE INTO sending_chains (group_hash, generation, sealed) VALUES (?, ?, ?)",
+                       arguments: [Data(groupHash), Int64(write.chain.generation + 1), Data(sealed)])
+    }
+
+    /// Writes the chains received from a sender after comparing generations.
+    static func write(_ write: StoreCommit.ReceiverStateWrite, db: Database, sealer: ValueSealer) throws {
+        let groupHash = sealer.rowKey(write.group.rawRepresentation, in: .senderKeyGroup)
+        let senderHash = sealer.rowKey(write.sender.encoded, in: .senderKeySender)
+        let stored = try Int64.fetchOne(
+            db, sql: "SELECT generation FROM receiver_states WHERE group_hash = ? AND sender_hash = ?",
+            arguments: [Data(groupHash), Data(senderHash)])
+        guard UInt64(stored ?? 0) == write.state.generation else { throw SessionError.staleState }
+        var bytes = write.state.serialized()
+        defer { SecureMemory.zero(&bytes) }
+        let sealed = try sealer.seal(bytes, table: .receiverStates, rowKey: groupHash + senderHash)
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO receiver_states (group_hash, sender_hash, generation, sealed) VALUES (?, ?, ?, ?)",
+            arguments: [Data(groupHash), Data(senderHash), Int64(write.state.generation + 1), Data(sealed)])
+    }
+
+    // MARK: Support
+
+    private func receiverNames(_ group: GroupID, _ sender: ProtocolAddress) -> ([UInt8], [UInt8]) {
+        (sealer.rowKey(group.rawRepresentation, in: .senderKeyGroup), sealer.rowKey(sender.encoded, in: .senderKeySender))
+    }
+}
+
+/// A row's generation column (at least 1 for a stored state).
+private func generation(_ row: Row, table: SealedTable) throws -> UInt64 {
+    let value: Int64 = row["generation"]
+    guard value >= 1 else { throw SQLiteStoreError.invalidValue(table: table.name) }
+    return UInt64(value)
+}

@@ -1,0 +1,173 @@
+import Foundation
+import GRDB
+import SessionKit
+import SignalPrimitives
+
+/// Session records, kept in parts (schema 2, `SchemaVersion2`): one `sessions` row per peer
+/// device holds the order of its sessions and the current session without its skipped keys;
+/// each previous session is a `session_states` row and each skipped key a `skipped_keys` row.
+/// A commit writes only the parts that changed, so persisting a message costs about the same
+/// for a device with 40 previous sessions and thousands of skipped keys as for a fresh one.
+extension SQLiteProtocolStore: SessionStore {
+    /// The record for `address`, or `nil`, with its stored generation.
+    /// - Throws: `SessionError.storage` naming the table when the file fails or a value is
+    ///   damaged; `.invalidPayload` / `.unsupportedVersion` when a part opens but does not load.
+    public func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
+        let names = SessionRowNames(address, sealer: sealer)
+        let cached = sessionCache.entry(for: address)
+        do {
+            let loaded = try await readTransaction { [sealer] db -> SessionPartsCache.Entry? in
+                guard let row = try Self.sessionRow(db, names) else { return nil }
+                if let cached, cached.recordID == row.id, cached.generation == row.generation { return cached }
+                return try Self.readRecord(db, names, row: row, sealer: sealer)
+            }
+            guard let loaded else {
+                sessionCache.remove(address)
+                return nil
+            }
+            sessionCache.store(loaded, for: address)
+            return loaded.record
+        } catch {
+            throw Self.sessionError(error)
+        }
+    }
+
+    /// Deletes the record for `address` with all its parts (its generation starts again at 0).
+    /// - Throws: `SessionError.storage` when the file fails.
+    public func deleteSession(for address: ProtocolAddress) async throws(SessionError) {
+        let names = SessionRowNames(address, sealer: sealer)
+        do {
+            try await writeTransaction { db in
+                guard let row = try Self.sessionRow(db, names) else { return }
+                try db.execute(sql: "DELETE FROM skipped_keys WHERE record_id = ?", arguments: [row.id])
+                try db.execute(sql: "DELETE FROM session_states WHERE record_id = ?", arguments: [row.id])
+                try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [row.id])
+            }
+            sessionCache.remove(address)
+        } catch {
+            throw Self.sessionError(error)
+        }
+    }
+
+    /// The device ids of `userID` with a stored record, ascending.
+    /// - Throws: `SessionError.storage` when the file fails.
+    public func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] {
+        let userHash = sealer.rowKey(Array(userID.utf8), in: .sessionUser)
+        do {
+            return try await readTransaction { db in
+                try Int64.fetchAll(db, sql: "SELECT device_id FROM sessions WHERE user_hash = ? ORDER BY device_id",
+                                   arguments: [Data(userHash)])
+                    .map { UInt32(truncatingIfNeeded: $0) }
+            }
+        } catch {
+            throw Self.sessionError(error)
+        }
+    }
+
+    // MARK: Reading
+
+    /// A `sessions` row's id and generation.
+    struct SessionRow {
+        let id: Int64
+        let generation: UInt64
+    }
+
+    /// The `sessions` row of `names`, if any, inside the caller's transaction.
+    static func sessionRow(_ db: Database, _ names: SessionRowNames) throws -> SessionRow? {
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT id, generation FROM sessions WHERE user_hash = ? AND device_id = ?",
+            arguments: [Data(names.userHash), Int64(names.deviceID)]) else { return nil }
+        let generation: Int64 = row["generation"]
+        guard generation >= 1 else { throw SQLiteStoreError.invalidValue(table: SealedTable.sessions.name) }
+        return SessionRow(id: row["id"], generation: UInt64(generation))
+    }
+
+    /// Reads and opens every part of a record, inside the caller's transaction.
+    static func readRecord(
+        _ db: Database, _ names: SessionRowNames, row: SessionRow, sealer: ValueSealer
+    ) throws -> SessionPartsCache.Entry {
+        guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM sessions WHERE id = ?", arguments: [row.id]) else {
+            throw SQLiteStoreError.damagedValue(table: SealedTable.sessions.name)
+        }
+        let header = try sealer.open(try blob(value, table: .sessions), table: .sessions, rowKey: names.rowKey)
+        let layout: SessionRecordLayout
+        do { layout = try SessionRecordLayout(decoding: header) } catch {
+            throw SQLiteStoreError.invalidValue(table: SealedTable.sessions.name)
+        }
+        // Skipped keys of every session of the record, oldest first.
+        var skipped: [[UInt8]: [SkippedMessageKeyEntry]] = [:]
+        var slots: [[UInt8]: Set<[UInt8]>] = [:]
+        var maxSequence: Int64 = 0
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT state_key, slot_hash, seq, sealed FROM skipped_keys WHERE record_id = ? ORDER BY seq",
+            arguments: [row.id])
+        while let skippedRow = try rows.next() {
+            let stateKey = [UInt8](skippedRow["state_key"] as Data)
+            let slotHash = [UInt8](skippedRow["slot_hash"] as Data)
+            maxSequence = max(maxSequence, skippedRow["seq"])
+            let opened = try sealer.open(
+                try blob(skippedRow["sealed"], table: .skippedKeys), table: .skippedKeys,
+                rowKey: names.rowKey + stateKey + slotHash)
+            guard opened.count == SkippedMessageKeyEntry.slotByteCount + 32 else {
+                throw SQLiteStoreError.invalidValue(table: SealedTable.skippedKeys.name)
+            }
+            let entry = try opened.withUnsafeBytes { buffer throws(SessionError) -> SkippedMessageKeyEntry in
+                let slot = Array(buffer.prefix(SkippedMessageKeyEntry.slotByteCount))
+                let key = SecureBytes(copying: UnsafeRawBufferPointer(rebasing: buffer[SkippedMessageKeyEntry.slotByteCount...]))
+                return try SkippedMessageKeyEntry(slot: slot, messageKey: key)
+            }
+            skipped[stateKey, default: []].append(entry)
+            slots[stateKey, default: []].insert(slotHash)
+        }
+        func session(_ part: [UInt8], stateKey: [UInt8]) throws -> SessionState {
+            try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped[stateKey] ?? [])
+        }
+        var current: SessionState?
+        if var part = layout.current {
+            defer { SecureMemory.zero(&part) }
+            let state = try SessionState(serialized: part)
+            current = try session(part, stateKey: stateKey(of: state, sealer: sealer))
+        }
+        var previous: [SessionState] = []
+        var digests: [[UInt8]: [UInt8]] = [:]
+        for stateKey in layout.previous {
+            guard let value = try DatabaseValue.fetchOne(
+                db, sql: "SELECT sealed FROM session_states WHERE record_id = ? AND state_key = ?",
+                arguments: [row.id, Data(stateKey)]) else {
+                throw SQLiteStoreError.damagedValue(table: SealedTable.sessionStates.name)
+            }
+            var part = try sealer.open(try blob(value, table: .sessionStates), table: .sessionStates, rowKey: names.rowKey + stateKey).bytes
+            defer { SecureMemory.zero(&part) }
+            digests[stateKey] = SHA256.hash(part)
+            previous.append(try session(part, stateKey: stateKey))
+        }
+        var record = try SessionRecord(restoringCurrentSession: current, previousSessions: previous)
+        record.generation = row.generation
+        return SessionPartsCache.Entry(
+            recordID: row.id, generation: row.generation, record: record, previousDigests: digests, slots: slots,
+            maxSequence: maxSequence)
+    }
+
+    /// The key of a session within its record: a keyed hash of its role and EK_A.
+    static func stateKey(of session: SessionState, sealer: ValueSealer) -> [UInt8] {
+        sealer.rowKey([session.role.rawValue] + session.baseKey.rawRepresentation, in: .sessionState)
+    }
+}
+
+/// The hashed names of one peer device's `sessions` row.
+struct SessionRowNames: Sendable {
+    /// The keyed hash of the user id.
+    let userHash: [UInt8]
+    /// The device id (in clear).
+    let deviceID: UInt32
+    /// What every value of the record is sealed for: the user hash and the device id.
+    let rowKey: [UInt8]
+
+    init(_ address: ProtocolAddress, sealer: ValueSealer) {
+        userHash = sealer.rowKey(Array(address.userIDBytes), in: .sessionUser)
+        deviceID = address.deviceID
+        var rowKey = userHash
+        rowKey.appendBigEndian(address.deviceID)
+        self.rowKey = rowKey
+    }
+}

@@ -1,0 +1,341 @@
+import Foundation
+import GRDB
+import SessionKit
+@testable import SessionKitSQLite
+import SignalPrimitives
+import Verification
+import XCTest
+
+/// Sessions and sender keys in the SQLite store, driven through `SessionManager` (the store is
+/// also the manager's trust store): conversations across restarts, one transaction per
+/// operation, generations that refuse stale writes (also from a second store on the same file,
+/// as a second process would be), per-part storage, damaged values, and the schema-1 file.
+final class SessionStorageTests: XCTestCase {
+    /// One device on an SQLite file, its store also its trust store.
+    struct Device {
+        let address: ProtocolAddress
+        let store: SQLiteProtocolStore
+        let manager: SessionManager
+
+        init(_ address: ProtocolAddress, path: String, identity: IdentityKeyPair? = nil) throws {
+            self.address = address
+            let options = SQLiteStoreOptions(durability: .processCrash)
+            store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey(), identity: identity, options: options)
+            manager = SessionManager(store: store, trust: store, localAddress: address)
+        }
+
+        /// A bundle of this device (its first one-time prekey when `oneTime`).
+        func bundle(oneTime: Bool = true) async throws -> PreKeyBundle {
+            _ = try await manager.maintainPreKeys()
+            let loaded = try await store.loadPreKeys()
+            let keys = try XCTUnwrap(loaded)
+            let identity = try await store.localIdentity()
+            return PreKeyBundle(
+                identityKey: identity.publicKey, signedPreKey: keys.currentSignedPreKey.key,
+                oneTimePreKey: oneTime ? keys.oneTimePreKeys.first : nil)
+        }
+    }
+
+    private let alice = address("alice", 1)
+    private let bob = address("bob", 7)
+
+    // MARK: Conversations
+
+    func testTwoDevicesTalkThroughTheirFilesAcrossRestarts() async throws {
+        let folder = try temporaryFolder()
+        let alicePath = folder.appendingPathComponent("alice.sqlite").path
+        let bobPath = folder.appendingPathComponent("bob.sqlite").path
+        var a = try Device(alice, path: alicePath)
+        var b = try Device(bob, path: bobPath)
+        try await a.manager.processBundle(try await b.bundle(), for: bob)
+        let first = try await a.manager.encrypt(utf8("hello bob"), to: bob)
+        let received = try await b.manager.decrypt(first, from: alice)
+        XCTAssertEqual(received.plaintext, utf8("hello bob"))
+        XCTAssertEqual(received.identityObservation, .firstUse)
+        let recorded = try await b.store.record(for: alice)
+        let aliceIdentity = try await a.store.localIdentity()
+        XCTAssertEqual(recorded?.identityKey, aliceIdentity.publicKey.rawRepresentation,
+                       "the identity was recorded in the same transaction as the session")
+        let consumed = try await b.store.loadPreKeys()
+        XCTAssertNil(consumed?.oneTimePreKey(id: 1), "the one-time prekey was deleted with the session's creation")
+
+        // Out of order: Bob replies three times, Alice reads the last first (two skipped keys).
+        var replies: [[UInt8]] = []
+        for index in 0 ..< 3 { replies.append(try await b.manager.encrypt(utf8("reply \(index)"), to: alice)) }
+        let last = try await a.manager.decrypt(replies[2], from: bob).plaintext
+        XCTAssertEqual(last, utf8("reply 2"))
+        let held = try await a.store.loadSession(for: bob)
+        XCTAssertEqual(held?.currentSession?.skippedMessageKeyCount, 2)
+
+        // Restart both from their files.
+        try a.store.close()
+        try b.store.close()
+        a = try Device(alice, path: alicePath)
+        b = try Device(bob, path: bobPath)
+        let reloaded = try await a.store.loadSession(for: bob)
+        XCTAssertEqual(reloaded?.currentSession?.skippedMessageKeyCount, 2, "skipped keys survive the restart")
+        let zero = try await a.manager.decrypt(replies[0], from: bob).plaintext
+        let one = try await a.manager.decrypt(replies[1], from: bob).plaintext
+        XCTAssertEqual([zero, one], [utf8("reply 0"), utf8("reply 1")])
+        await assertThrows(.duplicateMessage) { try await a.manager.decrypt(replies[1], from: bob) }
+        for round in 0 ..< 3 {
+            let message = try await a.manager.encrypt(utf8("ping \(round)"), to: bob)
+            let ping = try await b.manager.decrypt(message, from: alice).plaintext
+            XCTAssertEqual(ping, utf8("ping \(round)"))
+            let answer = try await b.manager.encrypt(utf8("pong \(round)"), to: alice)
+            let pong = try await a.manager.decrypt(answer, from: bob).plaintext
+            XCTAssertEqual(pong, utf8("pong \(round)"))
+        }
+        let devices = try await a.store.deviceIDs(ofUser: "bob")
+        XCTAssertEqual(devices, [7])
+
+        // A group: Alice's chain reaches Bob through the pairwise session, in one commit.
+        let group = try GroupID("book club")
+        let outcomes = try await a.manager.distributeSenderKey(for: group, to: [bob])
+        let distribution = try XCTUnwrap(try outcomes.first?.result.get())
+        try await b.manager.processSenderKeyDistribution(encrypted: distribution, for: group, from: alice)
+        let groupMessage = try await a.manager.groupEncrypt(utf8("to the club"), for: group)
+        try b.store.close()
+        b = try Device(bob, path: bobPath)
+        let opened = try await b.manager.groupDecrypt(groupMessage, for: group, from: alice)
+        XCTAssertEqual(opened, utf8("to the club"))
+        await assertThrows(.duplicateMessage) { try await b.manager.groupDecrypt(groupMessage, for: group, from: alice) }
+        let chain = try await a.store.loadSendingChain(for: group)
+        XCTAssertEqual(chain?.generation, 2, "created, then advanced once")
+
+        // The file lists no contact, group or plaintext.
+        try a.store.close()
+        try b.store.close()
+        for path in [alicePath, bobPath] {
+            let bytes = fileBytes(path)
+            for secret in ["alice", "bob", "book club", "hello bob", "to the club", "ping"] {
+                XCTAssertFalse(bytes.contains(subsequence: utf8(secret)), "\(path) shows \(secret)")
+            }
+        }
+    }
+
+    func testAFailedDecryptWritesNothingNotEvenTheTrustRecord() async throws {
+        let folder = try temporaryFolder()
+        let a = try Device(alice, path: folder.appendingPathComponent("alice.sqlite").path)
+        let bobPath = folder.appendingPathComponent("bob.sqlite").path
+        let b = try Device(bob, path: bobPath)
+        try await a.manager.processBundle(try await b.bundle(), for: bob)
+        var message = try await a.manager.encrypt(utf8("hello"), to: bob)
+        let before = try rows(bobPath)
+        message[message.count - 1] ^= 1
+        await assertThrows(.invalidMessage) { try await b.manager.decrypt(message, from: alice) }
+        let after = try rows(bobPath)
+        XCTAssertEqual(after, before, "no table changed")
+        let trust = try await b.store.record(for: alice)
+        XCTAssertNil(trust)
+    }
+
+    // MARK: Generations
+
+    func testAStaleRecordIsRefusedAndTheFileIsUnchanged() async throws {
+        let folder = try temporaryFolder()
+        let alicePath = folder.appendingPathComponent("alice.sqlite").path
+        let a = try Device(alice, path: alicePath)
+        let b = try Device(bob, path: folder.appendingPathComponent("bob.sqlite").path)
+        try await a.manager.processBundle(try await b.bundle(), for: bob)
+        let loadedStale = try await a.store.loadSession(for: bob)
+        let stale = try XCTUnwrap(loadedStale)
+        XCTAssertEqual(stale.generation, 1)
+        _ = try await a.manager.encrypt(utf8("advances"), to: bob)
+        let before = try rows(alicePath)
+        var commit = StoreCommit()
+        commit.store(stale, for: bob)
+        await assertThrows(.staleState) { try await a.store.commit(commit) }
+        var fresh = StoreCommit()
+        fresh.store(SessionRecord(), for: bob)
+        await assertThrows(.staleState) { try await a.store.commit(fresh) }
+        let after = try rows(alicePath)
+        XCTAssertEqual(after, before)
+        let current = try await a.store.loadSession(for: bob)
+        XCTAssertEqual(current?.generation, 2)
+    }
+
+    func testTwoStoresOnOneFileNeverReuseAMessageKeyNorDecryptTwice() async throws {
+        // Two store objects on one file have separate connections and caches, as an app and
+        // its notification extension do: only the file's generations keep them consistent.
+        let folder = try temporaryFolder()
+        let alicePath = folder.appendingPathComponent("alice.sqlite").path
+        let bobPath = folder.appendingPathComponent("bob.sqlite").path
+        let app = try Device(alice, path: alicePath)
+        let b = try Device(bob, path: bobPath)
+        try await app.manager.processBundle(try await b.bundle(), for: bob)
+        let opening = try await app.manager.encrypt(utf8("opening"), to: bob)
+        _ = try await b.manager.decrypt(opening, from: alice)
+        let extensionProcess = try Device(alice, path: alicePath)
+        let (alice, bob) = (alice, bob)
+        let messages = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            for index in 0 ..< 30 {
+                let manager = index.isMultiple(of: 2) ? app.manager : extensionProcess.manager
+                group.addTask { try await manager.encrypt(utf8("message \(index)"), to: bob) }
+            }
+            var messages: [[UInt8]] = []
+            for try await message in group { messages.append(message) }
+            return messages
+        }
+        let slots = try messages.map { bytes -> [UInt8] in
+            let message = try IncomingMessage(serialized: bytes).ratchetMessage
+            var slot = message.ratchetKey.rawRepresentation
+            slot += [UInt8(message.counter >> 24), UInt8(message.counter >> 16 & 0xFF), UInt8(message.counter >> 8 & 0xFF),
+                     UInt8(message.counter & 0xFF)]
+            return slot
+        }
+        XCTAssertEqual(Set(slots).count, 30, "no (ratchet key, counter) sent twice")
+
+        // Bob's app and extension both receive every message.
+        let bobExtension = try Device(bob, path: bobPath)
+        let outcomes = await withTaskGroup(of: [UInt8]?.self) { group in
+            for message in messages {
+                for manager in [b.manager, bobExtension.manager] {
+                    group.addTask { try? await manager.decrypt(message, from: alice).plaintext }
+                }
+            }
+            var outcomes: [[UInt8]] = []
+            for await outcome in group { if let outcome { outcomes.append(outcome) } }
+            return outcomes
+        }
+        XCTAssertEqual(outcomes.count, 30, "each message decrypted exactly once across the two stores")
+        XCTAssertEqual(Set(outcomes.map { String(decoding: $0, as: UTF8.self) }), Set((0 ..< 30).map { "message \($0)" }))
+    }
+
+    // MARK: Cost that does not grow with history
+
+    func testPersistingAMessageRewritesOnlyTheRecordRowWhateverTheHistory() async throws {
+        // Bob holds 40 previous sessions with Alice and about 2,000 skipped keys; one more
+        // message in order must leave every previous session and skipped key row as it was.
+        let folder = try temporaryFolder()
+        let bobPath = folder.appendingPathComponent("bob.sqlite").path
+        let b = try Device(bob, path: bobPath)
+        let aliceIdentity = try IdentityKeyPair()
+        let aliceStore = InMemoryProtocolStore(identity: aliceIdentity)
+        let aliceTrust = InMemoryTrustStore()
+        let a = SessionManager(store: aliceStore, trust: aliceTrust, localAddress: alice)
+        let bundle = try await b.bundle(oneTime: false)
+        for _ in 0 ... 40 {
+            try await a.processBundle(bundle, for: bob)
+            _ = try await b.manager.decrypt(try await a.encrypt(utf8("new session"), to: bob), from: alice)
+        }
+        for _ in 0 ..< 8 {
+            for _ in 0 ..< 250 { _ = try await a.encrypt(utf8("lost"), to: bob) }
+            _ = try await b.manager.decrypt(try await a.encrypt(utf8("after a gap"), to: bob), from: alice)
+        }
+        let loadedRecord = try await b.store.loadSession(for: alice)
+        let record = try XCTUnwrap(loadedRecord)
+        XCTAssertEqual(record.previousSessions.count, 40)
+        XCTAssertEqual(record.currentSession?.skippedMessageKeyCount, 2000)
+        let before = try rows(bobPath)
+        XCTAssertEqual(before["session_states"]?.count, 40)
+        XCTAssertEqual(before["skipped_keys"]?.count, 2000)
+
+        _ = try await b.manager.decrypt(try await a.encrypt(utf8("in order"), to: bob), from: alice)
+        let after = try rows(bobPath)
+        XCTAssertEqual(after["session_states"], before["session_states"], "no previous session rewritten")
+        XCTAssertEqual(after["skipped_keys"], before["skipped_keys"], "no skipped key rewritten")
+        XCTAssertNotEqual(after["sessions"], before["sessions"], "the record row advanced")
+
+        // The record the store cached is the one the file holds (read by a second store).
+        let cached = try await b.store.loadSession(for: alice)
+        let fromFile = try await freshStore(bobPath).loadSession(for: alice)
+        XCTAssertEqual(try XCTUnwrap(cached).serialized(), try XCTUnwrap(fromFile).serialized())
+    }
+
+    // MARK: Damage and migration
+
+    func testADamagedSessionIsATypedErrorAndOtherPeersStayUsable() async throws {
+        let folder = try temporaryFolder()
+        let alicePath = folder.appendingPathComponent("alice.sqlite").path
+        var a = try Device(alice, path: alicePath)
+        let b = try Device(bob, path: folder.appendingPathComponent("bob.sqlite").path)
+        let carol = address("carol", 2)
+        let c = try Device(carol, path: folder.appendingPathComponent("carol.sqlite").path)
+        try await a.manager.processBundle(try await b.bundle(), for: bob)
+        try await a.manager.processBundle(try await c.bundle(), for: carol)
+        try a.store.close()
+        let carolHash = try XCTUnwrap(a.store.sealer.rowKey(utf8("carol"), in: .sessionUser) as [UInt8]?)
+        try withRawDatabase(alicePath) { db in
+            try db.execute(sql: "UPDATE sessions SET sealed = substr(sealed, 1, 30) || x'00' || substr(sealed, 32) WHERE user_hash = ?",
+                           arguments: [Data(carolHash)])
+        }
+        a = try Device(alice, path: alicePath)
+        do {
+            _ = try await a.store.loadSession(for: carol)
+            XCTFail("a damaged record loaded")
+        } catch {
+            XCTAssertEqual(error, .storage("SessionKitSQLite: \(SQLiteStoreError.damagedValue(table: "sessions"))"))
+        }
+        let toBob = try await a.manager.encrypt(utf8("still fine"), to: bob)
+        let atBob = try await b.manager.decrypt(toBob, from: alice).plaintext
+        XCTAssertEqual(atBob, utf8("still fine"))
+        // The damaged record can be replaced: delete it and start again.
+        try await a.store.deleteSession(for: carol)
+        try await a.manager.processBundle(try await c.bundle(oneTime: false), for: carol)
+        let toCarol = try await a.manager.encrypt(utf8("again"), to: carol)
+        let atCarol = try await c.manager.decrypt(toCarol, from: alice).plaintext
+        XCTAssertEqual(atCarol, utf8("again"))
+    }
+
+    func testTheSchema1FileMigratesAndThenHoldsSessions() async throws {
+        let path = try temporaryStorePath()
+        try FileManager.default.copyItem(at: fixturesFolder.appendingPathComponent("schema1.sqlite"), to: URL(fileURLWithPath: path))
+        let b = try Device(bob, path: try temporaryStorePath())
+        var migrated = try Device(alice, path: path)
+        let version = try await migrated.store.readTransaction { try Int.fetchOne($0, sql: "PRAGMA user_version") }
+        XCTAssertEqual(version, 2)
+        try await migrated.manager.processBundle(try await b.bundle(), for: bob)
+        let message = try await migrated.manager.encrypt(utf8("from a migrated file"), to: bob)
+        let opened = try await b.manager.decrypt(message, from: alice).plaintext
+        XCTAssertEqual(opened, utf8("from a migrated file"))
+        try migrated.store.close()
+        migrated = try Device(alice, path: path)
+        let record = try await migrated.store.loadSession(for: bob)
+        XCTAssertEqual(record?.generation, 2)
+        let trust = try await migrated.store.record(for: address("fixture-bob", 1))
+        XCTAssertEqual(trust?.status, .verified, "schema 1's rows are untouched by the migration")
+    }
+
+    // MARK: Support
+
+    /// Every row of the session and sender-key tables, as raw bytes per table (sorted).
+    private func rows(_ path: String) throws -> [String: [[UInt8]]] {
+        try withRawDatabase(path) { db in
+            var tables: [String: [[UInt8]]] = [:]
+            for table in ["sessions", "session_states", "skipped_keys", "sending_chains", "receiver_states", "prekeys", "trust"] {
+                let values = try Row.fetchAll(db, sql: "SELECT * FROM \(table)").map { row -> [UInt8] in
+                    row.databaseValues.flatMap { value -> [UInt8] in
+                        switch value.storage {
+                        case let .blob(data): return [UInt8](data)
+                        case let .int64(number): return utf8(String(number))
+                        case let .string(text): return utf8(text)
+                        case let .double(number): return utf8(String(number))
+                        case .null: return []
+                        }
+                    }
+                }
+                tables[table] = values.sorted { $0.lexicographicallyPrecedes($1) }
+            }
+            return tables
+        }
+    }
+
+    /// A second store on the file (no shared cache).
+    private func freshStore(_ path: String) throws -> SQLiteProtocolStore {
+        try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
+    }
+
+    private func assertThrows<T>(
+        _ expected: SessionError, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> T
+    ) async {
+        do {
+            _ = try await body()
+            XCTFail("expected \(expected), but the call succeeded", file: file, line: line)
+        } catch {
+            XCTAssertEqual(error as? SessionError, expected, file: file, line: line)
+        }
+    }
+}
+
+private func utf8(_ text: String) -> [UInt8] { Array(text.utf8) }
