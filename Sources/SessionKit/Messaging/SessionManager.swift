@@ -272,7 +272,7 @@ public actor SessionManager {
     /// A prekey message goes to the session created from the same EK_A, or runs X3DH (hybrid
     /// with a KEM part) with the prekeys it names; the one-time prekeys X3DH used are deleted
     /// and its EK_A recorded in the same store call that stores the new session
-    /// (`commitEstablishment`), so a one-time prekey creates one session at most, even when two
+    /// (`ProtocolStore.commit`), so a one-time prekey creates one session at most, even when two
     /// prekey messages naming it are decrypted concurrently, and a replayed prekey message whose
     /// session is gone is `duplicateMessage`.
     /// - Throws: the errors of `SessionRecord.decrypt` (SPEC §8 names, in SPEC §4's order),
