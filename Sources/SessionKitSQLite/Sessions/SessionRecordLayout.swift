@@ -17,12 +17,16 @@ struct SessionRecordLayout {
     /// The state keys of the previous sessions, most recent first.
     var previous: [[UInt8]]
 
-    /// The value's bytes (secret: the caller wipes them).
-    func encoded() -> [UInt8] {
-        var out: [UInt8] = [current == nil ? 0 : 1]
+    /// The value's bytes for `current` (a session without its skipped keys) and the previous
+    /// sessions' state keys (secret: the caller wipes them). Written into storage reserved in
+    /// full first, so no partial copy is left behind by a reallocation.
+    static func encode(current: SecureBytes?, previous: [[UInt8]]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(1 + 4 + (current?.count ?? 0) + 1 + 32 * previous.count)
+        out.append(current == nil ? 0 : 1)
         if let current {
             out.appendBigEndian(UInt32(current.count))
-            out += current
+            current.withUnsafeBytes { out.append(contentsOf: $0) }
         }
         out.append(UInt8(truncatingIfNeeded: previous.count))
         for key in previous { out += key }

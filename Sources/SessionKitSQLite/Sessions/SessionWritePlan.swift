@@ -2,21 +2,25 @@ import SessionKit
 import SignalPrimitives
 
 /// A session record split into the parts the file keeps (computed before the write
-/// transaction, so that the transaction only compares and writes).
-struct SessionWritePlan: @unchecked Sendable {
+/// transaction, so that the transaction only compares and writes). The serialized parts are
+/// `SecureBytes`: every copy of the plan shares them, and they are wiped when the last goes.
+struct SessionWritePlan: Sendable {
     /// One session's part.
-    struct Part {
+    struct Part: Sendable {
         /// Its key within the record.
         let stateKey: [UInt8]
-        /// `serializedWithoutSkippedMessageKeys()` (secret: wiped by `wipe()`).
-        var bytes: [UInt8]
+        /// `serializedWithoutSkippedMessageKeys()` (secret).
+        let bytes: SecureBytes
         /// SHA-256 of `bytes`.
         let digest: [UInt8]
-        /// Its skipped keys, oldest first: slot hash and sealed-value plaintext (slot ‖ key).
-        let skipped: [(slotHash: [UInt8], entry: SkippedMessageKeyEntry)]
+        /// Its skipped keys, oldest first, each with its slot hash.
+        let skipped: [SkippedKey]
+    }
 
-        /// Wipes `bytes`.
-        mutating func wipe() { SecureMemory.zero(&bytes) }
+    /// A skipped key and the keyed hash of its slot (its row key).
+    struct SkippedKey: Sendable {
+        let slotHash: [UInt8]
+        let entry: SkippedMessageKeyEntry
     }
 
     let address: ProtocolAddress
@@ -24,8 +28,8 @@ struct SessionWritePlan: @unchecked Sendable {
     /// The generation the record was loaded with (the compare-and-swap's expected value).
     let expectedGeneration: UInt64
     let record: SessionRecord
-    var current: Part?
-    var previous: [Part]
+    let current: Part?
+    let previous: [Part]
 
     init(_ write: StoreCommit.SessionWrite, sealer: ValueSealer) {
         address = write.address
@@ -33,18 +37,14 @@ struct SessionWritePlan: @unchecked Sendable {
         expectedGeneration = write.record.generation
         record = write.record
         func part(_ session: SessionState) -> Part {
-            let bytes = session.serializedWithoutSkippedMessageKeys()
+            var serialized = session.serializedWithoutSkippedMessageKeys()
+            defer { SecureMemory.zero(&serialized) }
             return Part(
-                stateKey: SQLiteProtocolStore.stateKey(of: session, sealer: sealer), bytes: bytes, digest: SHA256.hash(bytes),
-                skipped: session.skippedMessageKeyEntries.map { (sealer.rowKey($0.slot, in: .skippedSlot), $0) })
+                stateKey: SQLiteProtocolStore.stateKey(of: session, sealer: sealer), bytes: SecureBytes(copying: serialized),
+                digest: SHA256.hash(serialized),
+                skipped: session.skippedMessageKeyEntries.map { SkippedKey(slotHash: sealer.rowKey($0.slot, in: .skippedSlot), entry: $0) })
         }
         current = write.record.currentSession.map(part)
         previous = write.record.previousSessions.map(part)
-    }
-
-    /// Wipes the serialized parts.
-    mutating func wipe() {
-        current?.wipe()
-        for index in previous.indices { previous[index].wipe() }
     }
 }

@@ -19,14 +19,12 @@ extension SQLiteProtocolStore: ProtocolStore {
     ///   held, `.storage` naming the table when the file fails or a value is damaged; nothing
     ///   changed in every case.
     public func commit(_ commit: StoreCommit) async throws(SessionError) {
-        var plan = commit.session.map { SessionWritePlan($0, sealer: sealer) }
-        defer { plan?.wipe() }
+        let plan = commit.session.map { SessionWritePlan($0, sealer: sealer) }
         let cached = plan.flatMap { sessionCache.entry(for: $0.address) }
-        let frozen = plan
         do {
             let entry = try await writeTransaction { [sealer] db -> SessionPartsCache.Entry? in
                 var entry: SessionPartsCache.Entry?
-                if let frozen { entry = try Self.write(frozen, cached: cached, db: db, sealer: sealer) }
+                if let plan { entry = try Self.write(plan, cached: cached, db: db, sealer: sealer) }
                 if let write = commit.sendingChain { try Self.write(write, db: db, sealer: sealer) }
                 if let write = commit.receiverState { try Self.write(write, db: db, sealer: sealer) }
                 if let consumption = commit.preKeyConsumption {
@@ -82,7 +80,7 @@ extension SQLiteProtocolStore: ProtocolStore {
             }
         }
         let generation = plan.expectedGeneration + 1
-        var header = SessionRecordLayout(current: plan.current?.bytes, previous: plan.previous.map(\.stateKey)).encoded()
+        var header = SessionRecordLayout.encode(current: plan.current?.bytes, previous: plan.previous.map(\.stateKey))
         defer { SecureMemory.zero(&header) }
         let sealedHeader = Data(try sealer.seal(header, table: .sessions, rowKey: plan.names.rowKey))
         let recordID: Int64
@@ -125,9 +123,13 @@ extension SQLiteProtocolStore: ProtocolStore {
         }
         for part in parts {
             let stored = slots[part.stateKey] ?? []
-            for (slotHash, entry) in part.skipped where !stored.contains(slotHash) {
+            for skippedKey in part.skipped where !stored.contains(skippedKey.slotHash) {
+                let (slotHash, entry) = (skippedKey.slotHash, skippedKey.entry)
                 maxSequence += 1
-                var value = entry.slot + entry.messageKey.bytes
+                var value: [UInt8] = []
+                value.reserveCapacity(entry.slot.count + entry.messageKey.count)
+                value += entry.slot
+                entry.messageKey.withUnsafeBytes { value.append(contentsOf: $0) }
                 defer { SecureMemory.zero(&value) }
                 let sealed = try sealer.seal(value, table: .skippedKeys, rowKey: plan.names.rowKey + part.stateKey + slotHash)
                 try db.execute(
