@@ -22,9 +22,12 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     /// The message archive, by hashed conversation and message ids.
     static let archive = SealedTable(name: "archive", valueVersion: 1)
 
-    /// Session records, one row per peer device: the order of its sessions and the current
-    /// session without its skipped keys (schema 2).
+    /// Session records, one row per peer device: the current session without its skipped keys
+    /// (schema 2).
     static let sessions = SealedTable(name: "sessions", valueVersion: 2)
+    /// The order of a record's previous sessions (their state keys), one row per record that
+    /// has previous sessions (schema 2).
+    static let sessionOrders = SealedTable(name: "session_orders", valueVersion: 2)
     /// Previous sessions without their skipped keys, one row per session (schema 2).
     static let sessionStates = SealedTable(name: "session_states", valueVersion: 2)
     /// Skipped message keys, one row per key (schema 2).

@@ -4,9 +4,11 @@ import GRDB
 /// a few hundred bytes whatever the device holds (previous sessions, skipped keys).
 ///
 ///     sessions        (id INTEGER PK AUTOINCREMENT,        one row per peer device; its value:
-///                      user_hash, device_id (clear),       the order of its sessions and the
-///                      generation (clear), sealed,         current session without skipped keys
-///                      UNIQUE (user_hash, device_id))      (`SessionRecordLayout`)
+///                      user_hash, device_id (clear),       the current session without skipped
+///                      generation (clear), sealed,         keys (`SessionRecordLayout`)
+///                      UNIQUE (user_hash, device_id))
+///     session_orders  (record_id PK, sealed)               the previous sessions' state keys, most
+///                                                          recent first (only when there are some)
 ///     session_states  (record_id, state_key, sealed,       a previous session without skipped keys
 ///                      PK (record_id, state_key))
 ///     skipped_keys    (record_id, state_key, slot_hash,    one skipped message key: its slot and
@@ -33,6 +35,10 @@ enum SchemaVersion2 {
                 generation INTEGER NOT NULL CHECK (generation >= 1),
                 sealed BLOB NOT NULL,
                 UNIQUE (user_hash, device_id)
+            );
+            CREATE TABLE session_orders (
+                record_id INTEGER PRIMARY KEY NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                sealed BLOB NOT NULL
             );
             CREATE TABLE session_states (
                 record_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,

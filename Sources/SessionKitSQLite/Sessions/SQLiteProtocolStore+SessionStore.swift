@@ -41,6 +41,7 @@ extension SQLiteProtocolStore: SessionStore {
                 guard let row = try Self.sessionRow(db, names) else { return }
                 try db.execute(sql: "DELETE FROM skipped_keys WHERE record_id = ?", arguments: [row.id])
                 try db.execute(sql: "DELETE FROM session_states WHERE record_id = ?", arguments: [row.id])
+                try db.execute(sql: "DELETE FROM session_orders WHERE record_id = ?", arguments: [row.id])
                 try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [row.id])
             }
             sessionCache.remove(address)
@@ -90,9 +91,16 @@ extension SQLiteProtocolStore: SessionStore {
             throw SQLiteStoreError.damagedValue(table: SealedTable.sessions.name)
         }
         let header = try sealer.open(try blob(value, table: .sessions), table: .sessions, rowKey: names.rowKey)
-        let layout: SessionRecordLayout
-        do { layout = try SessionRecordLayout(decoding: header) } catch {
+        var currentPart: [UInt8]?
+        do { currentPart = try SessionRecordLayout.decodeCurrent(header) } catch {
             throw SQLiteStoreError.invalidValue(table: SealedTable.sessions.name)
+        }
+        var previousOrder: [[UInt8]] = []
+        if let order = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM session_orders WHERE record_id = ?", arguments: [row.id]) {
+            let opened = try sealer.open(try blob(order, table: .sessionOrders), table: .sessionOrders, rowKey: names.rowKey)
+            do { previousOrder = try SessionRecordLayout.decodePrevious(opened) } catch {
+                throw SQLiteStoreError.invalidValue(table: SealedTable.sessionOrders.name)
+            }
         }
         // Skipped keys of every session of the record, oldest first.
         var skipped: [[UInt8]: [SkippedMessageKeyEntry]] = [:]
@@ -123,14 +131,15 @@ extension SQLiteProtocolStore: SessionStore {
             try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped[stateKey] ?? [])
         }
         var current: SessionState?
-        if var part = layout.current {
+        if var part = currentPart {
+            currentPart = nil
             defer { SecureMemory.zero(&part) }
             let state = try SessionState(serialized: part)
             current = try session(part, stateKey: stateKey(of: state, sealer: sealer))
         }
         var previous: [SessionState] = []
         var digests: [[UInt8]: [UInt8]] = [:]
-        for stateKey in layout.previous {
+        for stateKey in previousOrder {
             guard let value = try DatabaseValue.fetchOne(
                 db, sql: "SELECT sealed FROM session_states WHERE record_id = ? AND state_key = ?",
                 arguments: [row.id, Data(stateKey)]) else {
@@ -144,7 +153,8 @@ extension SQLiteProtocolStore: SessionStore {
         var record = try SessionRecord(restoringCurrentSession: current, previousSessions: previous)
         record.generation = row.generation
         return SessionPartsCache.Entry(
-            recordID: row.id, generation: row.generation, record: record, previousDigests: digests, slots: slots,
+            recordID: row.id, generation: row.generation, record: record, previousOrder: previousOrder, previousDigests: digests,
+            slots: slots,
             maxSequence: maxSequence)
     }
 

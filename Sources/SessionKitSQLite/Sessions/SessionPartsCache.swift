@@ -17,6 +17,8 @@ final class SessionPartsCache: @unchecked Sendable {
         let generation: UInt64
         /// The record as loaded or committed (with `generation`).
         let record: SessionRecord
+        /// The previous sessions' state keys in `session_orders`, most recent first.
+        let previousOrder: [[UInt8]]
         /// SHA-256 of each previous session's part in `session_states`, by state key.
         let previousDigests: [[UInt8]: [UInt8]]
         /// The slot hashes of the skipped keys in `skipped_keys`, by state key.

@@ -57,12 +57,14 @@ extension SQLiteProtocolStore: ProtocolStore {
         guard (row?.generation ?? 0) == plan.expectedGeneration else { throw SessionError.staleState }
         // What the file holds now: the cache when it is this row at this generation, else read
         // the keys (previous sessions are then all rewritten, skipped keys diffed by slot).
+        var previousOrder: [[UInt8]]?     // nil: not known, write it
         var previousDigests: [[UInt8]: [UInt8]] = [:]
         var storedPrevious = Set<[UInt8]>()
         var slots: [[UInt8]: Set<[UInt8]>] = [:]
         var maxSequence: Int64 = 0
         if let row {
             if let cached, cached.recordID == row.id, cached.generation == row.generation {
+                previousOrder = cached.previousOrder
                 previousDigests = cached.previousDigests
                 storedPrevious = Set(cached.previousDigests.keys)
                 slots = cached.slots
@@ -80,7 +82,7 @@ extension SQLiteProtocolStore: ProtocolStore {
             }
         }
         let generation = plan.expectedGeneration + 1
-        var header = SessionRecordLayout.encode(current: plan.current?.bytes, previous: plan.previous.map(\.stateKey))
+        var header = SessionRecordLayout.encode(current: plan.current?.bytes)
         defer { SecureMemory.zero(&header) }
         let sealedHeader = Data(try sealer.seal(header, table: .sessions, rowKey: plan.names.rowKey))
         let recordID: Int64
@@ -92,6 +94,17 @@ extension SQLiteProtocolStore: ProtocolStore {
             try db.execute(sql: "INSERT INTO sessions (user_hash, device_id, generation, sealed) VALUES (?, ?, ?, ?)",
                            arguments: [Data(plan.names.userHash), Int64(plan.names.deviceID), Int64(generation), sealedHeader])
             recordID = db.lastInsertedRowID
+        }
+        // The order of the previous sessions: only when it changed.
+        let order = plan.previous.map(\.stateKey)
+        if previousOrder != order {
+            if order.isEmpty {
+                try db.execute(sql: "DELETE FROM session_orders WHERE record_id = ?", arguments: [recordID])
+            } else {
+                let sealed = try sealer.seal(SessionRecordLayout.encode(previous: order), table: .sessionOrders, rowKey: plan.names.rowKey)
+                try db.execute(sql: "INSERT OR REPLACE INTO session_orders (record_id, sealed) VALUES (?, ?)",
+                               arguments: [recordID, Data(sealed)])
+            }
         }
         // Previous sessions: write the changed ones, delete the ones no longer previous.
         var newDigests: [[UInt8]: [UInt8]] = [:]
@@ -140,7 +153,8 @@ extension SQLiteProtocolStore: ProtocolStore {
         var record = plan.record
         record.generation = generation
         return SessionPartsCache.Entry(
-            recordID: recordID, generation: generation, record: record, previousDigests: newDigests, slots: newSlots,
+            recordID: recordID, generation: generation, record: record, previousOrder: order, previousDigests: newDigests,
+            slots: newSlots,
             maxSequence: maxSequence)
     }
 }
