@@ -234,6 +234,7 @@ final class SessionStorageTests: XCTestCase {
         _ = try await b.manager.decrypt(try await a.encrypt(utf8("in order"), to: bob), from: alice)
         let after = try rows(bobPath)
         XCTAssertEqual(after["session_states"], before["session_states"], "no previous session rewritten")
+        XCTAssertEqual(after["session_orders"], before["session_orders"], "the order of the previous sessions not rewritten")
         XCTAssertEqual(after["skipped_keys"], before["skipped_keys"], "no skipped key rewritten")
         XCTAssertNotEqual(after["sessions"], before["sessions"], "the record row advanced")
 
@@ -303,7 +304,7 @@ final class SessionStorageTests: XCTestCase {
     private func rows(_ path: String) throws -> [String: [[UInt8]]] {
         try withRawDatabase(path) { db in
             var tables: [String: [[UInt8]]] = [:]
-            for table in ["sessions", "session_states", "skipped_keys", "sending_chains", "receiver_states", "prekeys", "trust"] {
+            for table in ["sessions", "session_orders", "session_states", "skipped_keys", "sending_chains", "receiver_states", "prekeys", "trust"] {
                 let values = try Row.fetchAll(db, sql: "SELECT * FROM \(table)").map { row -> [UInt8] in
                     row.databaseValues.flatMap { value -> [UInt8] in
                         switch value.storage {
