@@ -25,7 +25,9 @@ protocol PersistingDevice: AnyObject, Sendable {
 }
 
 /// A folder under the system's temporary directory (`FileManager.temporaryDirectory`, `/tmp`
-/// on Linux), removed with everything in it when the last reference goes.
+/// on Linux), removed with everything in it when the last reference goes, or at the latest
+/// when the process exits (`bench --count` exits right after its operations, possibly before
+/// the runtime has released the last task that held a device).
 final class TemporaryFolder: Sendable {
     /// The folder.
     let url: URL
@@ -34,12 +36,43 @@ final class TemporaryFolder: Sendable {
     init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("sessionkit-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        LiveFolders.shared.insert(url)
     }
 
     /// The path of `name` in the folder.
     func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 
-    deinit { try? FileManager.default.removeItem(at: url) }
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+        LiveFolders.shared.remove(url)
+    }
+}
+
+/// The temporary folders not yet removed, removed by an `atexit` handler.
+private final class LiveFolders: @unchecked Sendable {
+    /// The process's registry (its `atexit` handler is installed on first use).
+    static let shared: LiveFolders = {
+        let folders = LiveFolders()
+        atexit { LiveFolders.shared.removeAll() }
+        return folders
+    }()
+
+    /// Guards `urls` (folders are created and released on several threads).
+    private let lock = NSLock()
+    private var urls: Set<URL> = []
+
+    func insert(_ url: URL) { lock.withLock { _ = urls.insert(url) } }
+
+    func remove(_ url: URL) { lock.withLock { _ = urls.remove(url) } }
+
+    /// Removes every folder still registered.
+    func removeAll() {
+        let remaining = lock.withLock { () -> Set<URL> in
+            defer { urls = [] }
+            return urls
+        }
+        for url in remaining { try? FileManager.default.removeItem(at: url) }
+    }
 }
 
 /// Alice (in memory) and Bob (a `PersistingDevice`) with an established session, driven in

@@ -18,7 +18,9 @@ import Verification
 /// `synchronous = NORMAL`, 1 KiB pages, `secure_delete` on. So library / floor compares storing
 /// a record in parts (one small row per message) with storing it whole, nothing else.
 final class NaiveBlobStoreDevice: PersistingDevice {
+    /// Bob's address.
     let address: ProtocolAddress
+    /// Bob's manager.
     let manager: SessionManager
     /// The in-memory state the manager works on.
     let memory: InMemoryProtocolStore

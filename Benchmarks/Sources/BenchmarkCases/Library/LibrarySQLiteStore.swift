@@ -10,7 +10,9 @@ import SignalPrimitives
 /// `SQLiteStoreOptions(durability: .processCrash)` (`synchronous = NORMAL`). Each call
 /// commits its writes (the session's parts that changed) in one transaction before it returns.
 final class LibrarySQLiteDevice: PersistingDevice {
+    /// Bob's address.
     let address: ProtocolAddress
+    /// Bob's manager.
     let manager: SessionManager
     /// The store (also the trust store).
     let store: SQLiteProtocolStore
