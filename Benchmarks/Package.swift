@@ -11,6 +11,9 @@ let package = Package(
         // so it is named explicitly for `.product(name:package:)` below.
         .package(name: "SessionKit", path: ".."),
         .package(url: "https://github.com/apple/swift-crypto.git", "4.0.0" ..< "5.0.0"),
+        // GRDB for the naive whole-blob SQLite store, the floor of the `store.sqlite.*` rows
+        // (the same GRDB the library's SessionKitSQLite is built on).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // libsodium for the floor: raw C calls, naively composed. The root package keeps its
@@ -36,6 +39,9 @@ let package = Package(
                 // The ML-KEM-768 adapter (SwiftCryptoMLKEM768) of the library's PQXDH.
                 .product(name: "SessionKitMLKEM", package: "SessionKit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The durable store of the `store.sqlite.*` rows, and GRDB for their floor.
+                .product(name: "SessionKitSQLite", package: "SessionKit"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // `swift run -c release bench`: runs every case and writes results/latest.json.

@@ -79,9 +79,21 @@ let runner = InterleavedRunner(configuration: configuration)
 let machine = MachineDescription.summary
 let quick = configuration.batchNanoseconds == RunConfiguration.quick.batchNanoseconds
 let clockName = configuration.clock == .threadCPU ? "thread CPU-time" : "wall"
-// The throughput rows (messages per second) are timed on the wall clock, in longer batches.
-let throughputNote = cases.contains { $0.unit != .nanosecondsPerOperation }
-    ? "; msgs/s rows: wall clock, batches of at least \(CaseUnit.messagesPerSecond.minimumBatchNanoseconds / 1_000_000) ms" : ""
+// The throughput rows (messages per second) are timed on the wall clock, in longer batches;
+// the store rows in ns/op on the wall clock too (their work runs on the concurrency runtime's
+// threads); the bytes rows count the bytes the process writes.
+var unitNotes: [String] = []
+if cases.contains(where: { $0.unit == .messagesPerSecond }) {
+    unitNotes.append("msgs/s rows: wall clock, batches of at least \(CaseUnit.messagesPerSecond.minimumBatchNanoseconds / 1_000_000) ms")
+}
+if cases.contains(where: { $0.unit == .nanosecondsPerOperation && $0.requiredClock == .wall }) {
+    unitNotes.append("store.sqlite ns/op rows: wall clock")
+}
+if cases.contains(where: { $0.unit == .bytesPerMessage }) {
+    unitNotes.append("bytes/msg rows: bytes written by the process (/proc/self/io wchar), batches of at least "
+        + "\(CaseUnit.bytesPerMessage.minimumBatchNanoseconds >> 20) MiB, at most \(CaseUnit.bytesPerMessage.maximumRounds ?? 0) rounds")
+}
+let throughputNote = unitNotes.map { "; " + $0 }.joined()
 FileHandle.standardError.write(Data("""
     bench: \(cases.count) cases, \(configuration.rounds) interleaved rounds of \
     \(configuration.batchNanoseconds / 1000) µs batches timed on the \(clockName) clock\(quick ? " (quick smoke run)" : "")\(throughputNote)
@@ -121,7 +133,7 @@ if !memory.isEmpty {
 let markdown = """
     Machine: \(machine)
     Command: `make bench` (\(configuration.rounds) interleaved rounds per case, median ns/op on the \(clockName) clock\
-    \(throughputNote.isEmpty ? "" : "; manager.hub.* rows in messages per second on the wall clock"))
+    \(throughputNote))
 
     \(table)
     \(memory.isEmpty ? "" : "\n" + MemoryMeasurement.markdown(memory) + "\n")

@@ -2,8 +2,11 @@ import BenchmarkHarness
 
 /// Every case of the suite, in the order of the report.
 public enum BenchmarkCatalog {
-    /// All cases: the primitives, the protocol operations, then `SessionManager`'s throughput.
-    public static var all: [BenchmarkCase] { PrimitiveCases.all + ProtocolCases.all + ManagerCases.all }
+    /// All cases: the primitives, the protocol operations, `SessionManager`'s throughput, then
+    /// the SQLite store (time and bytes written per message).
+    public static var all: [BenchmarkCase] {
+        PrimitiveCases.all + ProtocolCases.all + ManagerCases.all + StoreCases.all
+    }
 
     /// The cases whose name contains any of `filters` (all cases for an empty list).
     public static func cases(matching filters: [String]) -> [BenchmarkCase] {

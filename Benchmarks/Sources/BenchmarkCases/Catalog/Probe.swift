@@ -14,15 +14,15 @@ struct Probe {
 
 extension BenchmarkCase {
     /// A case whose contenders are probes; the check requires every contender's output to equal
-    /// the floor's. `unit` and `batchMultiple` are `BenchmarkCase`'s.
+    /// the floor's. `unit`, `batchMultiple` and `clock` are `BenchmarkCase`'s.
     static func probing(
         name: String, summary: String, group: CaseGroup, targets: RatioTargets,
-        unit: CaseUnit = .nanosecondsPerOperation, batchMultiple: Int = 1,
+        unit: CaseUnit = .nanosecondsPerOperation, batchMultiple: Int = 1, clock: BenchClock? = nil,
         library: (() throws -> Probe)?, floor: @escaping () throws -> Probe, swiftCrypto: (() throws -> Probe)?
     ) -> BenchmarkCase {
         BenchmarkCase(
             name: name, summary: summary, group: group, targets: targets, unit: unit, batchMultiple: batchMultiple,
-            library: library.map { make in { try make().workload } },
+            clock: clock, library: library.map { make in { try make().workload } },
             floor: { try floor().workload },
             swiftCrypto: swiftCrypto.map { make in { try make().workload } },
             check: {

@@ -6,6 +6,8 @@ public enum CaseGroup: String, Sendable {
     case `protocol`
     /// SessionKit's `SessionManager` end to end (actors, store, trust evaluator, sessions).
     case manager
+    /// A `SessionManager` over a durable store (SessionKitSQLite): messages persisted to a file.
+    case store
 }
 
 /// The ratios a case aims for (reported, never asserted: the machines are noisy).
@@ -17,12 +19,19 @@ public struct RatioTargets: Sendable, Equatable {
     /// The largest acceptable ratio of this case's library time to another case's library
     /// time (for example a forged message against 40 previous sessions against none).
     public var baseline: BaselineTarget?
+    /// The largest acceptable library figure itself, in the case's unit (an absolute target,
+    /// such as at most 2,048 bytes written per message), whatever the floor does.
+    public var libraryMaximum: Double?
 
-    /// Targets against the floor and, optionally, swift-crypto and another case.
-    public init(floor: Double? = nil, swiftCrypto: Double? = nil, baseline: BaselineTarget? = nil) {
+    /// Targets against the floor and, optionally, swift-crypto, another case and an absolute
+    /// maximum of the library's figure.
+    public init(
+        floor: Double? = nil, swiftCrypto: Double? = nil, baseline: BaselineTarget? = nil, libraryMaximum: Double? = nil
+    ) {
         self.floor = floor
         self.swiftCrypto = swiftCrypto
         self.baseline = baseline
+        self.libraryMaximum = libraryMaximum
     }
 }
 
@@ -67,6 +76,10 @@ public struct BenchmarkCase {
     public let targets: RatioTargets
     /// What the case's figures are (nanoseconds per operation unless it says otherwise).
     public let unit: CaseUnit
+    /// The clock the case is timed on whatever the run's clock is (nil: the run's): the unit's
+    /// (`CaseUnit.requiredClock`) or, for a case in nanoseconds per operation whose work runs on
+    /// other threads than the measuring one (an async store), the wall clock.
+    public let requiredClock: BenchClock?
     /// Every batch size of the case is a multiple of this (at least 1): a case whose operations
     /// are spread over several parties (one message to each of 100 peers) keeps every party busy
     /// in every timed batch.
@@ -76,10 +89,11 @@ public struct BenchmarkCase {
 
     /// A case. `floor` is required; `library` and `swiftCrypto` may be absent. `unit` and
     /// `batchMultiple` are those of a throughput case; the defaults are nanoseconds per
-    /// operation and any batch size.
+    /// operation and any batch size. `clock` times the case on that clock whatever the run's
+    /// (the unit's own clock, when it has one, wins).
     public init(
         name: String, summary: String, group: CaseGroup, targets: RatioTargets = RatioTargets(),
-        unit: CaseUnit = .nanosecondsPerOperation, batchMultiple: Int = 1,
+        unit: CaseUnit = .nanosecondsPerOperation, batchMultiple: Int = 1, clock: BenchClock? = nil,
         library: (() throws -> Workload)?, floor: @escaping () throws -> Workload,
         swiftCrypto: (() throws -> Workload)?, check: (() throws -> Void)? = nil
     ) {
@@ -88,6 +102,7 @@ public struct BenchmarkCase {
         self.group = group
         self.targets = targets
         self.unit = unit
+        self.requiredClock = unit.requiredClock ?? clock
         self.batchMultiple = max(1, batchMultiple)
         var builders: [Contender: () throws -> Workload] = [.floor: floor]
         if let library { builders[.library] = library }

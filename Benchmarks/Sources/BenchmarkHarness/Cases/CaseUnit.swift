@@ -1,9 +1,10 @@
 /// What the figures of a case are (the `library_ns`, `floor_ns` and `swiftcrypto_ns` fields of
 /// `latest.json`, the contender columns of the table).
 ///
-/// The runner always measures nanoseconds per operation (a batch's time over its size); the
-/// unit only says how that median is reported. Ratios and targets stay ratios of *times per
-/// operation* whatever the unit (library / floor ≤ target means the same on every row).
+/// The runner always measures a batch's clock reading over its size (nanoseconds per operation,
+/// or bytes per message on the bytes-written clock); the unit says how that median is reported.
+/// Ratios and targets stay ratios of those medians whatever the unit (library / floor ≤ target
+/// means the same on every row: for a throughput row, a ratio of times per message).
 public enum CaseUnit: String, Sendable, CaseIterable {
     /// Nanoseconds per operation, timed on the run's clock (thread CPU time unless
     /// `BENCH_CLOCK=wall`). Lower is better.
@@ -13,6 +14,11 @@ public enum CaseUnit: String, Sendable, CaseIterable {
     /// than the measuring one, on several cores at once), and the figure is 10⁹ / the median
     /// nanoseconds per message. Higher is better.
     case messagesPerSecond = "msgs/s"
+    /// Bytes written per message: an operation is one message persisted by a store, batches
+    /// are "timed" on the process's count of bytes written (`BenchClock.bytesWritten`, the
+    /// `wchar` of `/proc/self/io`), and the figure is the median bytes per message. Lower is
+    /// better; the ratios are ratios of bytes.
+    case bytesPerMessage = "bytes/msg"
 
     /// The clock a case in this unit must be timed on, whatever the run's clock; nil for the
     /// run's clock.
@@ -20,16 +26,32 @@ public enum CaseUnit: String, Sendable, CaseIterable {
         switch self {
         case .nanosecondsPerOperation: nil
         case .messagesPerSecond: .wall
+        case .bytesPerMessage: .bytesWritten
         }
     }
 
     /// The shortest batch a case in this unit is calibrated to, whatever the configuration
-    /// says: a throughput batch starts and joins tasks (tens of microseconds), which must stay
-    /// negligible against the batch, alike for one peer and for many.
+    /// says, in the units of its clock (`requiredClock`): a throughput batch starts and joins
+    /// tasks (tens of microseconds), which must stay negligible against the batch, alike for
+    /// one peer and for many (20 ms); a bytes batch must span at least one automatic
+    /// checkpoint of the WAL (SQLite checkpoints when the WAL reaches 1,000 pages, about 1 MiB
+    /// with 1 KiB pages), so that it holds the messages' share of checkpoint writes (1 MiB).
     public var minimumBatchNanoseconds: UInt64 {
         switch self {
         case .nanosecondsPerOperation: 0
         case .messagesPerSecond: 20_000_000
+        case .bytesPerMessage: 1 << 20
+        }
+    }
+
+    /// The most rounds a case in this unit is measured for, whatever the configuration says
+    /// (nil: the configuration's). Bytes written repeat almost exactly from batch to batch (they
+    /// do not depend on the machine's load), and a 1 MiB batch of SQLite commits can take seconds,
+    /// so the bytes rows stop after 9 rounds, the smoke run's count.
+    public var maximumRounds: Int? {
+        switch self {
+        case .nanosecondsPerOperation, .messagesPerSecond: nil
+        case .bytesPerMessage: 9
         }
     }
 
@@ -41,6 +63,7 @@ public enum CaseUnit: String, Sendable, CaseIterable {
         switch self {
         case .nanosecondsPerOperation: nanoseconds
         case .messagesPerSecond: nanoseconds > 0 ? 1e9 / nanoseconds : .infinity
+        case .bytesPerMessage: nanoseconds
         }
     }
 }

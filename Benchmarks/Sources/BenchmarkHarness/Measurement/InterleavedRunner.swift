@@ -8,7 +8,9 @@
 ///
 /// A case whose unit requires a clock (`CaseUnit.messagesPerSecond`: the wall clock) is timed
 /// on it whatever the configuration says, its batches last at least the unit's
-/// `minimumBatchNanoseconds`, and its batch sizes are multiples of its `batchMultiple`.
+/// `minimumBatchNanoseconds`, and its batch sizes are multiples of its `batchMultiple`. A case
+/// in bytes per message (`CaseUnit.bytesPerMessage`) is "timed" on the bytes-written counter
+/// (`BenchClock.bytesWritten`): the same machinery, a count of bytes instead of nanoseconds.
 public struct InterleavedRunner {
     /// The measuring parameters.
     public let configuration: RunConfiguration
@@ -32,8 +34,8 @@ public struct InterleavedRunner {
         }
         do {
             let (summaries, batchSizes) = try measure(
-                workloads, clock: benchmark.unit.requiredClock, batchMultiple: benchmark.batchMultiple,
-                minimumBatchNanoseconds: benchmark.unit.minimumBatchNanoseconds)
+                workloads, clock: benchmark.requiredClock, batchMultiple: benchmark.batchMultiple,
+                minimumBatchNanoseconds: benchmark.unit.minimumBatchNanoseconds, maximumRounds: benchmark.unit.maximumRounds)
             return CaseResult(benchmark: benchmark, summaries: summaries, batchSizes: batchSizes, failure: nil)
         } catch {
             return CaseResult(benchmark: benchmark, summaries: [:], batchSizes: [:], failure: "\(error)")
@@ -42,10 +44,11 @@ public struct InterleavedRunner {
 
     /// Measures already-built workloads; returns the per-contender summaries and batch sizes.
     /// `clock` overrides the configuration's clock; batch sizes are multiples of `batchMultiple`
-    /// and calibrated to at least `minimumBatchNanoseconds`.
+    /// and calibrated to at least `minimumBatchNanoseconds` (in the clock's units); at most
+    /// `maximumRounds` rounds are run when it is given.
     public func measure(
         _ workloads: [(Contender, Workload)], clock: BenchClock? = nil, batchMultiple: Int = 1,
-        minimumBatchNanoseconds: UInt64 = 0
+        minimumBatchNanoseconds: UInt64 = 0, maximumRounds: Int? = nil
     ) throws -> ([Contender: SampleSummary], [Contender: Int]) {
         let clock = clock ?? configuration.clock
         var batchSizes: [Int] = []
@@ -59,7 +62,8 @@ public struct InterleavedRunner {
             }
         }
         var samples = [[Double]](repeating: [], count: workloads.count)
-        for round in 0..<configuration.rounds {
+        let rounds = min(configuration.rounds, max(1, maximumRounds ?? configuration.rounds))
+        for round in 0..<rounds {
             for offset in 0..<workloads.count {
                 let index = (round + offset) % workloads.count
                 let nanoseconds = try time(workloads[index].1, batchSizes[index], clock: clock)

@@ -14,10 +14,17 @@ public enum BenchClock: String, Sendable {
     case threadCPU = "cpu"
     /// Wall-clock time (`CLOCK_MONOTONIC`).
     case wall
+    /// Not a clock of time: the bytes the process has written so far
+    /// (`ProcessWriteCounter`, `/proc/self/io`'s `wchar`), for the cases whose unit is
+    /// `CaseUnit.bytesPerMessage`. A "time" on it is a count of bytes. 0 where the counter
+    /// cannot be read (those cases refuse to build there).
+    case bytesWritten = "bytes-written"
 
-    /// Nanoseconds on this clock since an arbitrary fixed point.
+    /// Nanoseconds on this clock since an arbitrary fixed point (bytes written, for
+    /// `bytesWritten`).
     @inline(__always)
     public func now() -> UInt64 {
+        if self == .bytesWritten { return ProcessWriteCounter.bytesWritten() ?? 0 }
         var ts = timespec()
         clock_gettime(self == .threadCPU ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts)
         return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)

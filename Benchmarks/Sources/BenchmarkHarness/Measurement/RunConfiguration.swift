@@ -33,7 +33,7 @@ public struct RunConfiguration: Sendable, Equatable {
         if let rounds = environment["BENCH_ROUNDS"].flatMap({ Int($0) }), rounds > 0 {
             configuration.rounds = rounds
         }
-        if let clock = environment["BENCH_CLOCK"].flatMap(BenchClock.init(rawValue:)) {
+        if let clock = environment["BENCH_CLOCK"].flatMap(BenchClock.init(rawValue:)), clock != .bytesWritten {
             configuration.clock = clock
         }
         return configuration

@@ -8,8 +8,12 @@ public struct CaseResult {
     public let group: CaseGroup
     /// The ratios the case aims for.
     public let targets: RatioTargets
-    /// What the case's figures are (`figure(_:)`); medians and ratios are times either way.
+    /// What the case's figures are (`figure(_:)`); medians and ratios are times either way
+    /// (bytes, for a case in bytes per message).
     public let unit: CaseUnit
+    /// The clock the case was measured on when it requires one (`BenchmarkCase.requiredClock`);
+    /// nil when it was the run's.
+    public let requiredClock: BenchClock?
     /// The per-contender sample summaries (absent contenders are missing).
     public let summaries: [Contender: SampleSummary]
     /// The calibrated batch size of each contender.
@@ -27,20 +31,22 @@ public struct CaseResult {
     ) {
         self.init(name: benchmark.name, summary: benchmark.summary, group: benchmark.group,
                   targets: benchmark.targets, summaries: summaries, batchSizes: batchSizes, failure: failure,
-                  unit: benchmark.unit)
+                  unit: benchmark.unit, clock: benchmark.requiredClock)
     }
 
-    /// A result from its parts (`unit`: nanoseconds per operation unless given).
+    /// A result from its parts (`unit`: nanoseconds per operation unless given; `clock`: the
+    /// clock the case requires, the unit's by default).
     public init(
         name: String, summary: String, group: CaseGroup, targets: RatioTargets,
         summaries: [Contender: SampleSummary], batchSizes: [Contender: Int], failure: String?,
-        unit: CaseUnit = .nanosecondsPerOperation
+        unit: CaseUnit = .nanosecondsPerOperation, clock: BenchClock? = nil
     ) {
         self.name = name
         self.summary = summary
         self.group = group
         self.targets = targets
         self.unit = unit
+        self.requiredClock = unit.requiredClock ?? clock
         self.summaries = summaries
         self.batchSizes = batchSizes
         self.failure = failure
@@ -93,6 +99,7 @@ public struct CaseResult {
         if let limit = targets.floor, let value = ratioToFloor { verdicts.append(value <= limit) }
         if let limit = targets.swiftCrypto, let value = ratioToSwiftCrypto { verdicts.append(value <= limit) }
         if let limit = targets.baseline?.maximum, let value = ratioToBaseline() { verdicts.append(value <= limit) }
+        if let limit = targets.libraryMaximum, let value = figure(.library) { verdicts.append(value <= limit) }
         return verdicts.isEmpty ? nil : !verdicts.contains(false)
     }
 

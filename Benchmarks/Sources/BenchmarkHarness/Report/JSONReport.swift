@@ -20,6 +20,10 @@
 /// baseline also has `throughput_ratio_baseline` (its library messages per second over the
 /// baseline's, 1 / `ratio_baseline`), `floor_throughput_ratio_baseline` and
 /// `target_throughput_ratio_baseline` (the least acceptable, 1 / `target_ratio_baseline`).
+/// The bytes rows (`unit` `"bytes/msg"`, `clock` `"bytes-written"`) hold bytes written per
+/// message in the same fields (their ratios are ratios of bytes), and `target_library_max`,
+/// the largest acceptable `library_ns` (an absolute target); `rounds` is the number of rounds
+/// the row was measured for (the bytes rows stop at `CaseUnit.maximumRounds`).
 /// Cases that failed, or that have no library measurement, are left out of the array (the
 /// table shows them).
 public enum JSONReport {
@@ -57,17 +61,29 @@ public enum JSONReport {
                 fields.append(("target_throughput_ratio_baseline", number(baseline.minimumThroughputRatio, 2)))
             }
         }
+        if let maximum = result.targets.libraryMaximum {
+            fields.append(("target_library_max", number(maximum, 1)))
+        }
         for contender in Contender.allCases {
             guard let quartiles = result.figureQuartiles(contender) else { continue }
             let key = contender == .swiftCrypto ? "swiftcrypto" : contender.rawValue
             fields.append(("\(key)_ns_q1", number(quartiles.lower, 1)))
             fields.append(("\(key)_ns_q3", number(quartiles.upper, 1)))
         }
-        let rowClock = result.unit.requiredClock ?? clock
-        fields.append(("rounds", String(rounds)))
-        fields.append(("clock", string(rowClock == .threadCPU ? "thread-cpu" : "wall")))
+        let rowClock = result.requiredClock ?? clock
+        fields.append(("rounds", String(min(rounds, result.unit.maximumRounds ?? rounds))))
+        fields.append(("clock", string(clockName(rowClock))))
         fields.append(("unit", string(result.unit.rawValue)))
         return "  {" + fields.map { "\(string($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
+    }
+
+    /// The `clock` field's value for `clock`.
+    static func clockName(_ clock: BenchClock) -> String {
+        switch clock {
+        case .threadCPU: "thread-cpu"
+        case .wall: "wall"
+        case .bytesWritten: "bytes-written"
+        }
     }
 
     /// A JSON number with `decimals` digits, or `null`.

@@ -5,7 +5,9 @@ public enum ResultTable {
     /// A throughput case (`CaseUnit.messagesPerSecond`) shows messages per second in the
     /// contender columns (`12,345 msg/s`); its ratio columns stay ratios of times per message,
     /// like every row's, and the line under the table for its baseline target gives the ratio
-    /// of messages per second against the least acceptable one.
+    /// of messages per second against the least acceptable one. A bytes case
+    /// (`CaseUnit.bytesPerMessage`) shows bytes per message (`1,048 B/msg`), its ratios are
+    /// ratios of bytes, and its absolute target reads `≤ 2,048 B/msg`.
     public static func markdown(_ results: [CaseResult]) -> String {
         var rows: [[String]] = [[
             "case", "library ns/op", "floor ns/op", "swift-crypto ns/op",
@@ -50,6 +52,7 @@ public enum ResultTable {
         switch unit {
         case .nanosecondsPerOperation: return NumberFormatting.nanoseconds(value)
         case .messagesPerSecond: return NumberFormatting.grouped(value) + " msg/s"
+        case .bytesPerMessage: return NumberFormatting.grouped(value) + " B/msg"
         }
     }
 
@@ -62,6 +65,9 @@ public enum ResultTable {
         if let floor = result.targets.floor { parts.append("floor ≤ \(NumberFormatting.fixed(floor, decimals: 2))") }
         if let swiftCrypto = result.targets.swiftCrypto {
             parts.append("s-c ≤ \(NumberFormatting.fixed(swiftCrypto, decimals: 2))")
+        }
+        if let maximum = result.targets.libraryMaximum {
+            parts.append("≤ \(cell(maximum, result.unit))")
         }
         if let baseline = result.targets.baseline, result.unit.higherIsBetter {
             parts.append("msg/s ≥ \(NumberFormatting.fixed(baseline.minimumThroughputRatio, decimals: 2))× \(baseline.caseName)")

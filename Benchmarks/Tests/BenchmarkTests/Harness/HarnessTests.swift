@@ -209,6 +209,81 @@ final class HarnessTests: XCTestCase {
         XCTAssertEqual(RunConfiguration.fromEnvironment(["BENCH_CLOCK": "wall"]).clock, .wall)
     }
 
+    func testBytesRowsReportBytesPerMessageAgainstAnAbsoluteTarget() throws {
+        let targets = RatioTargets(libraryMaximum: 2048)
+        let within = CaseResult(
+            name: "store.sqlite.bytes-per-message.heavy", summary: "", group: .store, targets: targets,
+            summaries: [.library: try summary(1048), .floor: try summary(157_200)], batchSizes: [:], failure: nil,
+            unit: .bytesPerMessage)
+        let over = CaseResult(
+            name: "over", summary: "", group: .store, targets: targets,
+            summaries: [.library: try summary(3144), .floor: try summary(1048)], batchSizes: [:], failure: nil,
+            unit: .bytesPerMessage)
+        XCTAssertEqual(within.figure(.library) ?? 0, 1048, accuracy: 1e-9)
+        XCTAssertEqual(within.meetsTargets, true)
+        XCTAssertEqual(over.meetsTargets, false)
+        XCTAssertEqual(within.requiredClock, .bytesWritten)
+
+        let rows = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(JSONReport.encode([within, over], rounds: 101).utf8)) as? [[String: Any]])
+        XCTAssertEqual(rows[0]["unit"] as? String, "bytes/msg")
+        XCTAssertEqual(rows[0]["clock"] as? String, "bytes-written")
+        XCTAssertEqual((rows[0]["library_ns"] as? NSNumber)?.doubleValue ?? 0, 1048, accuracy: 1e-9)
+        XCTAssertEqual((rows[0]["target_library_max"] as? NSNumber)?.doubleValue ?? 0, 2048, accuracy: 1e-9)
+        XCTAssertEqual((rows[0]["rounds"] as? NSNumber)?.intValue, 9, "the bytes rows stop at 9 rounds")
+        XCTAssertEqual((rows[0]["ratio_floor"] as? NSNumber)?.doubleValue ?? 0, 1048.0 / 157_200, accuracy: 1e-4)
+
+        let table = ResultTable.markdown([within, over])
+        XCTAssertTrue(table.contains("1,048 B/msg"), table)
+        XCTAssertTrue(table.contains("≤ 2,048 B/msg ✓"), table)
+        XCTAssertTrue(table.contains("≤ 2,048 B/msg ✗"), table)
+    }
+
+    func testWallClockCasesKeepTheirClockInTheReport() throws {
+        let result = CaseResult(
+            name: "store.sqlite.decrypt", summary: "", group: .store, targets: RatioTargets(floor: 1.1),
+            summaries: [.library: try summary(100), .floor: try summary(100)], batchSizes: [:], failure: nil, clock: .wall)
+        let rows = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(JSONReport.encode([result], rounds: 5).utf8)) as? [[String: Any]])
+        XCTAssertEqual(rows[0]["clock"] as? String, "wall")
+        XCTAssertEqual(rows[0]["unit"] as? String, "ns/op")
+        XCTAssertEqual((rows[0]["rounds"] as? NSNumber)?.intValue, 5)
+    }
+
+    func testRoundsStopAtTheUnitsMaximum() throws {
+        let workload = Workload { _ in }
+        let runner = InterleavedRunner(configuration: RunConfiguration(rounds: 20, batchNanoseconds: 1, warmupBatches: 0))
+        let (summaries, _) = try runner.measure([(.library, workload)], clock: .wall, maximumRounds: 9)
+        XCTAssertEqual(summaries[.library]?.count, 9)
+        XCTAssertEqual(CaseUnit.bytesPerMessage.maximumRounds, 9)
+        XCTAssertNil(CaseUnit.nanosecondsPerOperation.maximumRounds)
+    }
+
+    func testTheBytesWrittenCounterIsNeverTheRunsClock() {
+        XCTAssertEqual(RunConfiguration.fromEnvironment(["BENCH_CLOCK": "bytes-written"]).clock, .threadCPU)
+    }
+
+    func testTheWriteCountIsParsedFromProcSelfIO() {
+        let text = Array("rchar: 1234\nwchar: 56789\nsyscr: 10\nsyscw: 3\n".utf8)
+        text.withUnsafeBufferPointer { XCTAssertEqual(ProcessWriteCounter.parseWriteCount($0), 56789) }
+        Array("rchar: 1\n".utf8).withUnsafeBufferPointer { XCTAssertNil(ProcessWriteCounter.parseWriteCount($0)) }
+    }
+
+    #if os(Linux)
+    func testTheWriteCounterCountsWhatTheProcessWrites() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("bench-wchar-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: url) }
+        XCTAssertTrue(FileManager.default.createFile(atPath: url.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        let before = try XCTUnwrap(ProcessWriteCounter.bytesWritten())
+        try handle.write(contentsOf: Data(repeating: 7, count: 10_000))
+        let after = try XCTUnwrap(ProcessWriteCounter.bytesWritten())
+        XCTAssertGreaterThanOrEqual(after - before, 10_000)
+        XCTAssertGreaterThanOrEqual(BenchClock.bytesWritten.now(), after)
+    }
+    #endif
+
     func testHeapProbeSeesAnAllocationThatIsKept() {
         let before = HeapProbe.bytesInUse()
         let block = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 16)

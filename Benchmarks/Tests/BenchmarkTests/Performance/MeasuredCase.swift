@@ -19,7 +19,7 @@ extension XCTestCase {
         }
         let runner = InterleavedRunner(configuration: RunConfiguration(rounds: 1, batchNanoseconds: 10_000_000, warmupBatches: 0))
         let batch = try runner.calibrate(
-            workload, multiple: benchmark.batchMultiple, clock: benchmark.unit.requiredClock,
+            workload, multiple: benchmark.batchMultiple, clock: benchmark.requiredClock,
             minimumBatchNanoseconds: benchmark.unit.minimumBatchNanoseconds)
         print("\(name) [\(contender.rawValue)]: \(batch) operations per measured iteration")
         var failure: Error?

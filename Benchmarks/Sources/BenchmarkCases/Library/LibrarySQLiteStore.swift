@@ -1,0 +1,83 @@
+import BenchmarkHarness
+import GRDB
+import SessionKit
+import SessionKitSQLite
+import SignalPrimitives
+
+/// The library's side of the `store.sqlite.*` cases: Bob's `SessionManager` over a
+/// `SQLiteProtocolStore` that is also its trust store (`SessionManager(store: store, trust:
+/// store, localAddress:)`), in a new file (1 KiB pages, WAL) in a temporary folder, opened with
+/// `SQLiteStoreOptions(durability: .processCrash)` (`synchronous = NORMAL`). Each call
+/// commits its writes (the session's parts that changed) in one transaction before it returns.
+final class LibrarySQLiteDevice: PersistingDevice {
+    /// Bob's address.
+    let address: ProtocolAddress
+    /// Bob's manager.
+    let manager: SessionManager
+    /// The store (also the trust store).
+    let store: SQLiteProtocolStore
+    /// The storage key, to read the file anew in the check.
+    private let storageKey: StorageKey
+    /// A second connection to the file, for `checkpoint()` (the store has no checkpoint call;
+    /// a checkpoint can be run from any connection).
+    private let checkpointer: DatabaseQueue
+    /// The folder of the file, removed after the store closes.
+    private let folder: TemporaryFolder
+
+    /// A new store in a new temporary folder.
+    init(address: ProtocolAddress) throws {
+        self.address = address
+        folder = try TemporaryFolder()
+        let path = folder.path("bob.sqlite")
+        storageKey = StorageKey.generate()
+        store = try SQLiteProtocolStore(
+            path: path, storageKey: storageKey, options: SQLiteStoreOptions(durability: .processCrash))
+        manager = SessionManager(store: store, trust: store, localAddress: address)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        checkpointer = try DatabaseQueue(path: path, configuration: configuration)
+    }
+
+    deinit {
+        try? checkpointer.close()
+        try? store.close()
+    }
+
+    func encrypt(_ plaintext: [UInt8], to peer: ProtocolAddress) async throws -> [UInt8] {
+        try await manager.encrypt(plaintext, to: peer)
+    }
+
+    func decrypt(_ message: [UInt8], from peer: ProtocolAddress) async throws -> [UInt8] {
+        try await manager.decrypt(message, from: peer).plaintext
+    }
+
+    func checkpoint() throws {
+        try checkpointer.writeWithoutTransaction { db in try WALCheckpoint.truncate(db) }
+    }
+
+    func recordBytes(of peer: ProtocolAddress) async throws -> (live: [UInt8], persisted: [UInt8]) {
+        guard let live = try await store.loadSession(for: peer) else { throw CheckFailure("store.sqlite: Bob has no session") }
+        // A second store on the same file reads the record from the file (no cache).
+        let reader = try SQLiteProtocolStore(
+            path: store.path, storageKey: storageKey, options: SQLiteStoreOptions(createIfMissing: false, durability: .processCrash))
+        defer { try? reader.close() }
+        guard let persisted = try await reader.loadSession(for: peer) else {
+            throw CheckFailure("store.sqlite: the file holds no session")
+        }
+        return (live.serialized(), persisted.serialized())
+    }
+}
+
+/// `PRAGMA wal_checkpoint(TRUNCATE)`, checked.
+enum WALCheckpoint {
+    /// Runs a TRUNCATE checkpoint on `db`: every WAL frame is copied into the database file,
+    /// which is synced, and the WAL is truncated to zero bytes. Throws when a reader or writer
+    /// kept it from completing.
+    static func truncate(_ db: Database) throws {
+        guard let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") else {
+            throw CheckFailure("wal_checkpoint returned no row")
+        }
+        let busy: Int = row[0]
+        guard busy == 0 else { throw CheckFailure("wal_checkpoint(TRUNCATE) could not complete (busy)") }
+    }
+}

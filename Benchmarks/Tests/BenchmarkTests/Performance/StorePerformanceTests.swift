@@ -1,0 +1,21 @@
+import BenchmarkHarness
+import XCTest
+
+/// XCTest `measure` blocks for the SQLite store cases (`store.sqlite.*`): each measured
+/// iteration is a batch of messages persisted to a file in a temporary folder, on the wall
+/// clock (the bytes rows' batches are calibrated in bytes written, about 1 MiB; XCTest reports
+/// their time). The bytes per message themselves are measured by `bench`.
+/// Run in release: `swift test -c release -Xswiftc -enable-testing --filter StorePerformanceTests`.
+final class StorePerformanceTests: XCTestCase {
+    func testStoreSQLiteEncryptLibrary() throws { try measureCase("store.sqlite.encrypt", .library) }
+    func testStoreSQLiteEncryptFloor() throws { try measureCase("store.sqlite.encrypt", .floor) }
+
+    func testStoreSQLiteDecryptLibrary() throws { try measureCase("store.sqlite.decrypt", .library) }
+    func testStoreSQLiteDecryptFloor() throws { try measureCase("store.sqlite.decrypt", .floor) }
+
+    func testStoreSQLiteBytesFreshLibrary() throws { try measureCase("store.sqlite.bytes-per-message.fresh", .library) }
+    func testStoreSQLiteBytesFreshFloor() throws { try measureCase("store.sqlite.bytes-per-message.fresh", .floor) }
+
+    func testStoreSQLiteBytesHeavyLibrary() throws { try measureCase("store.sqlite.bytes-per-message.heavy", .library) }
+    func testStoreSQLiteBytesHeavyFloor() throws { try measureCase("store.sqlite.bytes-per-message.heavy", .floor) }
+}
