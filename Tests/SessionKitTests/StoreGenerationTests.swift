@@ -180,6 +180,32 @@ final class StoreGenerationTests: XCTestCase {
         }
     }
 
+    func testAFailureOnARecordAnotherWriterChangedMeanwhileIsJudgedOnTheFreshRecord() async throws {
+        // Bob's manager loads his record, and before it decrypts, another process commits a
+        // newer one (here: the store serves the older copy once). The message needs the newer
+        // record: decrypted on the old one it looks like a replay (its EK_A is recorded). The
+        // manager must not report that, but decrypt it again on the fresh record.
+        let server = FakeServer()
+        let alice = try await TestDevice("alice", 1, seed: 920, server: server)
+        let bob = try await TestDevice("bob", 1, seed: 921, server: server)
+        let store = StaleOnceStore(base: bob.base)
+        let manager = SessionManager(store: store, trust: bob.trust, localAddress: bob.address, random: SeededRandomSource(seed: 922))
+        try await alice.startSession(with: bob.address, server: server)
+        _ = try await manager.decrypt(try await alice.manager.encrypt(utf8("first"), to: bob.address), from: alice.address)
+        let older = await bob.base.loadSession(for: alice.address)
+        // Alice starts a new session (no one-time prekey left to hand out is fine).
+        let published = await server.bundle(for: bob.address, consumingOneTimePreKey: false)
+        let bundle = try XCTUnwrap(published)
+        try await alice.manager.processBundle(bundle, for: bob.address)
+        _ = try await manager.decrypt(try await alice.manager.encrypt(utf8("new session"), to: bob.address), from: alice.address)
+        let second = try await alice.manager.encrypt(utf8("second on the new session"), to: bob.address)
+        await store.serveOnce(try XCTUnwrap(older), for: alice.address)
+        let decrypted = try await manager.decrypt(second, from: alice.address)
+        XCTAssertEqual(decrypted.plaintext, utf8("second on the new session"))
+        let served = await store.servedStale
+        XCTAssertTrue(served, "the older copy was used first")
+    }
+
     func testAManagerGivesUpWithStaleStateWhenEveryRetryIsStale() async throws {
         let server = FakeServer()
         let alice = try await TestDevice("alice", 1, seed: 914, server: server)
@@ -228,6 +254,45 @@ actor AlwaysStaleStore: ProtocolStore {
 
     func localIdentity() async throws(SessionError) -> IdentityKeyPair { await base.localIdentity() }
     func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? { await base.loadSession(for: address) }
+    func deleteSession(for address: ProtocolAddress) async throws(SessionError) { await base.deleteSession(for: address) }
+    func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { await base.deviceIDs(ofUser: userID) }
+    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet { await base.preKeys(for: prefix) }
+    func loadPreKeys() async throws(SessionError) -> LocalPreKeys? { await base.loadPreKeys() }
+    func updatePreKeys<Result: Sendable>(
+        _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
+        try await base.updatePreKeys(update)
+    }
+    func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? { await base.loadSendingChain(for: group) }
+    func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
+        await base.loadReceiverState(for: group, sender: sender)
+    }
+    func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
+        await base.removeReceiverState(for: group, sender: sender)
+    }
+}
+
+/// A store that serves an older copy of a record once (as if another process committed a newer
+/// one between this process's load and its decryption).
+actor StaleOnceStore: ProtocolStore {
+    let base: InMemoryProtocolStore
+    private var stale: [ProtocolAddress: SessionRecord] = [:]
+    private(set) var servedStale = false
+
+    init(base: InMemoryProtocolStore) { self.base = base }
+
+    func serveOnce(_ record: SessionRecord, for address: ProtocolAddress) { stale[address] = record }
+
+    func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
+        if let record = stale.removeValue(forKey: address) {
+            servedStale = true
+            return record
+        }
+        return await base.loadSession(for: address)
+    }
+
+    func commit(_ commit: StoreCommit) async throws(SessionError) { try await base.commit(commit) }
+    func localIdentity() async throws(SessionError) -> IdentityKeyPair { await base.localIdentity() }
     func deleteSession(for address: ProtocolAddress) async throws(SessionError) { await base.deleteSession(for: address) }
     func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { await base.deviceIDs(ofUser: userID) }
     func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet { await base.preKeys(for: prefix) }

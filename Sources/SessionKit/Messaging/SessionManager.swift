@@ -358,13 +358,23 @@ public actor SessionManager {
         _ handle: (SessionRecord.Decryption, IdentityObservation, inout StoreCommit) async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         let (localAddress, kem, configuration, random) = (localAddress, kem, configuration, random)
-        var (record, decryption) = try await Self.compute { () throws(SessionError) in
-            var record = loaded
-            let decryption = try record.decrypt(
-                message, identity: identity, localAddress: localAddress, remoteAddress: address, preKeys: preKeys, kem: kem,
-                configuration: configuration, random: random)
-            return (record, decryption)
+        let computed: (SessionRecord, SessionRecord.Decryption)
+        do throws(SessionError) {
+            computed = try await Self.compute { () throws(SessionError) in
+                var record = loaded
+                let decryption = try record.decrypt(
+                    message, identity: identity, localAddress: localAddress, remoteAddress: address, preKeys: preKeys, kem: kem,
+                    configuration: configuration, random: random)
+                return (record, decryption)
+            }
+        } catch {
+            // Another process on the store may have changed the record while this one
+            // decrypted (a session it created, a message it decrypted): judge the message on the
+            // fresh record before reporting it.
+            try await throwStaleIfChanged(sessionOf: address, loadedAt: loaded.generation)
+            throw error
         }
+        var (record, decryption) = computed
         defer { if wipingPlaintext { decryption.wipePlaintext() } }
         let decision = try await trustDecision(decryption.remoteIdentityKey, for: address)
         var commit = StoreCommit()
@@ -574,11 +584,20 @@ public actor SessionManager {
                     _ = try SenderKeyMessage(serialized: bytes)
                     throw .unknownChain
                 }
-                let (updated, plaintext) = try await Self.compute { [state] () throws(SessionError) in
-                    var state = state
-                    let plaintext = try state.decrypt(bytes, for: group, from: sender)
-                    return (state, plaintext)
+                let computed: (SenderKeyReceiverState, [UInt8])
+                do throws(SessionError) {
+                    computed = try await Self.compute { [state] () throws(SessionError) in
+                        var state = state
+                        let plaintext = try state.decrypt(bytes, for: group, from: sender)
+                        return (state, plaintext)
+                    }
+                } catch {
+                    // As for pairwise messages: judge the message on the fresh chains.
+                    let stored = try await store.loadReceiverState(for: group, sender: sender)
+                    if stored?.generation != state.generation { throw .staleState }
+                    throw error
                 }
+                let (updated, plaintext) = computed
                 try await process(plaintext)
                 var commit = StoreCommit()
                 commit.store(updated, for: group, sender: sender)
@@ -620,6 +639,13 @@ public actor SessionManager {
                 await Task.yield()
             }
         }
+    }
+
+    /// Throws `staleState` (so that the call runs again from the fresh state) when the stored
+    /// record of `address` is no longer the one loaded at generation `generation`.
+    private func throwStaleIfChanged(sessionOf address: ProtocolAddress, loadedAt generation: UInt64) async throws(SessionError) {
+        let stored = try await store.loadSession(for: address)
+        if (stored?.generation ?? 0) != generation { throw .staleState }
     }
 
     /// Commits `commit`, recording `identityKey` (when given) for `address` in the same

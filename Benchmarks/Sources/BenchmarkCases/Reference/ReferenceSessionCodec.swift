@@ -3,6 +3,8 @@
 struct ReferenceSessionRecord<B: ReferenceBackend> {
     /// 1: initiator, 2: responder.
     var role: UInt8
+    /// How many messages the session encrypted or decrypted (persisted after the role).
+    var generation: UInt64 = 0
     var localIdentityKey: [UInt8]
     var remoteIdentityKey: [UInt8]
     var localAddress: ReferenceAddress
@@ -18,6 +20,7 @@ struct ReferenceSessionRecord<B: ReferenceBackend> {
     /// Encrypts with the ratchet; a prekey message while `pendingPrefix` is set.
     mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
         let body = try ratchet.encrypt(plaintext)
+        generation += 1
         guard let pendingPrefix else { return body }
         return [ReferenceConstants.preKeyMessageType] + pendingPrefix + body
     }
@@ -26,6 +29,7 @@ struct ReferenceSessionRecord<B: ReferenceBackend> {
     mutating func decrypt(_ message: [UInt8]) throws -> [UInt8] {
         let plaintext = try ratchet.decrypt(message)
         pendingPrefix = nil
+        generation += 1
         return plaintext
     }
 
@@ -105,6 +109,7 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
         let session = record.ratchet
         var bytes: [UInt8] = [0x53, 0x4b, 0x53, 0x54, 0x01, 0x02]  // "SKST", session, version 2
         bytes.append(record.role)
+        bytes.appendU64(record.generation)
         bytes.appendU32(UInt32(session.maxSkip))
         bytes.appendU32(UInt32(session.maxStored))
         bytes += record.localIdentityKey
@@ -172,6 +177,7 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
         var reader = Reader(bytes: bytes, offset: 6, end: bytes.count - 16)
         let role = try reader.byte()
         guard role == 1 || role == 2 else { throw ReferenceError.invalidPayload }
+        let generation = try reader.u64()
         let rawMaxSkip = try reader.u32()
         let rawMaxStored = try reader.u32()
         guard rawMaxSkip <= maximumMaxStored, rawMaxStored <= maximumMaxStored, rawMaxSkip <= rawMaxStored else {
@@ -247,7 +253,7 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
         }
         guard reader.offset == reader.end else { throw ReferenceError.invalidPayload }
         return ReferenceSessionRecord(
-            role: role, localIdentityKey: localIdentityKey, remoteIdentityKey: remoteIdentityKey,
+            role: role, generation: generation, localIdentityKey: localIdentityKey, remoteIdentityKey: remoteIdentityKey,
             localAddress: localAddress, remoteAddress: remoteAddress, baseKey: baseKey, prefixDigest: prefixDigest,
             pendingPrefix: pendingPrefix, ratchet: session)
     }
