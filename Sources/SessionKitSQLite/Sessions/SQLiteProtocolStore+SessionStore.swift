@@ -16,6 +16,11 @@ extension SQLiteProtocolStore: SessionStore {
         let names = SessionRowNames(address, sealer: sealer)
         let cached = sessionCache.entry(for: address)
         do {
+            // The usual case: the record this store last read or wrote is still the stored one.
+            if let cached {
+                let row = try await singleStatementRead { db in try Self.sessionRow(db, names) }
+                if let row, row.id == cached.recordID, row.generation == cached.generation { return cached.record }
+            }
             let loaded = try await readTransaction { [sealer] db -> SessionPartsCache.Entry? in
                 guard let row = try Self.sessionRow(db, names) else { return nil }
                 if let cached, cached.recordID == row.id, cached.generation == row.generation { return cached }
@@ -75,9 +80,8 @@ extension SQLiteProtocolStore: SessionStore {
 
     /// The `sessions` row of `names`, if any, inside the caller's transaction.
     static func sessionRow(_ db: Database, _ names: SessionRowNames) throws -> SessionRow? {
-        guard let row = try Row.fetchOne(
-            db, sql: "SELECT id, generation FROM sessions WHERE user_hash = ? AND device_id = ?",
-            arguments: [Data(names.userHash), Int64(names.deviceID)]) else { return nil }
+        let statement = try db.cachedStatement(sql: "SELECT id, generation FROM sessions WHERE user_hash = ? AND device_id = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [Data(names.userHash), Int64(names.deviceID)]) else { return nil }
         let generation: Int64 = row["generation"]
         guard generation >= 1 else { throw SQLiteStoreError.invalidValue(table: SealedTable.sessions.name) }
         return SessionRow(id: row["id"], generation: UInt64(generation))

@@ -87,8 +87,8 @@ extension SQLiteProtocolStore: ProtocolStore {
         let sealedHeader = Data(try sealer.seal(header, table: .sessions, rowKey: plan.names.rowKey))
         let recordID: Int64
         if let row {
-            try db.execute(sql: "UPDATE sessions SET generation = ?, sealed = ? WHERE id = ?",
-                           arguments: [Int64(generation), sealedHeader, row.id])
+            try db.cachedStatement(sql: "UPDATE sessions SET generation = ?, sealed = ? WHERE id = ?")
+                .execute(arguments: [Int64(generation), sealedHeader, row.id])
             recordID = row.id
         } else {
             try db.execute(sql: "INSERT INTO sessions (user_hash, device_id, generation, sealed) VALUES (?, ?, ?, ?)",

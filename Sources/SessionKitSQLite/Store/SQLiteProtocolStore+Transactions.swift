@@ -37,6 +37,17 @@ extension SQLiteProtocolStore {
         }
     }
 
+    /// Runs `body`, one statement, on a reader connection without an explicit transaction (a
+    /// single statement is atomic by itself); cheaper than `readTransaction` for the check that
+    /// a cached state is still the stored one. Errors as in `writeTransaction`.
+    func singleStatementRead<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.unsafeRead(body)
+        } catch let error as DatabaseError {
+            throw Self.storeError(error)
+        }
+    }
+
     /// The store's error for anything thrown inside the store.
     static func storeError(_ error: any Error) -> SQLiteStoreError {
         switch error {

@@ -71,7 +71,7 @@ extension SQLiteProtocolStore: TrustStore {
     public func record(for address: ProtocolAddress) async throws(VerificationError) -> TrustRecord? {
         let rowKey = sealer.rowKey(address.encoded, in: .trustAddress)
         do {
-            return try await readTransaction { [sealer] db in try Self.readTrustRecord(db, rowKey: rowKey, sealer: sealer) }
+            return try await singleStatementRead { [sealer] db in try Self.readTrustRecord(db, rowKey: rowKey, sealer: sealer) }
         } catch {
             throw Self.verificationError(error)
         }
@@ -167,7 +167,8 @@ extension SQLiteProtocolStore: TrustStore {
 
     /// The record stored under `rowKey`, inside the caller's transaction.
     static func readTrustRecord(_ db: Database, rowKey: [UInt8], sealer: ValueSealer) throws -> TrustRecord? {
-        guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM trust WHERE address_hash = ?", arguments: [Data(rowKey)]) else {
+        let statement = try db.cachedStatement(sql: "SELECT sealed FROM trust WHERE address_hash = ?")
+        guard let value = try DatabaseValue.fetchOne(statement, arguments: [Data(rowKey)]) else {
             return nil
         }
         return try TrustRecordCoding.decode(try sealer.open(try blob(value, table: .trust), table: .trust, rowKey: rowKey))
