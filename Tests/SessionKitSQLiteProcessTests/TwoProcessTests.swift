@@ -17,7 +17,7 @@ final class TwoProcessTests: XCTestCase {
         let folder = try processTestFolder()
         try await Accounts.setUp(in: folder)
         // PROCESS_MESSAGES: messages each alice process sends (Bob sends 1.5 times as many).
-        let perAlice = environmentInteger("PROCESS_MESSAGES", 40)
+        let perAlice = environmentInteger("PROCESS_MESSAGES", 150)
         let fromBob = perAlice * 3 / 2
         let started = Date()
         let children = [
