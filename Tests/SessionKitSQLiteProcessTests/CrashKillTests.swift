@@ -72,12 +72,14 @@ final class CrashKillTests: XCTestCase {
             if pending.allSatisfy({ $0 == 0 }) { break }
         }
 
+        let draining = Date().timeIntervalSince(started) - killing
         let evidence = try Evidence(folder)
         let problems = evidence.violations(accounts: [Accounts.alice: ["alice"], Accounts.bob: ["bob"]], sequential: true)
         for problem in problems.prefix(50) { XCTFail(problem) }
         XCTAssertEqual(problems.count, 0, "violations (the first 50 are listed)")
         let finishing = try await Accounts.checkFilesAndFinish(in: folder, evidence: evidence)
         for problem in finishing { XCTFail(problem) }
+        let checking = Date().timeIntervalSince(started) - killing - draining
 
         // What the run covered.
         XCTAssertEqual(kills, 2 * iterations, "every process was still running when killed")
@@ -88,7 +90,8 @@ final class CrashKillTests: XCTestCase {
         let resent = evidence.events("sent").count - Set(evidence.events("sent").map { $0.fields.first ?? "" }).count
         let unposted = evidence.events("sent").count - envelopes
         XCTAssertGreaterThan(envelopes, 0, "messages were exchanged")
-        print("crash test: \(kills) kills in " + String(format: "%.1f s", killing) + ", \(rounds) drain rounds, "
+        print("crash test: \(kills) kills in " + String(format: "%.1f s", killing) + ", \(rounds) drain rounds in " + String(format: "%.1f s", draining)
+            + ", checks in " + String(format: "%.1f s", checking) + ", "
             + "\(envelopes) envelopes posted, \(evidence.events("decrypted").count) decrypt returns, "
             + "\(evidence.events("duplicate").count) redeliveries found duplicate, \(repeatedSteps) messages processed again after a "
             + "kill before their commit, \(resent) messages encrypted again after a kill before they were marked sent, "

@@ -170,6 +170,7 @@ struct Evidence {
             ledgers[String(file.dropLast(4))] = events
         }
         self.ledgers = ledgers
+        timeline = ledgers.values.flatMap { $0 }.sorted { $0.time < $1.time }
         var envelopes: [PostedEnvelope] = []
         for (area, acknowledged) in [("mail", false), ("acked", true)] {
             let areaPath = folder.appendingPathComponent(area).path
@@ -194,7 +195,7 @@ struct Evidence {
     }
 
     /// Every event of every client, in time order.
-    var timeline: [LedgerEvent] { ledgers.values.flatMap { $0 }.sorted { $0.time < $1.time } }
+    let timeline: [LedgerEvent]
 
     /// The events named `event`.
     func events(_ event: String) -> [LedgerEvent] { timeline.filter { $0.event == event } }
@@ -266,7 +267,6 @@ struct Evidence {
         // 3. Per receiving account and envelope: the step ran at least once; decrypt returned
         //    at most once; a duplicate was preceded by a step (the message was processed before
         //    its state was committed, never skipped).
-        let timeline = self.timeline
         var outcomes: [String: [String: [LedgerEvent]]] = [:]  // account → envelope → events
         for event in timeline where ["step", "decrypted", "duplicate", "invalid"].contains(event.event) {
             guard let account = accountOf[event.client], let envelopeID = event.fields.first else { continue }
@@ -436,17 +436,33 @@ extension XCTestCase {
 }
 
 /// Lowercase hex.
-func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+func hex(_ bytes: some Sequence<UInt8>) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var text: [UInt8] = []
+    for byte in bytes {
+        text.append(digits[Int(byte >> 4)])
+        text.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: text, as: UTF8.self)
+}
 
-/// The bytes of hex text, or `nil`.
+/// The bytes of lowercase hex text, or `nil`.
 func unhex(_ text: String) -> [UInt8]? {
     let digits = Array(text.utf8)
     guard digits.count.isMultiple(of: 2) else { return nil }
+    func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case 0x30 ... 0x39: return digit - 0x30
+        case 0x61 ... 0x66: return digit - 0x61 + 10
+        default: return nil
+        }
+    }
     var bytes: [UInt8] = []
+    bytes.reserveCapacity(digits.count / 2)
     var index = 0
     while index < digits.count {
-        guard let pair = UInt8(String(decoding: digits[index ..< index + 2], as: UTF8.self), radix: 16) else { return nil }
-        bytes.append(pair)
+        guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+        bytes.append(high << 4 | low)
         index += 2
     }
     return bytes
