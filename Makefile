@@ -13,7 +13,7 @@
 #                  and its extension as two OS processes on one SQLite file, and a conversation of two
 #                  processes killed with SIGKILL at random points CRASH_ITERATIONS times (default 250:
 #                  500 kills, about 1.5 minutes), then checked (README, "Crash and multi-process tests");
-#                  `swift test` runs a short version (4 iterations). CRASH_SEED reproduces the kill
+#                  `swift test` runs a short version (10 iterations). CRASH_SEED reproduces the kill
 #                  times, PROCESS_TESTS_KEEP=1 keeps the folder of ledgers and files
 
 SWIFT ?= swift

@@ -23,7 +23,7 @@ final class CrashKillTests: XCTestCase {
     static let bob = ClientSpec(name: "bob", account: Accounts.bob, database: "bob.sqlite", peer: Accounts.alice, deliveries: ["alice"])
 
     func testAConversationKilledAtRandomPointsLosesNothingAndNeverReusesAKeyOrDecryptsTwice() async throws {
-        let iterations = environmentInteger("CRASH_ITERATIONS", 4)
+        let iterations = environmentInteger("CRASH_ITERATIONS", 10)
         let maximumDelay = environmentInteger("CRASH_MAX_DELAY_MS", 400)
         let seed = UInt64(environmentInteger("CRASH_SEED", Int.random(in: 1 ... 1_000_000)))
         print("crash test: \(iterations) iterations, kills within \(maximumDelay) ms, CRASH_SEED=\(seed)")
