@@ -9,10 +9,16 @@
 #   make fuzz      runs every fuzz harness for FUZZ_SECONDS (default 30) seconds each
 #   make asan      runs the tests under AddressSanitizer (scratch path .build-asan)
 #   make tsan      runs the tests under ThreadSanitizer (scratch path .build-tsan)
+#   make crash     runs the process tests (SessionKitSQLiteProcessTests, sessionkit-stress): an app
+#                  and its extension as two OS processes on one SQLite file, and a conversation of two
+#                  processes killed with SIGKILL at random points CRASH_ITERATIONS times (default 250:
+#                  500 kills, about 1.5 minutes), then checked (README, "Crash and multi-process tests");
+#                  `swift test` runs a short version (10 iterations). CRASH_SEED reproduces the kill
+#                  times, PROCESS_TESTS_KEEP=1 keeps the folder of ledgers and files
 
 SWIFT ?= swift
 
-.PHONY: all deps vectors test bench fuzz asan tsan
+.PHONY: all deps vectors test bench fuzz asan tsan crash
 
 all: test vectors
 
@@ -93,3 +99,10 @@ asan: deps
 
 tsan: deps
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+# Crash safety for real: SIGKILL at random points of a conversation over SQLite files, restarted
+# from the files each time; and two processes on one file. Fails on any violation of the checks.
+CRASH_ITERATIONS ?= 250
+
+crash: deps
+	CRASH_ITERATIONS=$(CRASH_ITERATIONS) $(SWIFT) test --filter SessionKitSQLiteProcessTests

@@ -47,6 +47,12 @@ let package = Package(
             dependencies: ["SignalPrimitives", "SessionKit", "Verification", "SessionKitMLKEM"]
         ),
         .executableTarget(name: "signal-vectors", dependencies: ["SignalVectorKit"]),
+        // One device process of the multi-process and crash tests (SessionKitSQLiteProcessTests,
+        // `make crash`): an app or extension on an SQLite file, talking through files.
+        .executableTarget(
+            name: "sessionkit-stress",
+            dependencies: ["SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification"]
+        ),
         .testTarget(name: "SignalPrimitivesTests", dependencies: ["SignalPrimitives", "CSodium"]),
         .testTarget(name: "SessionKitTests", dependencies: ["SessionKit", "SessionKitMLKEM"]),
         .testTarget(name: "VerificationTests", dependencies: ["Verification", "SessionKit", "SessionKitMLKEM"]),
@@ -58,6 +64,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["Fixtures"]
+        ),
+        // Spawns sessionkit-stress processes (it depends on the executable so that `swift test`
+        // builds it next to the test bundle): two on one file, and one killed with SIGKILL at
+        // random points (CRASH_ITERATIONS, `make crash`).
+        .testTarget(
+            name: "SessionKitSQLiteProcessTests",
+            dependencies: [
+                "sessionkit-stress", "SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -206,6 +206,31 @@ final class StoreGenerationTests: XCTestCase {
         XCTAssertTrue(served, "the older copy was used first")
     }
 
+    func testAMessageTheOtherManagerDecryptedIsInvalidOnceTheSessionMovedToANewChain() async throws {
+        // Found by the two-process test (SessionKitSQLiteProcessTests): an extension that is
+        // behind the app gets a message the app decrypted before the conversation's next ratchet
+        // step as `invalidMessage` (the documented case), not `duplicateMessage`.
+        let server = FakeServer()
+        let alice = try await TestDevice("alice", 1, seed: 917, server: server)
+        let bob = try await TestDevice("bob", 1, seed: 918, server: server)
+        try await alice.startSession(with: bob.address, server: server)
+        _ = try await bob.manager.decrypt(try await alice.manager.encrypt(utf8("hello"), to: bob.address), from: alice.address)
+        let extensionManager = SessionManager(store: alice.store, trust: alice.trust, localAddress: alice.address,
+                                              random: SeededRandomSource(seed: 919))
+        let first = try await bob.manager.encrypt(utf8("first chain"), to: alice.address)
+        _ = try await alice.manager.decrypt(first, from: bob.address)
+        await assertThrowsAsync(.duplicateMessage) { try await extensionManager.decrypt(first, from: bob.address) }
+        // A round trip: Bob's next message comes from his next ratchet key.
+        _ = try await bob.manager.decrypt(try await alice.manager.encrypt(utf8("reply"), to: bob.address), from: alice.address)
+        let second = try await bob.manager.encrypt(utf8("second chain"), to: alice.address)
+        _ = try await alice.manager.decrypt(second, from: bob.address)
+        let before = await alice.snapshot()
+        await assertThrowsAsync(.invalidMessage) { try await extensionManager.decrypt(first, from: bob.address) }
+        await assertThrowsAsync(.duplicateMessage) { try await extensionManager.decrypt(second, from: bob.address) }
+        let after = await alice.snapshot()
+        XCTAssertEqual(after, before, "neither failure changed anything")
+    }
+
     func testAManagerGivesUpWithStaleStateWhenEveryRetryIsStale() async throws {
         let server = FakeServer()
         let alice = try await TestDevice("alice", 1, seed: 914, server: server)
