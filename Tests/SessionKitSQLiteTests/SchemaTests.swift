@@ -45,7 +45,7 @@ final class SchemaTests: XCTestCase {
         }
         XCTAssertEqual(applicationID, 0x534B_5351)
         XCTAssertEqual(version, 2)
-        XCTAssertEqual(tables, ["archive", "identity", "meta", "prekeys", "receiver_states", "sending_chains", "session_orders", "session_states",
+        XCTAssertEqual(tables, ["archive", "identity", "meta", "prekeys", "receiver_states", "retired_generations", "sending_chains", "session_orders", "session_states",
                                 "sessions", "skipped_keys", "sqlite_sequence", "trust"])
     }
 

@@ -155,6 +155,42 @@ final class SessionStorageTests: XCTestCase {
         XCTAssertEqual(current?.generation, 2)
     }
 
+    func testACopyFromBeforeADeletionNeverMatchesTheRecordCreatedAfterIt() async throws {
+        let folder = try temporaryFolder()
+        let a = try Device(alice, path: folder.appendingPathComponent("alice.sqlite").path)
+        let b = try Device(bob, path: folder.appendingPathComponent("bob.sqlite").path)
+        try await a.manager.processBundle(try await b.bundle(), for: bob)
+        for index in 0 ..< 3 { _ = try await a.manager.encrypt(utf8("old \(index)"), to: bob) }
+        let loaded = try await a.store.loadSession(for: bob)
+        let old = try XCTUnwrap(loaded)
+        XCTAssertEqual(old.generation, 4)
+        try await a.store.deleteSession(for: bob)
+        try await a.manager.processBundle(try await b.bundle(oneTime: false), for: bob)
+        for index in 0 ..< 6 {
+            var commit = StoreCommit()
+            commit.store(old, for: bob)
+            await assertThrows(.staleState) { try await a.store.commit(commit) }
+            _ = try await a.manager.encrypt(utf8("new \(index)"), to: bob)
+        }
+        let current = try await a.store.loadSession(for: bob)
+        XCTAssertEqual(current?.generation, 11, "5 (first after the deletion) + 6 commits")
+        // The same for received sender-key chains removed with a member.
+        let group = try GroupID("club")
+        let outcomes = try await a.manager.distributeSenderKey(for: group, to: [bob])
+        let distribution = try XCTUnwrap(try outcomes.first?.result.get())
+        try await b.manager.processSenderKeyDistribution(encrypted: distribution, for: group, from: alice)
+        let chains = try await b.store.loadReceiverState(for: group, sender: alice)
+        let oldChains = try XCTUnwrap(chains)
+        try await b.store.removeReceiverState(for: group, sender: alice)
+        let again = try await a.manager.distributeSenderKey(for: group, to: [bob])
+        try await b.manager.processSenderKeyDistribution(encrypted: try XCTUnwrap(try again.first?.result.get()), for: group, from: alice)
+        var commit = StoreCommit()
+        commit.store(oldChains, for: group, sender: alice)
+        await assertThrows(.staleState) { try await b.store.commit(commit) }
+        let newChains = try await b.store.loadReceiverState(for: group, sender: alice)
+        XCTAssertEqual(newChains?.generation, oldChains.generation + 1)
+    }
+
     func testTwoStoresOnOneFileNeverReuseAMessageKeyNorDecryptTwice() async throws {
         // Two store objects on one file have separate connections and caches, as an app and
         // its notification extension do: only the file's generations keep them consistent.

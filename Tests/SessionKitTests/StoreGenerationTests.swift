@@ -44,6 +44,29 @@ final class StoreGenerationTests: XCTestCase {
         XCTAssertEqual(advanced?.generation, 3)
     }
 
+    func testACopyFromBeforeADeletionNeverMatchesTheRecordCreatedAfterIt() async throws {
+        let server = FakeServer()
+        let alice = try await TestDevice("alice", 1, seed: 930, server: server)
+        let bob = try await TestDevice("bob", 1, seed: 931, server: server)
+        try await alice.startSession(with: bob.address, server: server)
+        for index in 0 ..< 3 { _ = try await alice.manager.encrypt(utf8("old \(index)"), to: bob.address) }
+        let loaded = await alice.base.loadSession(for: bob.address)
+        let old = try XCTUnwrap(loaded)
+        XCTAssertEqual(old.generation, 4)
+        await alice.base.deleteSession(for: bob.address)
+        // A new session, and as many commits as the old record had: the generations go on from
+        // above the deleted record's, so the old copy never matches again.
+        try await alice.startSession(with: bob.address, server: server)
+        for index in 0 ..< 6 {
+            var commit = StoreCommit()
+            commit.store(old, for: bob.address)
+            await assertThrowsAsync(.staleState) { try await alice.base.commit(commit) }
+            _ = try await alice.manager.encrypt(utf8("new \(index)"), to: bob.address)
+        }
+        let current = await alice.base.loadSession(for: bob.address)
+        XCTAssertEqual(current?.generation, 11, "5 (first after the deletion) + 6 commits")
+    }
+
     func testAStaleCommitDoesNotApplyItsPreKeyConsumption() async throws {
         let server = FakeServer()
         let alice = try await TestDevice("alice", 1, seed: 903, server: server)

@@ -16,6 +16,10 @@ public actor InMemoryProtocolStore: ProtocolStore {
     private var sessions: [ProtocolAddress: SessionRecord] = [:]
     private var sendingChains: [GroupID: SenderKeySendingChain] = [:]
     private var receiverStates: [SenderKeyName: SenderKeyReceiverState] = [:]
+    /// The last generation of each deleted record and removed receiver state: a new one starts
+    /// above it, so that a copy from before the deletion never matches again.
+    private var retiredSessionGenerations: [ProtocolAddress: UInt64] = [:]
+    private var retiredReceiverGenerations: [SenderKeyName: UInt64] = [:]
 
     /// A store for the device with `identity`, holding `preKeys` (none yet when `nil`).
     public init(identity: IdentityKeyPair, preKeys: LocalPreKeys? = nil) {
@@ -34,7 +38,9 @@ public actor InMemoryProtocolStore: ProtocolStore {
     public func loadSession(for address: ProtocolAddress) -> SessionRecord? { sessions[address] }
 
     /// Deletes the record for `address`.
-    public func deleteSession(for address: ProtocolAddress) { sessions[address] = nil }
+    public func deleteSession(for address: ProtocolAddress) {
+        if let record = sessions.removeValue(forKey: address) { retiredSessionGenerations[address] = record.generation }
+    }
 
     /// The device ids of `userID` with a record, ascending.
     public func deviceIDs(ofUser userID: String) -> [UInt32] {
@@ -94,7 +100,8 @@ public actor InMemoryProtocolStore: ProtocolStore {
         localPreKeys = preKeys
         if let write = commit.session {
             var record = write.record
-            record.generation += 1
+            record.generation = sessions[write.address] == nil
+                ? (retiredSessionGenerations[write.address] ?? 0) + 1 : record.generation + 1
             sessions[write.address] = record
         }
         if let write = commit.sendingChain {
@@ -104,7 +111,8 @@ public actor InMemoryProtocolStore: ProtocolStore {
         }
         if let write = commit.receiverState, let receiverName {
             var state = write.state
-            state.generation += 1
+            state.generation = receiverStates[receiverName] == nil
+                ? (retiredReceiverGenerations[receiverName] ?? 0) + 1 : state.generation + 1
             receiverStates[receiverName] = state
         }
     }
@@ -121,6 +129,7 @@ public actor InMemoryProtocolStore: ProtocolStore {
 
     /// Forgets the chains received from `sender` in `group`.
     public func removeReceiverState(for group: GroupID, sender: ProtocolAddress) {
-        receiverStates[SenderKeyName(group: group, sender: sender)] = nil
+        let name = SenderKeyName(group: group, sender: sender)
+        if let state = receiverStates.removeValue(forKey: name) { retiredReceiverGenerations[name] = state.generation }
     }
 }

@@ -9,7 +9,9 @@
 public protocol ProtocolStore: SessionStore, IdentityKeyStore, PreKeyStore, SenderKeyStore {
     /// Applies every write of `commit` atomically, or none:
     /// - each state is written only when its stored generation equals the state's `generation`
-    ///   (no stored state counts as generation 0), and is stored with generation + 1;
+    ///   (no stored state counts as generation 0), and is stored with generation + 1 (a state
+    ///   written where an earlier one was deleted starts above every generation the deleted
+    ///   one had, so a copy from before the deletion never matches again);
     /// - the prekey consumption is applied to the stored prekeys (`LocalPreKeys.apply(_:)`);
     /// - the identity write is applied only when `appliesIdentityRecords` is true, last.
     /// - Throws: `SessionError.staleState` when a generation does not match (another writer

@@ -6,7 +6,8 @@ import SignalPrimitives
 /// Each written state carries the store generation it was loaded with (`SessionRecord`,
 /// `SenderKeySendingChain` and `SenderKeyReceiverState` all have `generation`). The store
 /// writes it only when the stored generation is still that one (0: none stored), and stores
-/// it with generation + 1; any mismatch refuses the whole commit with
+/// it with generation + 1 (above every generation a deleted predecessor had); any mismatch
+/// refuses the whole commit with
 /// `SessionError.staleState`. So a stale copy (written by a second process on the same store,
 /// restored from a backup, or simply old) can never replace a newer state: no message key is
 /// used twice and no consumed key comes back.

@@ -17,6 +17,9 @@ import GRDB
 ///     sending_chains  (group_hash PK, generation, sealed)  SenderKeySendingChain.serialized()
 ///     receiver_states (group_hash, sender_hash,            SenderKeyReceiverState.serialized()
 ///                      generation, sealed, PK (both))
+///     retired_generations (name PK, generation)            the last generation of a deleted record
+///                                                          or receiver state (name: its row key), so
+///                                                          that a new one starts above it
 ///
 /// `sessions` is a rowid table updated in place, so a message that advances the current session
 /// rewrites one small row (one page). The generation is in clear: it is the compare-and-swap
@@ -60,6 +63,10 @@ enum SchemaVersion2 {
                 generation INTEGER NOT NULL CHECK (generation >= 1),
                 sealed BLOB NOT NULL
             );
+            CREATE TABLE retired_generations (
+                name BLOB PRIMARY KEY NOT NULL,
+                generation INTEGER NOT NULL
+            ) WITHOUT ROWID;
             CREATE TABLE receiver_states (
                 group_hash BLOB NOT NULL CHECK (length(group_hash) = 32),
                 sender_hash BLOB NOT NULL CHECK (length(sender_hash) = 32),

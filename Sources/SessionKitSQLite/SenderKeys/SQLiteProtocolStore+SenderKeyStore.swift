@@ -54,8 +54,13 @@ extension SQLiteProtocolStore: SenderKeyStore {
         let (groupHash, senderHash) = receiverNames(group, sender)
         do {
             try await writeTransaction { db in
+                let stored = try Int64.fetchOne(
+                    db, sql: "SELECT generation FROM receiver_states WHERE group_hash = ? AND sender_hash = ?",
+                    arguments: [Data(groupHash), Data(senderHash)])
+                guard let stored else { return }
                 try db.execute(sql: "DELETE FROM receiver_states WHERE group_hash = ? AND sender_hash = ?",
                                arguments: [Data(groupHash), Data(senderHash)])
+                try Self.retire(groupHash + senderHash, generation: try Self.storedGeneration(stored, table: .receiverStates), db: db)
             }
         } catch {
             throw Self.sessionError(error)
@@ -68,12 +73,12 @@ extension SQLiteProtocolStore: SenderKeyStore {
     static func write(_ write: StoreCommit.SendingChainWrite, db: Database, sealer: ValueSealer) throws {
         let groupHash = sealer.rowKey(write.group.rawRepresentation, in: .senderKeyGroup)
         let stored = try Int64.fetchOne(db, sql: "SELECT generation FROM sending_chains WHERE group_hash = ?", arguments: [Data(groupHash)])
-        guard UInt64(stored ?? 0) == write.chain.generation else { throw SessionError.staleState }
+        guard try storedGeneration(stored, table: .sendingChains) == write.chain.generation else { throw SessionError.staleState }
         var bytes = write.chain.serialized()
         defer { SecureMemory.zero(&bytes) }
         let sealed = try sealer.seal(bytes, table: .sendingChains, rowKey: groupHash)
         try db.execute(sql: "INSERT OR REPLACE INTO sending_chains (group_hash, generation, sealed) VALUES (?, ?, ?)",
-                       arguments: [Data(groupHash), Int64(write.chain.generation + 1), Data(sealed)])
+                       arguments: [Data(groupHash), column(write.chain.generation + 1), Data(sealed)])
     }
 
     /// Writes the chains received from a sender after comparing generations.
@@ -83,13 +88,14 @@ extension SQLiteProtocolStore: SenderKeyStore {
         let stored = try Int64.fetchOne(
             db, sql: "SELECT generation FROM receiver_states WHERE group_hash = ? AND sender_hash = ?",
             arguments: [Data(groupHash), Data(senderHash)])
-        guard UInt64(stored ?? 0) == write.state.generation else { throw SessionError.staleState }
+        guard try storedGeneration(stored, table: .receiverStates) == write.state.generation else { throw SessionError.staleState }
+        let generation = stored == nil ? try firstGeneration(for: groupHash + senderHash, db: db) : write.state.generation + 1
         var bytes = write.state.serialized()
         defer { SecureMemory.zero(&bytes) }
         let sealed = try sealer.seal(bytes, table: .receiverStates, rowKey: groupHash + senderHash)
         try db.execute(
             sql: "INSERT OR REPLACE INTO receiver_states (group_hash, sender_hash, generation, sealed) VALUES (?, ?, ?, ?)",
-            arguments: [Data(groupHash), Data(senderHash), Int64(write.state.generation + 1), Data(sealed)])
+            arguments: [Data(groupHash), Data(senderHash), column(generation), Data(sealed)])
     }
 
     // MARK: Support

@@ -48,6 +48,7 @@ extension SQLiteProtocolStore: SessionStore {
                 try db.execute(sql: "DELETE FROM session_states WHERE record_id = ?", arguments: [row.id])
                 try db.execute(sql: "DELETE FROM session_orders WHERE record_id = ?", arguments: [row.id])
                 try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [row.id])
+                try Self.retire(names.rowKey, generation: row.generation, db: db)
             }
             sessionCache.remove(address)
         } catch {

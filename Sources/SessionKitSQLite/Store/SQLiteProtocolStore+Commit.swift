@@ -81,18 +81,18 @@ extension SQLiteProtocolStore: ProtocolStore {
                 }
             }
         }
-        let generation = plan.expectedGeneration + 1
+        let generation = row == nil ? try firstGeneration(for: plan.names.rowKey, db: db) : plan.expectedGeneration + 1
         var header = SessionRecordLayout.encode(current: plan.current?.bytes)
         defer { SecureMemory.zero(&header) }
         let sealedHeader = Data(try sealer.seal(header, table: .sessions, rowKey: plan.names.rowKey))
         let recordID: Int64
         if let row {
             try db.cachedStatement(sql: "UPDATE sessions SET generation = ?, sealed = ? WHERE id = ?")
-                .execute(arguments: [Int64(generation), sealedHeader, row.id])
+                .execute(arguments: [Self.column(generation), sealedHeader, row.id])
             recordID = row.id
         } else {
             try db.execute(sql: "INSERT INTO sessions (user_hash, device_id, generation, sealed) VALUES (?, ?, ?, ?)",
-                           arguments: [Data(plan.names.userHash), Int64(plan.names.deviceID), Int64(generation), sealedHeader])
+                           arguments: [Data(plan.names.userHash), Int64(plan.names.deviceID), Self.column(generation), sealedHeader])
             recordID = db.lastInsertedRowID
         }
         // The order of the previous sessions: only when it changed.

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import SessionKit
 import Verification
@@ -46,6 +47,31 @@ extension SQLiteProtocolStore {
         } catch let error as DatabaseError {
             throw Self.storeError(error)
         }
+    }
+
+    /// The first generation of a state stored where `name`'s earlier state was deleted (1 when
+    /// none was), inside the caller's transaction.
+    static func firstGeneration(for name: [UInt8], db: Database) throws -> UInt64 {
+        let retired = try Int64.fetchOne(db, sql: "SELECT generation FROM retired_generations WHERE name = ?", arguments: [Data(name)])
+        return UInt64(max(retired ?? 0, 0)) + 1
+    }
+
+    /// A stored generation column read back (none stored: 0).
+    /// - Throws: `SQLiteStoreError.invalidValue` for a negative value (written by something else).
+    static func storedGeneration(_ value: Int64?, table: SealedTable) throws -> UInt64 {
+        guard let value else { return 0 }
+        guard value >= 1 else { throw SQLiteStoreError.invalidValue(table: table.name) }
+        return UInt64(value)
+    }
+
+    /// A generation as the column stores it (generations stay far below 2^63).
+    static func column(_ generation: UInt64) -> Int64 { Int64(clamping: generation) }
+
+    /// Records that the state stored under `name` at `generation` is deleted, inside the
+    /// caller's transaction.
+    static func retire(_ name: [UInt8], generation: UInt64, db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO retired_generations (name, generation) VALUES (?, ?)",
+                       arguments: [Data(name), Int64(clamping: generation)])
     }
 
     /// The store's error for anything thrown inside the store.
