@@ -211,7 +211,7 @@ final class StoreGenerationTests: XCTestCase {
         let server = FakeServer()
         let alice = try await TestDevice("alice", 1, seed: 920, server: server)
         let bob = try await TestDevice("bob", 1, seed: 921, server: server)
-        let store = StaleOnceStore(base: bob.base)
+        let store = ScriptedStore(base: bob.base)
         let manager = SessionManager(store: store, trust: bob.trust, localAddress: bob.address, random: SeededRandomSource(seed: 922))
         try await alice.startSession(with: bob.address, server: server)
         _ = try await manager.decrypt(try await alice.manager.encrypt(utf8("first"), to: bob.address), from: alice.address)
@@ -259,7 +259,7 @@ final class StoreGenerationTests: XCTestCase {
         let alice = try await TestDevice("alice", 1, seed: 914, server: server)
         let bob = try await TestDevice("bob", 1, seed: 915, server: server)
         try await alice.startSession(with: bob.address, server: server)
-        let store = AlwaysStaleStore(base: alice.base)
+        let store = ScriptedStore(base: alice.base, refusesEveryCommit: true)
         let manager = SessionManager(store: store, trust: alice.trust, localAddress: alice.address,
                                      random: SeededRandomSource(seed: 916))
         let before = await alice.snapshot()
@@ -288,46 +288,21 @@ final class StoreGenerationTests: XCTestCase {
     }
 }
 
-/// A store whose every commit finds the state changed (another writer always got there first).
-actor AlwaysStaleStore: ProtocolStore {
+/// A store that plays another writer on the same store: it can refuse every commit as stale
+/// (another writer always got there first), and serve an older copy of a record once (as if
+/// another process committed a newer one between this process's load and its decryption).
+/// Everything else goes to `base`.
+actor ScriptedStore: ProtocolStore {
     let base: InMemoryProtocolStore
-    private(set) var commits = 0
-
-    init(base: InMemoryProtocolStore) { self.base = base }
-
-    func commit(_ commit: StoreCommit) async throws(SessionError) {
-        commits += 1
-        throw .staleState
-    }
-
-    func localIdentity() async throws(SessionError) -> IdentityKeyPair { await base.localIdentity() }
-    func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? { await base.loadSession(for: address) }
-    func deleteSession(for address: ProtocolAddress) async throws(SessionError) { await base.deleteSession(for: address) }
-    func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { await base.deviceIDs(ofUser: userID) }
-    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet { await base.preKeys(for: prefix) }
-    func loadPreKeys() async throws(SessionError) -> LocalPreKeys? { await base.loadPreKeys() }
-    func updatePreKeys<Result: Sendable>(
-        _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
-    ) async throws(SessionError) -> Result {
-        try await base.updatePreKeys(update)
-    }
-    func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? { await base.loadSendingChain(for: group) }
-    func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
-        await base.loadReceiverState(for: group, sender: sender)
-    }
-    func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
-        await base.removeReceiverState(for: group, sender: sender)
-    }
-}
-
-/// A store that serves an older copy of a record once (as if another process committed a newer
-/// one between this process's load and its decryption).
-actor StaleOnceStore: ProtocolStore {
-    let base: InMemoryProtocolStore
+    private let refusesEveryCommit: Bool
     private var stale: [ProtocolAddress: SessionRecord] = [:]
+    private(set) var commits = 0
     private(set) var servedStale = false
 
-    init(base: InMemoryProtocolStore) { self.base = base }
+    init(base: InMemoryProtocolStore, refusesEveryCommit: Bool = false) {
+        self.base = base
+        self.refusesEveryCommit = refusesEveryCommit
+    }
 
     func serveOnce(_ record: SessionRecord, for address: ProtocolAddress) { stale[address] = record }
 
@@ -339,7 +314,12 @@ actor StaleOnceStore: ProtocolStore {
         return await base.loadSession(for: address)
     }
 
-    func commit(_ commit: StoreCommit) async throws(SessionError) { try await base.commit(commit) }
+    func commit(_ commit: StoreCommit) async throws(SessionError) {
+        commits += 1
+        if refusesEveryCommit { throw .staleState }
+        try await base.commit(commit)
+    }
+
     func localIdentity() async throws(SessionError) -> IdentityKeyPair { await base.localIdentity() }
     func deleteSession(for address: ProtocolAddress) async throws(SessionError) { await base.deleteSession(for: address) }
     func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { await base.deviceIDs(ofUser: userID) }
