@@ -19,7 +19,7 @@ extension SQLiteProtocolStore: SenderKeyStore {
                 var bytes = try sealer.open(try Self.blob(row["sealed"], table: .sendingChains), table: .sendingChains, rowKey: groupHash).bytes
                 defer { SecureMemory.zero(&bytes) }
                 var chain = try SenderKeySendingChain(serialized: bytes)
-                chain.generation = try generation(row, table: .sendingChains)
+                chain.generation = try Self.rowGeneration(row, table: .sendingChains)
                 return chain
             }
         } catch {
@@ -30,7 +30,7 @@ extension SQLiteProtocolStore: SenderKeyStore {
     /// The chains received from `sender` in `group`, or `nil`, with their stored generation.
     /// - Throws: as `loadSendingChain(for:)`.
     public func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
-        let (groupHash, senderHash) = receiverNames(group, sender)
+        let (groupHash, senderHash) = Self.receiverNames(group, sender, sealer: sealer)
         do {
             return try await readTransaction { [sealer] db -> SenderKeyReceiverState? in
                 guard let row = try Row.fetchOne(
@@ -40,7 +40,7 @@ extension SQLiteProtocolStore: SenderKeyStore {
                     try Self.blob(row["sealed"], table: .receiverStates), table: .receiverStates, rowKey: groupHash + senderHash).bytes
                 defer { SecureMemory.zero(&bytes) }
                 var state = try SenderKeyReceiverState(serialized: bytes)
-                state.generation = try generation(row, table: .receiverStates)
+                state.generation = try Self.rowGeneration(row, table: .receiverStates)
                 return state
             }
         } catch {
@@ -51,7 +51,7 @@ extension SQLiteProtocolStore: SenderKeyStore {
     /// Forgets the chains received from `sender` in `group`.
     /// - Throws: `SessionError.storage` when the file fails.
     public func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
-        let (groupHash, senderHash) = receiverNames(group, sender)
+        let (groupHash, senderHash) = Self.receiverNames(group, sender, sealer: sealer)
         do {
             try await writeTransaction { db in
                 let stored = try Int64.fetchOne(
@@ -83,8 +83,7 @@ extension SQLiteProtocolStore: SenderKeyStore {
 
     /// Writes the chains received from a sender after comparing generations.
     static func write(_ write: StoreCommit.ReceiverStateWrite, db: Database, sealer: ValueSealer) throws {
-        let groupHash = sealer.rowKey(write.group.rawRepresentation, in: .senderKeyGroup)
-        let senderHash = sealer.rowKey(write.sender.encoded, in: .senderKeySender)
+        let (groupHash, senderHash) = receiverNames(write.group, write.sender, sealer: sealer)
         let stored = try Int64.fetchOne(
             db, sql: "SELECT generation FROM receiver_states WHERE group_hash = ? AND sender_hash = ?",
             arguments: [Data(groupHash), Data(senderHash)])
@@ -100,14 +99,8 @@ extension SQLiteProtocolStore: SenderKeyStore {
 
     // MARK: Support
 
-    private func receiverNames(_ group: GroupID, _ sender: ProtocolAddress) -> ([UInt8], [UInt8]) {
+    /// The keyed hashes naming the chains received from `sender` in `group`.
+    private static func receiverNames(_ group: GroupID, _ sender: ProtocolAddress, sealer: ValueSealer) -> ([UInt8], [UInt8]) {
         (sealer.rowKey(group.rawRepresentation, in: .senderKeyGroup), sealer.rowKey(sender.encoded, in: .senderKeySender))
     }
-}
-
-/// A row's generation column (at least 1 for a stored state).
-private func generation(_ row: Row, table: SealedTable) throws -> UInt64 {
-    let value: Int64 = row["generation"]
-    guard value >= 1 else { throw SQLiteStoreError.invalidValue(table: table.name) }
-    return UInt64(value)
 }

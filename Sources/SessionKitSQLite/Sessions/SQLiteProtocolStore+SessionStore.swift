@@ -83,9 +83,7 @@ extension SQLiteProtocolStore: SessionStore {
     static func sessionRow(_ db: Database, _ names: SessionRowNames) throws -> SessionRow? {
         let statement = try db.cachedStatement(sql: "SELECT id, generation FROM sessions WHERE user_hash = ? AND device_id = ?")
         guard let row = try Row.fetchOne(statement, arguments: [Data(names.userHash), Int64(names.deviceID)]) else { return nil }
-        let generation: Int64 = row["generation"]
-        guard generation >= 1 else { throw SQLiteStoreError.invalidValue(table: SealedTable.sessions.name) }
-        return SessionRow(id: row["id"], generation: UInt64(generation))
+        return SessionRow(id: row["id"], generation: try rowGeneration(row, table: .sessions))
     }
 
     /// Reads and opens every part of a record, inside the caller's transaction.

@@ -64,6 +64,12 @@ extension SQLiteProtocolStore {
         return UInt64(value)
     }
 
+    /// The `generation` column of a stored state's row (at least 1).
+    /// - Throws: `SQLiteStoreError.invalidValue` for a missing or non-positive value.
+    static func rowGeneration(_ row: Row, table: SealedTable) throws -> UInt64 {
+        try storedGeneration((row["generation"] as Int64?) ?? 0, table: table)
+    }
+
     /// A generation as the column stores it (generations stay far below 2^63).
     static func column(_ generation: UInt64) -> Int64 { Int64(clamping: generation) }
 
