@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import SignalPrimitives
 
 /// The files the processes of one test share, under one folder:
 ///
@@ -159,25 +160,11 @@ func realtimeNanoseconds() -> UInt64 {
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }
 
-/// Lowercase hex.
-func hex(_ bytes: some Sequence<UInt8>) -> String {
-    bytes.map { String(format: "%02x", $0) }.joined()
-}
+/// Lowercase hex (`Hex.encode`).
+func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.encode(bytes) }
 
-/// The bytes of lowercase or uppercase hex, or `nil`.
-func unhex(_ text: String) -> [UInt8]? {
-    let digits = Array(text.utf8)
-    guard digits.count.isMultiple(of: 2) else { return nil }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(digits.count / 2)
-    var index = 0
-    while index < digits.count {
-        guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-        bytes.append(high << 4 | low)
-        index += 2
-    }
-    return bytes
-}
+/// The bytes of lowercase or uppercase hex, or `nil` (`Hex.decode`).
+func unhex(_ text: String) -> [UInt8]? { Hex.decode(text) }
 
 private func nibble(_ digit: UInt8) -> UInt8? {
     switch digit {

@@ -441,35 +441,11 @@ extension XCTestCase {
     }
 }
 
-/// Lowercase hex.
-func hex(_ bytes: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var text: [UInt8] = []
-    for byte in bytes {
-        text.append(digits[Int(byte >> 4)])
-        text.append(digits[Int(byte & 0x0F)])
-    }
-    return String(decoding: text, as: UTF8.self)
-}
+/// Lowercase hex (`Hex.encode`).
+func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.encode(bytes) }
 
-/// The bytes of lowercase hex text, or `nil`.
+/// The bytes of lowercase hex text (what the stress tool writes), or `nil` (also for uppercase).
 func unhex(_ text: String) -> [UInt8]? {
-    let digits = Array(text.utf8)
-    guard digits.count.isMultiple(of: 2) else { return nil }
-    func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case 0x30 ... 0x39: return digit - 0x30
-        case 0x61 ... 0x66: return digit - 0x61 + 10
-        default: return nil
-        }
-    }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(digits.count / 2)
-    var index = 0
-    while index < digits.count {
-        guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-        bytes.append(high << 4 | low)
-        index += 2
-    }
-    return bytes
+    guard !text.utf8.contains(where: { (UInt8(ascii: "A") ... UInt8(ascii: "F")).contains($0) }) else { return nil }
+    return Hex.decode(text)
 }
