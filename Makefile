@@ -9,6 +9,10 @@
 #   make fuzz      runs every fuzz harness for FUZZ_SECONDS (default 30) seconds each
 #   make asan      runs the tests under AddressSanitizer (scratch path .build-asan)
 #   make tsan      runs the tests under ThreadSanitizer (scratch path .build-tsan)
+#   make demo      builds Examples/ (debug): starts the example relay server on 127.0.0.1 and runs
+#                  three chat clients through Examples/demo.sh (1:1, a group of three, a client
+#                  offline and back, a restart from the database, a changed identity key with its
+#                  safety numbers); prints what each client received, fails if anything is missing
 #   make crash     runs the process tests (SessionKitSQLiteProcessTests, sessionkit-stress): an app
 #                  and its extension as two OS processes on one SQLite file, and a conversation of two
 #                  processes killed with SIGKILL at random points CRASH_ITERATIONS times (default 250:
@@ -18,7 +22,7 @@
 
 SWIFT ?= swift
 
-.PHONY: all deps vectors test bench fuzz asan tsan crash
+.PHONY: all deps vectors test bench demo fuzz asan tsan crash
 
 all: test vectors
 
@@ -80,6 +84,13 @@ test: deps
 
 bench: deps
 	Benchmarks/run.sh
+
+# The examples (Examples/README.md): a relay on Hummingbird and a command-line client on
+# SessionKit and SessionKitSQLite, in their own package so that Hummingbird stays out of the
+# library. The script stops the relay and the clients on every exit (DEMO_KEEP=1 keeps the
+# working folder).
+demo: deps
+	SWIFT=$(SWIFT) Examples/demo.sh
 
 # Fuzzing (see Fuzz/README.md): builds the libFuzzer harnesses (swiftc -sanitize=fuzzer,address)
 # and runs each for FUZZ_SECONDS seconds; fails on any finding (trap, invariant violation,

@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The examples live in their own package so that the library keeps libsodium (and swift-crypto
+// for ML-KEM, GRDB for SQLite) as its only dependencies: Hummingbird and its WebSocket support
+// are needed only by the demo relay server and client.
+let package = Package(
+    name: "Examples",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        // The library, by path. Its package identity comes from the checkout's folder name,
+        // so it is named explicitly for `.product(name:package:)` below.
+        .package(name: "SessionKit", path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.0.0"),
+        // Already in Hummingbird's graph; named for the client's `Logger`.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.5.0"),
+    ],
+    targets: [
+        // The frames client and server exchange over the WebSocket (JSON text frames).
+        .target(name: "RelayWire"),
+        // The relay: prekey directory and envelope mailbox, in memory.
+        .executableTarget(
+            name: "relay-server",
+            dependencies: [
+                "RelayWire",
+                .product(name: "SignalPrimitives", package: "SessionKit"),
+                .product(name: "SessionKit", package: "SessionKit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The command-line client: one SQLite store per client.
+        .executableTarget(
+            name: "chat-client",
+            dependencies: [
+                "RelayWire",
+                .product(name: "SignalPrimitives", package: "SessionKit"),
+                .product(name: "SessionKit", package: "SessionKit"),
+                .product(name: "Verification", package: "SessionKit"),
+                .product(name: "SessionKitSQLite", package: "SessionKit"),
+                .product(name: "SessionKitMLKEM", package: "SessionKit"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,99 @@
+import Foundation
+
+// The frames the relay server and the chat client exchange over one WebSocket, as JSON text
+// frames. They carry only public prekey material and opaque envelopes: the server never sees a
+// plaintext (see Examples/README.md, "Wire protocol").
+
+/// A device as the relay knows it: a user id and a device id (SessionKit's `ProtocolAddress`
+/// without the library, so that the wire format stands on its own).
+public struct DeviceName: Codable, Sendable, Hashable, CustomStringConvertible {
+    /// The user id.
+    public let user: String
+    /// The device id.
+    public let device: UInt32
+
+    /// Creates a device name.
+    public init(user: String, device: UInt32) {
+        self.user = user
+        self.device = device
+    }
+
+    /// `user.device`, as SessionKit prints addresses.
+    public var description: String { "\(user).\(device)" }
+}
+
+/// What a client sends. Requests carry an `id` that the server's answer (`ServerFrame.ok`,
+/// `.failed`, `.bundles`) repeats.
+public enum ClientFrame: Codable, Sendable {
+    /// The first frame of a connection: the device it speaks for. (A real server authenticates
+    /// the device here; this demo trusts it.) The server then delivers the queued envelopes.
+    case hello(device: DeviceName)
+    /// Publishes prekeys: `PreKeyUpload.serialized`, base64. An upload with another identity key
+    /// than the published one replaces everything (the device registered again).
+    case upload(id: Int, prekeys: String)
+    /// Asks for one bundle per device of `user`; each one-time prekey is handed out at most once.
+    case fetch(id: Int, user: String)
+    /// Queues `envelope` (opaque text) for each of `to`; the server answers `ok` once it is queued.
+    case send(id: Int, to: [DeviceName], envelope: String)
+    /// The client processed (decrypted and persisted) the delivery `message`: the server deletes it.
+    case ack(message: UInt64)
+}
+
+/// What the server sends.
+public enum ServerFrame: Codable, Sendable {
+    /// The answer to `hello`: how many envelopes are queued for the device (they follow).
+    case welcome(queued: Int)
+    /// The request `id` succeeded.
+    case ok(id: Int)
+    /// The request `id` failed.
+    case failed(id: Int, reason: String)
+    /// The answer to `fetch`: one bundle per device (none when the user has not registered).
+    case bundles(id: Int, bundles: [PublishedBundle])
+    /// An envelope for this device, from the connection of `from` (the server stamps the sender
+    /// from the connection, never from the envelope). Delivered again on every connection until
+    /// acknowledged.
+    case deliver(message: UInt64, from: DeviceName, envelope: String)
+}
+
+/// One device's prekey bundle as the server hands it out.
+public struct PublishedBundle: Codable, Sendable {
+    /// The device id.
+    public let device: UInt32
+    /// `PreKeyBundle.serialized`, base64.
+    public let bundle: String
+    /// Which prekeys the server put in: for the demo's log (`"one-time prekey 3, one-time KEM
+    /// prekey 4"`, `"no one-time prekey, last-resort KEM prekey 1"`). The client does not need it.
+    public let note: String
+
+    /// Creates an entry.
+    public init(device: UInt32, bundle: String, note: String) {
+        self.device = device
+        self.bundle = bundle
+        self.note = note
+    }
+}
+
+/// JSON text for frames, and base64 for the bytes inside them.
+public enum WireCoding {
+    /// The compact JSON text of `value`.
+    public static func text<Value: Encodable>(_ value: Value) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Decodes `text` as a `Value`.
+    public static func decode<Value: Decodable>(_ type: Value.Type, from text: String) throws -> Value {
+        try JSONDecoder().decode(type, from: Data(text.utf8))
+    }
+
+    /// `bytes` as standard base64.
+    public static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+
+    /// The bytes of standard base64 `text`, or `nil` when it is not base64.
+    public static func bytes(base64 text: String) -> [UInt8]? { Data(base64Encoded: text).map { Array($0) } }
+
+    /// The largest frame either side accepts: an upload of 50 one-time KEM prekeys is about
+    /// 85 KB of base64.
+    public static let maximumFrameSize = 1 << 20
+}

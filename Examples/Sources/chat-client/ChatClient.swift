@@ -1,0 +1,288 @@
+import Foundation
+import RelayWire
+import SessionKit
+import SessionKitSQLite
+import Verification
+
+/// One chat device: a `SessionManager` over its `SQLiteProtocolStore` (which is also its trust
+/// store), talking to the relay through a `RelayConnection`.
+///
+/// It runs the commands of its script (`run(_:)`) and processes what the relay delivers
+/// (`deliver(_:from:envelope:)`), concurrently: the manager serialises the work per peer device.
+/// Everything it prints is one line; received messages start with `received`.
+final class ChatClient: Sendable {
+    /// This device, as the relay knows it.
+    let me: DeviceName
+    /// This device, as SessionKit knows it.
+    let address: ProtocolAddress
+    let manager: SessionManager
+    let store: SQLiteProtocolStore
+    let relay: RelayConnection
+    private let fingerprints: FingerprintGenerator
+    private let groups: GroupDirectory
+
+    init(me: DeviceName, address: ProtocolAddress, manager: SessionManager, store: SQLiteProtocolStore,
+         relay: RelayConnection) throws {
+        self.me = me
+        self.address = address
+        self.manager = manager
+        self.store = store
+        self.relay = relay
+        fingerprints = try FingerprintGenerator()
+        groups = GroupDirectory(store: store)
+    }
+
+    // MARK: Start-up
+
+    /// Publishes what the relay does not have yet: everything on first start, afterwards only
+    /// what `maintainPreKeys` replaced or added (nothing, usually).
+    func publishPreKeys() async throws {
+        let upload = try await manager.maintainPreKeys()
+        guard !upload.isEmpty else { return }
+        try await relay.upload(upload.serialized)
+        say("published \(upload.oneTimePreKeys.count) one-time prekey(s), \(upload.oneTimeKEMPreKeys.count) one-time KEM prekey(s)"
+            + (upload.signedPreKey == nil ? "" : ", a signed prekey with its last-resort KEM prekey"))
+    }
+
+    // MARK: Commands
+
+    /// Runs one command line of the script:
+    /// `send USER TEXT…`, `group NAME USER…`, `gsend NAME TEXT…`, `safety USER`, `accept USER`.
+    func run(_ line: String) async {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard let command = words.first else { return }
+        let rest = { (from: Int) in words.dropFirst(from).joined(separator: " ") }
+        do {
+            switch command {
+            case "send" where words.count >= 3: try await send(rest(2), to: words[1])
+            case "group" where words.count >= 3: try await createGroup(words[1], members: Array(words.dropFirst(2)))
+            case "gsend" where words.count >= 3: try await sendToGroup(words[1], rest(2))
+            case "safety" where words.count == 2: try await showSafetyNumbers(with: words[1])
+            case "accept" where words.count == 2: try await acceptIdentityChange(of: words[1])
+            default: say("unknown command: \(line)")
+            }
+        } catch {
+            say("failed: \(line): \(error)")
+        }
+    }
+
+    /// Encrypts `text` to every device of `user` (starting sessions from the relay's bundles
+    /// when there are none) and hands the envelopes to the relay.
+    func send(_ text: String, to user: String) async throws {
+        try await ensureSessions(with: user)
+        for outcome in try await manager.encrypt(Array(text.utf8), toUser: user) {
+            let device = DeviceName(outcome.address)
+            switch outcome.result {
+            case let .success(ciphertext):
+                try await relay.send(try envelope(message: ciphertext), to: [device])
+                say("sent to \(device): \(text)")
+            case .failure(.untrustedIdentity):
+                say("not sent to \(device): its identity key changed; compare the safety number (safety \(user)), then accept it (accept \(user))")
+            case let .failure(error):
+                say("not sent to \(device): \(error)")
+            }
+        }
+    }
+
+    /// Starts a session with each device of `user` from the bundles the relay hands out, when
+    /// we have no session with any of its devices.
+    private func ensureSessions(with user: String) async throws {
+        guard try await store.deviceIDs(ofUser: user).isEmpty else { return }
+        let bundles = try await relay.bundles(of: user)
+        if bundles.isEmpty { say("\(user) is not registered at the relay") }
+        for published in bundles {
+            let peer = try ProtocolAddress(userID: user, deviceID: published.device)
+            guard let bytes = WireCoding.bytes(base64: published.bundle) else { throw RelayConnectionError.unexpectedAnswer }
+            try await manager.processBundle(try PreKeyBundle(serialized: bytes), for: peer)
+            say("new session with \(peer) from its bundle (\(published.note))")
+        }
+    }
+
+    /// Records the members of group `name` (the users other than us) and sends each of their
+    /// devices our sender key for it, through the pairwise sessions.
+    func createGroup(_ name: String, members users: [String]) async throws {
+        let group = try GroupID(name)
+        let others = users.filter { $0 != me.user }
+        try await saveMembers(others, of: name)
+        var devices: [ProtocolAddress] = []
+        for user in others {
+            try await ensureSessions(with: user)
+            devices += try await store.deviceIDs(ofUser: user).map { device in try ProtocolAddress(userID: user, deviceID: device) }
+        }
+        for outcome in try await manager.distributeSenderKey(for: group, to: devices) {
+            let device = DeviceName(outcome.address)
+            switch outcome.result {
+            case let .success(ciphertext):
+                try await relay.send(try envelope(distribution: ciphertext, group: group), to: [device])
+                say("sent our sender key for \(name) to \(device)")
+            case let .failure(error):
+                say("sender key for \(name) not sent to \(device): \(error)")
+            }
+        }
+    }
+
+    /// Encrypts `text` once with our sender key for group `name` and has the relay deliver the
+    /// one envelope to every member device.
+    func sendToGroup(_ name: String, _ text: String) async throws {
+        let group = try GroupID(name)
+        var devices: [DeviceName] = []
+        for user in try await members(of: name) {
+            devices += try await store.deviceIDs(ofUser: user).map { DeviceName(user: user, device: $0) }
+        }
+        let ciphertext = try await manager.groupEncrypt(Array(text.utf8), for: group)
+        try await relay.send(try envelope(groupMessage: ciphertext, group: group), to: devices)
+        say("sent to \(name) (\(devices.map(\.description).joined(separator: ", "))): \(text)")
+    }
+
+    /// Prints the safety number with each device of `user`, and the one before the change when
+    /// its identity key changed: the users compare them (in person, or by scanning the QR
+    /// form) before accepting the new key.
+    func showSafetyNumbers(with user: String) async throws {
+        let local = try await manager.store.localIdentity().publicKey.rawRepresentation
+        for device in try await store.deviceIDs(ofUser: user) {
+            let peer = try ProtocolAddress(userID: user, deviceID: device)
+            guard let record = try await store.record(for: peer) else { continue }
+            if let previous = record.previousIdentityKey {
+                say("safety number with \(peer) before its key changed: \(safetyNumber(local, user, previous))")
+            }
+            say("safety number with \(peer) (\(record.status)): \(safetyNumber(local, user, record.identityKey))")
+        }
+    }
+
+    /// Accepts the changed identity key of each device of `user` that awaits it: sending to
+    /// them is allowed again.
+    func acceptIdentityChange(of user: String) async throws {
+        for device in try await store.deviceIDs(ofUser: user) {
+            let peer = try ProtocolAddress(userID: user, deviceID: device)
+            guard let record = try await store.record(for: peer), record.isAwaitingAcceptance else { continue }
+            try await store.acceptIdentityChange(record.identityKey, for: peer)
+            say("accepted the new identity key of \(peer)")
+        }
+    }
+
+    private func safetyNumber(_ local: [UInt8], _ user: String, _ remote: [UInt8]) -> String {
+        fingerprints.fingerprint(
+            version: 2, localIdentifier: Array(me.user.utf8), localIdentityKey: local,
+            remoteIdentifier: Array(user.utf8), remoteIdentityKey: remote
+        ).displayable.formatted
+    }
+
+    // MARK: Deliveries
+
+    /// Processes delivery `message` from `from`: decrypts it, keeps the plaintext in the store's
+    /// archive before SessionKit persists the session, prints it, and only then acknowledges it
+    /// (decrypt → persist → acknowledge). A failure the library may recover from leaves the
+    /// envelope at the relay.
+    func deliver(_ message: UInt64, from: DeviceName, envelope text: String) async {
+        let store = store
+        do {
+            let received = try await receive(text, from: from, keeping: { (plaintext: [UInt8], conversation: String) async throws(SessionError) in
+                do {
+                    try await store.appendArchivedMessage(
+                        plaintext, messageID: "\(message)", conversationID: conversation,
+                        timestamp: Int64(Date().timeIntervalSince1970 * 1000))
+                } catch {
+                    throw .storage("archive: \(error)")
+                }
+            })
+            try await show(received)
+        } catch let error as SessionError {
+            switch disposition(of: error) {
+            case .acknowledge(quietly: true): break
+            case .acknowledge(quietly: false): say("dropped a message from \(from): \(error)")
+            case .retryLater:
+                say("kept a message from \(from) at the relay for later: \(error)")
+                return
+            }
+        } catch {
+            say("kept a message from \(from) at the relay for later: \(error)")
+            return
+        }
+        do { try await relay.acknowledge(message) } catch { say("acknowledging \(message) failed: \(error)") }
+    }
+
+    private func show(_ received: Received) async throws {
+        switch received {
+        case let .message(message):
+            if message.establishedSession { say("new session with \(message.sender) (it started it)") }
+            if case .changed = message.identityObservation {
+                say("identity key of \(message.sender) CHANGED: sending to \(message.sender.userID) is held until you compare "
+                    + "the safety number (safety \(message.sender.userID)) and accept it (accept \(message.sender.userID))")
+            }
+            say("received from \(message.sender.userID): \(String(decoding: message.plaintext, as: UTF8.self))")
+            // A prekey message used one of our one-time prekeys: top them up when they run low.
+            if message.establishedSession { try await publishPreKeys() }
+        case let .groupMessage(group, sender, plaintext):
+            say("received in \(group.name) from \(sender.userID): \(String(decoding: plaintext, as: UTF8.self))")
+        case let .senderKeyDistribution(group, sender):
+            try await addMember(sender.userID, to: group.name)
+            say("got the sender key of \(sender) for \(group.name)")
+        }
+    }
+
+    // MARK: Group members
+
+    private func members(of group: String) async throws -> [String] { try await groups.members(of: group) }
+
+    private func saveMembers(_ members: [String], of group: String) async throws { try await groups.set(members, of: group) }
+
+    private func addMember(_ user: String, to group: String) async throws { try await groups.add(user, to: group) }
+}
+
+/// The members of each group (user ids other than ours), kept in the store's archive as one
+/// archived "message" per group in the conversation `_groups`: encrypted at rest like the rest
+/// of the store. An actor, so that a command and a delivery changing a group do not lose each
+/// other's change.
+actor GroupDirectory {
+    private static let conversation = "_groups"
+    private let store: SQLiteProtocolStore
+    private var cache: [String: [String]]?
+
+    init(store: SQLiteProtocolStore) {
+        self.store = store
+    }
+
+    func members(of group: String) async throws -> [String] {
+        try await all()[group] ?? []
+    }
+
+    func set(_ members: [String], of group: String) async throws {
+        var groups = try await all()
+        groups[group] = members
+        cache = groups
+        try await store.appendArchivedMessage(
+            Array(members.joined(separator: ",").utf8), messageID: group, conversationID: Self.conversation, timestamp: 0)
+    }
+
+    func add(_ user: String, to group: String) async throws {
+        var members = try await members(of: group)
+        guard !members.contains(user) else { return }
+        members.append(user)
+        try await set(members, of: group)
+    }
+
+    /// Every group, read from the store once.
+    private func all() async throws -> [String: [String]] {
+        if let cache { return cache }
+        var groups: [String: [String]] = [:]
+        for entry in try await store.archivedMessages(inConversation: Self.conversation, limit: 1000).messages {
+            groups[entry.messageID] = String(decoding: entry.plaintext.bytes, as: UTF8.self).split(separator: ",").map(String.init)
+        }
+        if let cache { return cache }  // another call loaded it meanwhile
+        cache = groups
+        return groups
+    }
+}
+
+/// Prints one line of the client's output, written at once (standard output is a file or a
+/// pipe in the demo, where `print` would buffer it).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+extension DeviceName {
+    /// The relay's name for `address`.
+    init(_ address: ProtocolAddress) {
+        self.init(user: address.userID, device: address.deviceID)
+    }
+}

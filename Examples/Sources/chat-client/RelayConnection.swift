@@ -1,0 +1,106 @@
+import HummingbirdWSClient
+import RelayWire
+
+/// The client's side of the relay's WebSocket: requests with their answers, and the frames the
+/// relay pushes (deliveries), which the inbound loop hands to `answer(_:)`.
+actor RelayConnection {
+    private let outbound: WebSocketOutboundWriter
+    private var nextID = 1
+    private var waiting: [Int: CheckedContinuation<ServerFrame, any Error>] = [:]
+    /// Answers that arrived before their request started waiting for them.
+    private var early: [Int: ServerFrame] = [:]
+    private var closed = false
+
+    /// A connection writing to `outbound`.
+    init(_ outbound: WebSocketOutboundWriter) {
+        self.outbound = outbound
+    }
+
+    /// Says which device this connection speaks for; the relay then delivers what is queued.
+    func hello(_ device: DeviceName) async throws {
+        try await write(.hello(device: device))
+    }
+
+    /// Publishes `prekeys` (`PreKeyUpload.serialized`).
+    func upload(_ prekeys: [UInt8]) async throws {
+        _ = try await request { .upload(id: $0, prekeys: WireCoding.base64(prekeys)) }
+    }
+
+    /// One bundle per device of `user` (empty when `user` has not registered).
+    func bundles(of user: String) async throws -> [PublishedBundle] {
+        guard case let .bundles(_, bundles) = try await request({ .fetch(id: $0, user: user) }) else {
+            throw RelayConnectionError.unexpectedAnswer
+        }
+        return bundles
+    }
+
+    /// Hands `envelope` to the relay for each of `recipients`; returns once it is queued there.
+    func send(_ envelope: String, to recipients: [DeviceName]) async throws {
+        _ = try await request { .send(id: $0, to: recipients, envelope: envelope) }
+    }
+
+    /// Tells the relay that delivery `message` was processed and persisted: it deletes it.
+    func acknowledge(_ message: UInt64) async throws {
+        try await write(.ack(message: message))
+    }
+
+    /// Routes an answer (`ok`, `failed`, `bundles`) to the request waiting for it.
+    func answer(_ frame: ServerFrame) {
+        let id: Int
+        switch frame {
+        case let .ok(answered), let .failed(answered, _), let .bundles(answered, _): id = answered
+        case .welcome, .deliver: return
+        }
+        if let continuation = waiting.removeValue(forKey: id) {
+            continuation.resume(returning: frame)
+        } else {
+            early[id] = frame
+        }
+    }
+
+    /// Fails every waiting request: the connection is gone.
+    func close() {
+        closed = true
+        for continuation in waiting.values { continuation.resume(throwing: RelayConnectionError.closed) }
+        waiting = [:]
+    }
+
+    /// Sends the request `make(id)` and waits for its answer; `failed` becomes an error.
+    private func request(_ make: (Int) -> ClientFrame) async throws -> ServerFrame {
+        let id = nextID
+        nextID += 1
+        try await write(make(id))
+        let frame: ServerFrame
+        if let answered = early.removeValue(forKey: id) {
+            frame = answered
+        } else {
+            guard !closed else { throw RelayConnectionError.closed }
+            frame = try await withCheckedThrowingContinuation { waiting[id] = $0 }
+        }
+        if case let .failed(_, reason) = frame { throw RelayConnectionError.refused(reason) }
+        return frame
+    }
+
+    private func write(_ frame: ClientFrame) async throws {
+        guard !closed else { throw RelayConnectionError.closed }
+        try await outbound.write(.text(try WireCoding.text(frame)))
+    }
+}
+
+/// Why a relay request failed.
+enum RelayConnectionError: Error, CustomStringConvertible {
+    /// The connection closed before the answer came.
+    case closed
+    /// The relay refused the request.
+    case refused(String)
+    /// The relay answered with another kind of frame.
+    case unexpectedAnswer
+
+    var description: String {
+        switch self {
+        case .closed: return "the connection to the relay closed"
+        case let .refused(reason): return "the relay refused: \(reason)"
+        case .unexpectedAnswer: return "unexpected answer from the relay"
+        }
+    }
+}

@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import HummingbirdWSClient
+import Logging
+import RelayWire
+import SessionKit
+import SessionKitMLKEM
+import SessionKitSQLite
+
+// chat-client --name alice --server ws://127.0.0.1:PORT --db DIR/alice.sqlite [--device 1] [--prekeys 50]
+//
+// One chat device. Opens (or creates) its SQLite store, with the storage key in DB.key
+// (created 0600), connects to the relay, publishes its prekeys, prints `ready`, then runs the
+// commands it reads from standard input, one per line, while it prints what arrives:
+//
+//   send USER TEXT…        a message to every device of USER
+//   group NAME USER…       a group of USERs (ourselves left out): sends them our sender key
+//   gsend NAME TEXT…       a message to group NAME, encrypted once with our sender key
+//   safety USER            the safety numbers with USER's devices (before and after a key change)
+//   accept USER            accept USER's changed identity key
+//   quit                   (or end of input) disconnect and exit
+//
+// `--prekeys N` publishes N one-time prekeys and N one-time KEM prekeys and never tops them up
+// (the demo uses 1, so that the relay soon hands out the last-resort KEM prekey).
+
+/// The command-line options.
+struct Options {
+    var name = ""
+    var server = ""
+    var database = ""
+    var device: UInt32 = 1
+    var preKeys: Int?
+
+    init(_ arguments: [String]) throws(UsageError) {
+        var rest = arguments[...]
+        while let option = rest.popFirst() {
+            guard let value = rest.popFirst() else { throw UsageError() }
+            switch option {
+            case "--name": name = value
+            case "--server": server = value
+            case "--db": database = value
+            case "--device":
+                guard let number = UInt32(value) else { throw UsageError() }
+                device = number
+            case "--prekeys":
+                guard let number = Int(value) else { throw UsageError() }
+                preKeys = number
+            default:
+                throw UsageError()
+            }
+        }
+        guard !name.isEmpty, !server.isEmpty, !database.isEmpty else { throw UsageError() }
+    }
+}
+
+struct UsageError: Error, CustomStringConvertible {
+    var description: String {
+        "usage: chat-client --name USER --server ws://HOST:PORT --db PATH.sqlite [--device ID] [--prekeys N]"
+    }
+}
+
+/// The lines of standard input, read on a thread of their own (reading blocks).
+func standardInputLines() -> AsyncStream<String> {
+    let (lines, continuation) = AsyncStream.makeStream(of: String.self)
+    let reader = Thread {
+        while let line = readLine() { continuation.yield(line) }
+        continuation.finish()
+    }
+    reader.start()
+    return lines
+}
+
+func runClient() async throws {
+    let options = try Options(Array(CommandLine.arguments.dropFirst()))
+    let me = DeviceName(user: options.name, device: options.device)
+    let address = try ProtocolAddress(userID: options.name, deviceID: options.device)
+
+    // The store: one file per device, sealed with a storage key kept in a 0600 key file next
+    // to it (on Apple platforms, keep the key in the Keychain instead).
+    let isNew = !FileManager.default.fileExists(atPath: options.database)
+    let key = try StorageKey.loadOrCreateKeyFile(at: options.database + ".key")
+    let store = try SQLiteProtocolStore(path: options.database, storageKey: key)
+    defer { try? store.close() }
+    let policy = try options.preKeys.map { count in
+        try PreKeyPolicy(oneTimePreKeyBatchSize: count, oneTimePreKeyLowWaterMark: 0)
+    } ?? .default
+    // Post-quantum sessions (PQXDH with ML-KEM-768); the store is also the trust store.
+    let manager = SessionManager(store: store, trust: store, localAddress: address, kem: SwiftCryptoMLKEM768(),
+                                 preKeyPolicy: policy)
+    say(isNew ? "new device \(address): created \(options.database)" : "restarted \(address) from \(options.database)")
+
+    let commands = standardInputLines()
+    var logger = Logger(label: "chat-client")
+    logger.logLevel = .warning
+    var configuration = WebSocketClientConfiguration()
+    configuration.maxFrameSize = WireCoding.maximumFrameSize
+    try await WebSocketClient.connect(url: options.server + "/relay", configuration: configuration, logger: logger) {
+        inbound, outbound, _ in
+        let relay = RelayConnection(outbound)
+        let client = try ChatClient(me: me, address: address, manager: manager, store: store, relay: relay)
+        // Deliveries are processed one after the other, in the order the relay sent them.
+        let (deliveries, delivered) = AsyncStream.makeStream(of: (UInt64, DeviceName, String).self)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                defer { delivered.finish() }
+                for try await message in inbound.messages(maxSize: WireCoding.maximumFrameSize) {
+                    guard case let .text(text) = message, let frame = try? WireCoding.decode(ServerFrame.self, from: text) else {
+                        continue
+                    }
+                    if case let .deliver(id, from, envelope) = frame {
+                        delivered.yield((id, from, envelope))
+                    } else {
+                        await relay.answer(frame)
+                    }
+                }
+                await relay.close()
+            }
+            tasks.addTask {
+                for await (id, from, envelope) in deliveries {
+                    await client.deliver(id, from: from, envelope: envelope)
+                }
+            }
+            try await relay.hello(me)
+            try await client.publishPreKeys()
+            say("ready")
+            for await line in commands {
+                if line.trimmingCharacters(in: .whitespaces) == "quit" { break }
+                await client.run(line)
+            }
+            // Closing ends the inbound loop (the relay answers the close), then the deliveries.
+            try await outbound.close(.normalClosure, reason: "bye")
+            try await tasks.waitForAll()
+        }
+    }
+    say("disconnected")
+}
+
+do {
+    try await runClient()
+} catch {
+    say("chat-client: \(error)")
+    exit(1)
+}

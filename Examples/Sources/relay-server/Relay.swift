@@ -1,0 +1,152 @@
+import RelayWire
+import SignalPrimitives
+import SessionKit
+
+/// The relay's state, in memory: the prekey directory and one mailbox per device.
+///
+/// It holds public prekey material and opaque envelopes only. It hands out each one-time
+/// prekey and each one-time KEM prekey at most once (removing it as it builds the bundle), and
+/// the device's last-resort KEM prekey when no one-time KEM prekey is left. An envelope stays in
+/// its recipient's mailbox until the recipient acknowledges it, and is delivered again on every
+/// connection until then (decrypt → persist → acknowledge on the client).
+actor Relay {
+    /// One device's published prekeys.
+    private struct Published {
+        var identityKey: Ed25519.PublicKey
+        var signedPreKey: PreKeyUpload.SignedKey
+        var lastResortKEMPreKey: PreKeyBundle.KEMKey?
+        var oneTimePreKeys: [PreKeyBundle.OneTimeKey]
+        var oneTimeKEMPreKeys: [PreKeyBundle.KEMKey]
+    }
+
+    /// An envelope waiting for its recipient's acknowledgement.
+    private struct Queued {
+        let id: UInt64
+        let from: DeviceName
+        let envelope: String
+    }
+
+    /// The connection currently speaking for a device: where to push its frames.
+    private struct Connection {
+        let id: Int
+        let frames: AsyncStream<ServerFrame>.Continuation
+    }
+
+    private var directory: [DeviceName: Published] = [:]
+    private var mailboxes: [DeviceName: [Queued]] = [:]
+    private var connections: [DeviceName: Connection] = [:]
+    private var nextMessageID: UInt64 = 1
+    private var nextConnectionID = 1
+    private let log: @Sendable (String) -> Void
+
+    /// Creates an empty relay that reports what it does (never a plaintext: it has none) to `log`.
+    init(log: @escaping @Sendable (String) -> Void) {
+        self.log = log
+    }
+
+    // MARK: Connections
+
+    /// Registers the connection `frames` for `device` (replacing an older one), and pushes the
+    /// envelopes queued for it. Returns the connection's id (for `disconnect`).
+    func connect(_ device: DeviceName, frames: AsyncStream<ServerFrame>.Continuation) -> Int {
+        let id = nextConnectionID
+        nextConnectionID += 1
+        connections[device]?.frames.finish()
+        connections[device] = Connection(id: id, frames: frames)
+        let queued = mailboxes[device] ?? []
+        log("\(device) connected, \(queued.count) envelope(s) queued")
+        frames.yield(.welcome(queued: queued.count))
+        for item in queued {
+            frames.yield(.deliver(message: item.id, from: item.from, envelope: item.envelope))
+        }
+        return id
+    }
+
+    /// Forgets the connection `id` of `device` (when it is still the current one).
+    func disconnect(_ device: DeviceName, connection id: Int) {
+        guard connections[device]?.id == id else { return }
+        connections[device] = nil
+        log("\(device) disconnected")
+    }
+
+    // MARK: Prekeys
+
+    /// Publishes `upload` for `device`. An upload with a new identity key must be complete (carry
+    /// a signed prekey) and replaces everything published for the device: it registered again.
+    func publish(_ upload: PreKeyUpload, for device: DeviceName) throws(RelayError) {
+        if var published = directory[device], published.identityKey == upload.identityKey {
+            if let signed = upload.signedPreKey {
+                published.signedPreKey = signed
+                published.lastResortKEMPreKey = upload.lastResortKEMPreKey
+            }
+            published.oneTimePreKeys += upload.oneTimePreKeys
+            published.oneTimeKEMPreKeys += upload.oneTimeKEMPreKeys
+            directory[device] = published
+            log("\(device) published \(upload.oneTimePreKeys.count) one-time prekey(s), "
+                + "\(upload.oneTimeKEMPreKeys.count) one-time KEM prekey(s)"
+                + (upload.signedPreKey == nil ? "" : ", a new signed prekey"))
+            return
+        }
+        guard let signed = upload.signedPreKey else {
+            throw RelayError("the first upload of \(device) (or one with a new identity key) must carry a signed prekey")
+        }
+        let replacing = directory[device] != nil
+        directory[device] = Published(
+            identityKey: upload.identityKey, signedPreKey: signed, lastResortKEMPreKey: upload.lastResortKEMPreKey,
+            oneTimePreKeys: upload.oneTimePreKeys, oneTimeKEMPreKeys: upload.oneTimeKEMPreKeys)
+        log("\(device) \(replacing ? "registered again with a NEW identity key" : "registered"): "
+            + "\(upload.oneTimePreKeys.count) one-time prekey(s), \(upload.oneTimeKEMPreKeys.count) one-time KEM prekey(s)"
+            + (upload.lastResortKEMPreKey == nil ? "" : ", a last-resort KEM prekey"))
+    }
+
+    /// One bundle per registered device of `user`, each taking (and removing) the device's next
+    /// one-time prekey and one-time KEM prekey, or its last-resort KEM prekey when none is left.
+    func bundles(of user: String, for requester: DeviceName) -> [PublishedBundle] {
+        var result: [PublishedBundle] = []
+        for (device, var published) in directory.filter({ $0.key.user == user }).sorted(by: { $0.key.device < $1.key.device }) {
+            let oneTime = published.oneTimePreKeys.isEmpty ? nil : published.oneTimePreKeys.removeFirst()
+            let kem = published.oneTimeKEMPreKeys.isEmpty ? nil : published.oneTimeKEMPreKeys.removeFirst()
+            let upload = PreKeyUpload(
+                identityKey: published.identityKey, signedPreKey: published.signedPreKey,
+                lastResortKEMPreKey: published.lastResortKEMPreKey, oneTimePreKeys: [], oneTimeKEMPreKeys: [])
+            guard let bundle = upload.bundle(oneTimePreKey: oneTime, kemPreKey: kem) else { continue }
+            directory[device] = published
+            var note = oneTime.map { "one-time prekey \($0.id)" } ?? "no one-time prekey left"
+            if let kem {
+                note += ", one-time KEM prekey \(kem.id)"
+            } else if let lastResort = published.lastResortKEMPreKey {
+                note += ", last-resort KEM prekey \(lastResort.id)"
+            }
+            log("bundle of \(device) for \(requester): \(note)")
+            result.append(PublishedBundle(device: device.device, bundle: WireCoding.base64(bundle.serialized), note: note))
+        }
+        return result
+    }
+
+    // MARK: Envelopes
+
+    /// Queues `envelope` from `sender` for each of `recipients`, pushing it at once to those
+    /// connected. The envelope is opaque here: only its size is logged.
+    func send(_ envelope: String, from sender: DeviceName, to recipients: [DeviceName]) {
+        for recipient in recipients {
+            let item = Queued(id: nextMessageID, from: sender, envelope: envelope)
+            nextMessageID += 1
+            mailboxes[recipient, default: []].append(item)
+            let online = connections[recipient] != nil
+            connections[recipient]?.frames.yield(.deliver(message: item.id, from: sender, envelope: envelope))
+            log("envelope \(item.id) \(sender) -> \(recipient): \(envelope.utf8.count) bytes, "
+                + (online ? "delivered" : "queued (offline)"))
+        }
+    }
+
+    /// Deletes the acknowledged envelope `id` from `device`'s mailbox.
+    func acknowledge(_ id: UInt64, by device: DeviceName) {
+        mailboxes[device]?.removeAll { $0.id == id }
+    }
+}
+
+/// A refused request, with the reason the client gets back.
+struct RelayError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# make demo: builds the example relay and chat client (debug), starts the relay on 127.0.0.1 on a
+# free port, and runs three clients (alice, bob, carol) through a script: a 1:1 conversation, a
+# group of three, a client offline and back (restarted from its database), and a contact whose
+# identity key changed (the script shows the safety numbers, then accepts the new key). Prints
+# what each client received and exits non-zero when an expected message did not arrive, when
+# anything else arrived, or when a plaintext shows up in the relay's log.
+#
+# DEMO_KEEP=1 keeps the working folder (databases, key files, logs); DEMO_TIMEOUT (seconds,
+# default 60) bounds each wait.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+SWIFT=${SWIFT:-swift}
+TIMEOUT=${DEMO_TIMEOUT:-60}
+
+echo "building Examples (debug)..."
+"$SWIFT" build
+BIN=$("$SWIFT" build --show-bin-path)
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sessionkit-demo.XXXXXX")
+declare -A PID FD
+RELAY_PID=""
+
+cleanup() {
+    local status=$?
+    for name in "${!PID[@]}"; do kill "${PID[$name]}" 2>/dev/null || true; done
+    [ -z "$RELAY_PID" ] || kill "$RELAY_PID" 2>/dev/null || true
+    wait 2>/dev/null || true
+    if [ "${DEMO_KEEP:-0}" = 1 ] || [ "$status" != 0 ]; then
+        echo "working folder kept: $WORK"
+    else
+        rm -rf "$WORK"
+    fi
+    exit "$status"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "DEMO FAILED: $*" >&2
+    for log in "$WORK"/*.log; do
+        echo "--- $(basename "$log") (last lines)" >&2
+        tail -n 15 "$log" >&2
+    done
+    exit 1
+}
+
+# wait_for LOG TEXT [FROM_LINE]: waits until LOG has a line containing TEXT (after line FROM_LINE).
+wait_for() {
+    local log=$1 text=$2 from=${3:-0} waited=0
+    until tail -n "+$((from + 1))" "$log" 2>/dev/null | grep -qF -- "$text"; do
+        sleep 0.1
+        waited=$((waited + 1))
+        [ "$waited" -lt $((TIMEOUT * 10)) ] || fail "$(basename "$log" .log) did not print \"$text\" within ${TIMEOUT}s"
+    done
+}
+
+step() { printf '\n== %s\n' "$*"; }
+
+# start NAME [DATABASE]: starts NAME's client on its database (NAME.sqlite) and waits until it
+# is connected and has published its prekeys. Its commands come from a FIFO, its output goes to
+# NAME.log.
+start() {
+    local name=$1 db=${2:-$1.sqlite} fd
+    local log="$WORK/$name.log"
+    touch "$log"
+    local from
+    from=$(wc -l < "$log")
+    [ -p "$WORK/$name.in" ] || mkfifo "$WORK/$name.in"
+    # --prekeys 1: one one-time prekey and one one-time KEM prekey each, so that the relay soon
+    # hands out the last-resort KEM prekey.
+    "$BIN/chat-client" --name "$name" --server "ws://127.0.0.1:$PORT" --db "$WORK/$db" --prekeys 1 \
+        < "$WORK/$name.in" >> "$log" 2>&1 &
+    PID[$name]=$!
+    exec {fd}> "$WORK/$name.in"
+    FD[$name]=$fd
+    wait_for "$log" "ready" "$from"
+    echo "$name: $(tail -n "+$((from + 1))" "$log" | grep -E '^(new device|restarted)')"
+}
+
+# run NAME COMMAND...: gives NAME a command (see chat-client's main.swift).
+run() {
+    local name=$1
+    shift
+    echo "$name> $*"
+    echo "$*" >&"${FD[$name]}"
+}
+
+# expect NAME TEXT: waits until NAME printed a line containing TEXT, and shows it.
+expect() {
+    local name=$1 text=$2
+    wait_for "$WORK/$name.log" "$text"
+    echo "  $name: $(grep -F -- "$text" "$WORK/$name.log" | tail -n 1)"
+}
+
+# stop NAME: quits NAME's client (it disconnects) and waits for it to exit.
+stop() {
+    local name=$1 fd=${FD[$1]}
+    run "$name" quit
+    exec {fd}>&-
+    wait "${PID[$name]}" || fail "$name exited with an error"
+    unset "PID[$name]"
+}
+
+# --- The relay -------------------------------------------------------------------------------
+"$BIN/relay-server" --host 127.0.0.1 --port 0 > "$WORK/relay.log" 2>&1 &
+RELAY_PID=$!
+wait_for "$WORK/relay.log" "listening on "
+PORT=$(grep -m1 -o 'listening on 127.0.0.1:[0-9]*' "$WORK/relay.log" | sed 's/.*://')
+echo "relay listening on 127.0.0.1:$PORT (log: relay.log)"
+
+# --- The script ------------------------------------------------------------------------------
+step "Alice, Bob and Carol register: new databases, new identities, prekeys published"
+start alice
+start bob
+start carol
+
+step "A 1:1 conversation (Alice starts a PQXDH session from Bob's bundle)"
+run alice send bob Hi Bob, this is Alice.
+expect bob "received from alice: Hi Bob, this is Alice."
+run bob send alice Hi Alice, got it.
+expect alice "received from bob: Hi Alice, got it."
+
+step "A group of three: each sends its sender key to the others pairwise"
+run alice group book-club alice bob carol
+run bob group book-club alice bob carol
+run carol group book-club alice bob carol
+for pair in alice:bob alice:carol bob:alice bob:carol carol:alice carol:bob; do
+    expect "${pair%%:*}" "got the sender key of ${pair##*:}.1 for book-club"
+done
+run alice gsend book-club Chapter 1 tonight?
+expect bob "received in book-club from alice: Chapter 1 tonight?"
+expect carol "received in book-club from alice: Chapter 1 tonight?"
+run carol gsend book-club Yes, I will bring tea.
+expect alice "received in book-club from carol: Yes, I will bring tea."
+expect bob "received in book-club from carol: Yes, I will bring tea."
+
+step "Bob goes offline; what is sent to him waits at the relay"
+stop bob
+run alice send bob Are you there?
+expect alice "sent to bob.1: Are you there?"
+run carol gsend book-club Bob, we start at eight.
+expect carol "sent to book-club (alice.1, bob.1): Bob, we start at eight."
+wait_for "$WORK/relay.log" "queued (offline)"
+echo "  relay: $(grep -c 'queued (offline)' "$WORK/relay.log") envelope(s) queued for offline devices"
+
+step "Bob restarts from his database and receives what waited"
+start bob
+expect bob "received from alice: Are you there?"
+expect bob "received in book-club from carol: Bob, we start at eight."
+run bob send alice Back, with the same sessions.
+expect alice "received from bob: Back, with the same sessions."
+
+step "Carol reinstalls: a new database, so a new identity key"
+stop carol
+start carol carol-reinstalled.sqlite
+run carol send alice Hi Alice, I reinstalled the app.
+expect alice "identity key of carol.1 CHANGED"
+expect alice "received from carol: Hi Alice, I reinstalled the app."
+run alice send carol Is that really you?
+expect alice "not sent to carol.1: its identity key changed"
+
+step "Alice and Carol compare safety numbers, then Alice accepts the new key"
+run alice safety carol
+expect alice "safety number with carol.1 before its key changed:"
+expect alice "safety number with carol.1 (unverified):"
+run carol safety alice
+expect carol "safety number with alice.1 (trusted):"
+after=$(grep -F "safety number with carol.1 (unverified):" "$WORK/alice.log" | tail -n 1 | sed 's/.*: //')
+theirs=$(grep -F "safety number with alice.1 (trusted):" "$WORK/carol.log" | tail -n 1 | sed 's/.*: //')
+[ "$after" = "$theirs" ] || fail "Alice's and Carol's safety numbers differ: $after / $theirs"
+echo "  the numbers on both phones match: $after"
+run alice accept carol
+expect alice "accepted the new identity key of carol.1"
+run alice send carol Welcome back, Carol.
+expect carol "received from alice: Welcome back, Carol."
+
+step "Everyone quits"
+stop alice
+stop bob
+stop carol
+kill "$RELAY_PID" && wait "$RELAY_PID" 2>/dev/null || true
+RELAY_PID=""
+
+# --- What each client received, and the checks -----------------------------------------------
+declare -A EXPECTED
+EXPECTED[alice]="received from bob: Hi Alice, got it.
+received in book-club from carol: Yes, I will bring tea.
+received in book-club from carol: Bob, we start at eight.
+received from bob: Back, with the same sessions.
+received from carol: Hi Alice, I reinstalled the app."
+EXPECTED[bob]="received from alice: Hi Bob, this is Alice.
+received in book-club from alice: Chapter 1 tonight?
+received in book-club from carol: Yes, I will bring tea.
+received from alice: Are you there?
+received in book-club from carol: Bob, we start at eight."
+EXPECTED[carol]="received in book-club from alice: Chapter 1 tonight?
+received from alice: Welcome back, Carol."
+
+step "What each client received"
+problems=0
+for name in alice bob carol; do
+    echo "$name:"
+    grep -E '^(received|new device|restarted|identity key)' "$WORK/$name.log" | sed 's/^/  /'
+    got=$(grep '^received' "$WORK/$name.log" | sort)
+    want=$(echo "${EXPECTED[$name]}" | sort)
+    if [ "$got" != "$want" ]; then
+        echo "  MISMATCH for $name:" >&2
+        diff <(echo "$want") <(echo "$got") | sed 's/^/    /' >&2 || true
+        problems=1
+    fi
+    if grep -E '^(dropped|kept|failed|unknown command|chat-client:)' "$WORK/$name.log"; then problems=1; fi
+done
+
+# The relay saw envelopes only: none of the texts above appears in its log.
+for name in alice bob carol; do
+    while IFS= read -r line; do
+        text=${line#*: }
+        if grep -qF -- "$text" "$WORK/relay.log"; then
+            echo "PLAINTEXT IN THE RELAY'S LOG: $text" >&2
+            problems=1
+        fi
+    done < <(grep '^received' "$WORK/$name.log")
+done
+grep -q "last-resort KEM prekey" "$WORK/relay.log" || { echo "the relay never handed out a last-resort KEM prekey" >&2; problems=1; }
+
+echo
+echo "relay: $(grep -c '^relay: bundle of' "$WORK/relay.log") bundles handed out, $(grep -c '^relay: envelope' "$WORK/relay.log") envelopes relayed"
+grep '^relay: bundle of' "$WORK/relay.log" | sed 's/^/  /'
+[ "$problems" = 0 ] || fail "the received messages differ from the expected ones"
+echo
+echo "demo passed: every expected message arrived, nothing else did, and the relay saw only envelopes"
