@@ -18,7 +18,7 @@ let package = Package(
     ],
     targets: [
         // The frames client and server exchange over the WebSocket (JSON text frames).
-        .target(name: "RelayWire"),
+        .target(name: "RelayWire", dependencies: [.product(name: "SessionKit", package: "SessionKit")]),
         // The relay: prekey directory and envelope mailbox, in memory.
         .executableTarget(
             name: "relay-server",

@@ -1,40 +1,25 @@
 import Foundation
+import SessionKit
 
 // The frames the relay server and the chat client exchange over one WebSocket, as JSON text
 // frames. They carry only public prekey material and opaque envelopes: the server never sees a
-// plaintext (see Examples/README.md, "Wire protocol").
-
-/// A device as the relay knows it: a user id and a device id (SessionKit's `ProtocolAddress`
-/// without the library, so that the wire format stands on its own).
-public struct DeviceName: Codable, Sendable, Hashable, CustomStringConvertible {
-    /// The user id.
-    public let user: String
-    /// The device id.
-    public let device: UInt32
-
-    /// Creates a device name.
-    public init(user: String, device: UInt32) {
-        self.user = user
-        self.device = device
-    }
-
-    /// `user.device`, as SessionKit prints addresses.
-    public var description: String { "\(user).\(device)" }
-}
+// plaintext (see Examples/README.md, "Wire protocol"). Devices are SessionKit's
+// `ProtocolAddress`es, which encode as `{"user": …, "device": …}`.
 
 /// What a client sends. Requests carry an `id` that the server's answer (`ServerFrame.ok`,
 /// `.failed`, `.bundles`) repeats.
 public enum ClientFrame: Codable, Sendable {
     /// The first frame of a connection: the device it speaks for. (A real server authenticates
     /// the device here; this demo trusts it.) The server then delivers the queued envelopes.
-    case hello(device: DeviceName)
+    case hello(device: ProtocolAddress)
     /// Publishes prekeys: `PreKeyUpload.serialized`, base64. An upload with another identity key
     /// than the published one replaces everything (the device registered again).
     case upload(id: Int, prekeys: String)
     /// Asks for one bundle per device of `user`; each one-time prekey is handed out at most once.
     case fetch(id: Int, user: String)
-    /// Queues `envelope` (opaque text) for each of `to`; the server answers `ok` once it is queued.
-    case send(id: Int, to: [DeviceName], envelope: String)
+    /// Queues `envelope` (opaque text: a `MessageEnvelope`'s `encodedText()`, which the relay
+    /// does not read) for each of `to`; the server answers `ok` once it is queued.
+    case send(id: Int, to: [ProtocolAddress], envelope: String)
     /// The client processed (decrypted and persisted) the delivery `message`: the server deletes it.
     case ack(message: UInt64)
 }
@@ -52,7 +37,7 @@ public enum ServerFrame: Codable, Sendable {
     /// An envelope for this device, from the connection of `from` (the server stamps the sender
     /// from the connection, never from the envelope). Delivered again on every connection until
     /// acknowledged.
-    case deliver(message: UInt64, from: DeviceName, envelope: String)
+    case deliver(message: UInt64, from: ProtocolAddress, envelope: String)
 }
 
 /// One device's prekey bundle as the server hands it out.

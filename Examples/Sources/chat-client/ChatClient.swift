@@ -11,9 +11,7 @@ import Verification
 /// (`deliver(_:from:envelope:)`), concurrently: the manager serialises the work per peer device.
 /// Everything it prints is one line; received messages start with `received`.
 final class ChatClient: Sendable {
-    /// This device, as the relay knows it.
-    let me: DeviceName
-    /// This device, as SessionKit knows it.
+    /// This device.
     let address: ProtocolAddress
     let manager: SessionManager
     let store: SQLiteProtocolStore
@@ -21,9 +19,10 @@ final class ChatClient: Sendable {
     private let fingerprints: FingerprintGenerator
     private let groups: GroupDirectory
 
-    init(me: DeviceName, address: ProtocolAddress, manager: SessionManager, store: SQLiteProtocolStore,
-         relay: RelayConnection) throws {
-        self.me = me
+    /// Group messages waiting for their sender's sender key.
+    let waitingForSenderKey = WaitingDeliveries()
+
+    init(address: ProtocolAddress, manager: SessionManager, store: SQLiteProtocolStore, relay: RelayConnection) throws {
         self.address = address
         self.manager = manager
         self.store = store
@@ -71,15 +70,17 @@ final class ChatClient: Sendable {
     func send(_ text: String, to user: String) async throws {
         try await ensureSessions(with: user)
         for outcome in try await manager.encrypt(Array(text.utf8), toUser: user) {
-            let device = DeviceName(outcome.address)
-            switch outcome.result {
-            case let .success(ciphertext):
-                try await relay.send(try envelope(message: ciphertext), to: [device])
+            let device = outcome.address
+            switch (outcome.result, outcome.envelope) {
+            case let (.success, envelope?):
+                try await relay.send(envelope.encodedText(), to: [device])
                 say("sent to \(device): \(text)")
-            case .failure(.untrustedIdentity):
+            case (.failure(.untrustedIdentity), _):
                 say("not sent to \(device): its identity key changed; compare the safety number (safety \(user)), then accept it (accept \(user))")
-            case let .failure(error):
+            case let (.failure(error), _):
                 say("not sent to \(device): \(error)")
+            case (.success, nil):
+                say("not sent to \(device): no envelope")
             }
         }
     }
@@ -102,7 +103,7 @@ final class ChatClient: Sendable {
     /// devices our sender key for it, through the pairwise sessions.
     func createGroup(_ name: String, members users: [String]) async throws {
         let group = try GroupID(name)
-        let others = users.filter { $0 != me.user }
+        let others = users.filter { $0 != address.userID }
         try await saveMembers(others, of: name)
         var devices: [ProtocolAddress] = []
         for user in others {
@@ -110,13 +111,12 @@ final class ChatClient: Sendable {
             devices += try await store.deviceIDs(ofUser: user).map { device in try ProtocolAddress(userID: user, deviceID: device) }
         }
         for outcome in try await manager.distributeSenderKey(for: group, to: devices) {
-            let device = DeviceName(outcome.address)
-            switch outcome.result {
-            case let .success(ciphertext):
-                try await relay.send(try envelope(distribution: ciphertext, group: group), to: [device])
+            let device = outcome.address
+            if let envelope = outcome.envelope {
+                try await relay.send(envelope.encodedText(), to: [device])
                 say("sent our sender key for \(name) to \(device)")
-            case let .failure(error):
-                say("sender key for \(name) not sent to \(device): \(error)")
+            } else {
+                say("sender key for \(name) not sent to \(device): \(outcome.error.map { "\($0)" } ?? "no envelope")")
             }
         }
     }
@@ -125,12 +125,12 @@ final class ChatClient: Sendable {
     /// one envelope to every member device.
     func sendToGroup(_ name: String, _ text: String) async throws {
         let group = try GroupID(name)
-        var devices: [DeviceName] = []
+        var devices: [ProtocolAddress] = []
         for user in try await members(of: name) {
-            devices += try await store.deviceIDs(ofUser: user).map { DeviceName(user: user, device: $0) }
+            devices += try await store.deviceIDs(ofUser: user).map { device in try ProtocolAddress(userID: user, deviceID: device) }
         }
-        let ciphertext = try await manager.groupEncrypt(Array(text.utf8), for: group)
-        try await relay.send(try envelope(groupMessage: ciphertext, group: group), to: devices)
+        let envelope = try await manager.groupEncryptEnvelope(Array(text.utf8), for: group)
+        try await relay.send(envelope.encodedText(), to: devices)
         say("sent to \(name) (\(devices.map(\.description).joined(separator: ", "))): \(text)")
     }
 
@@ -162,46 +162,15 @@ final class ChatClient: Sendable {
 
     private func safetyNumber(_ local: [UInt8], _ user: String, _ remote: [UInt8]) -> String {
         fingerprints.fingerprint(
-            version: 2, localIdentifier: Array(me.user.utf8), localIdentityKey: local,
+            version: 2, localIdentifier: Array(address.userID.utf8), localIdentityKey: local,
             remoteIdentifier: Array(user.utf8), remoteIdentityKey: remote
         ).displayable.formatted
     }
 
-    // MARK: Deliveries
+    // MARK: Deliveries (see Envelopes.swift)
 
-    /// Processes delivery `message` from `from`: decrypts it, keeps the plaintext in the store's
-    /// archive before SessionKit persists the session, prints it, and only then acknowledges it
-    /// (decrypt → persist → acknowledge). A failure the library may recover from leaves the
-    /// envelope at the relay.
-    func deliver(_ message: UInt64, from: DeviceName, envelope text: String) async {
-        let store = store
-        do {
-            let received = try await receive(text, from: from, keeping: { (plaintext: [UInt8], conversation: String) async throws(SessionError) in
-                do {
-                    try await store.appendArchivedMessage(
-                        plaintext, messageID: "\(message)", conversationID: conversation,
-                        timestamp: Int64(Date().timeIntervalSince1970 * 1000))
-                } catch {
-                    throw .storage("archive: \(error)")
-                }
-            })
-            try await show(received)
-        } catch let error as SessionError {
-            switch disposition(of: error) {
-            case .acknowledge(quietly: true): break
-            case .acknowledge(quietly: false): say("dropped a message from \(from): \(error)")
-            case .retryLater:
-                say("kept a message from \(from) at the relay for later: \(error)")
-                return
-            }
-        } catch {
-            say("kept a message from \(from) at the relay for later: \(error)")
-            return
-        }
-        do { try await relay.acknowledge(message) } catch { say("acknowledging \(message) failed: \(error)") }
-    }
-
-    private func show(_ received: Received) async throws {
+    /// Prints what arrived.
+    func show(_ received: ReceivedMessage) async throws {
         switch received {
         case let .message(message):
             if message.establishedSession { say("new session with \(message.sender) (it started it)") }
@@ -212,9 +181,9 @@ final class ChatClient: Sendable {
             say("received from \(message.sender.userID): \(String(decoding: message.plaintext, as: UTF8.self))")
             // A prekey message used one of our one-time prekeys: top them up when they run low.
             if message.establishedSession { try await publishPreKeys() }
-        case let .groupMessage(group, sender, plaintext):
-            say("received in \(group.name) from \(sender.userID): \(String(decoding: plaintext, as: UTF8.self))")
-        case let .senderKeyDistribution(group, sender):
+        case let .groupMessage(message):
+            say("received in \(message.group.name) from \(message.sender.userID): \(String(decoding: message.plaintext, as: UTF8.self))")
+        case let .senderKeyDistribution(group, sender, _):
             try await addMember(sender.userID, to: group.name)
             say("got the sender key of \(sender) for \(group.name)")
         }
@@ -278,11 +247,4 @@ actor GroupDirectory {
 /// pipe in the demo, where `print` would buffer it).
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-extension DeviceName {
-    /// The relay's name for `address`.
-    init(_ address: ProtocolAddress) {
-        self.init(user: address.userID, device: address.deviceID)
-    }
 }

@@ -2,113 +2,119 @@ import Foundation
 import RelayWire
 import SessionKit
 
-// Everything the client does with envelopes is in this file: wrapping what SessionKit encrypts
-// for the relay, and dispatching what arrives to the right SessionKit call.
-
-/// The text the relay carries for one message: who sent it, what kind of message it is, the
-/// group of a group message or sender-key distribution, and the ciphertext. The relay never
-/// opens it.
-struct Envelope: Codable, Sendable {
-    /// What `body` holds.
-    enum Kind: String, Codable, Sendable {
-        /// A pairwise message (Double Ratchet or prekey message).
-        case message
-        /// A pairwise message whose plaintext is our sender key for `group`.
-        case senderKeyDistribution
-        /// A sender-key message for `group`.
-        case groupMessage
-    }
-
-    var sender: DeviceName
-    var kind: Kind
-    var group: String?
-    /// The ciphertext, base64.
-    var body: String
-
-    /// The envelope as JSON text.
-    func encodedText() throws -> String { try WireCoding.text(self) }
-}
-
-/// What an envelope turned out to be, once SessionKit processed it (and persisted the result).
-enum Received: Sendable {
-    case message(DecryptedMessage)
-    case groupMessage(group: GroupID, sender: ProtocolAddress, plaintext: [UInt8])
-    case senderKeyDistribution(group: GroupID, sender: ProtocolAddress)
-}
+// What the client does with the envelopes the relay delivers: SessionKit's `MessageEnvelope`
+// carries the sender, the kind and the group, and `SessionManager.receive` dispatches it, so the
+// client never looks at type bytes or picks the decrypt call itself.
 
 extension ChatClient {
-    /// The envelope text for a pairwise message.
-    func envelope(message ciphertext: [UInt8]) throws -> String {
-        try Envelope(sender: me, kind: .message, group: nil, body: WireCoding.base64(ciphertext)).encodedText()
-    }
-
-    /// The envelope text for a pairwise message carrying our sender key for `group`.
-    func envelope(distribution ciphertext: [UInt8], group: GroupID) throws -> String {
-        try Envelope(sender: me, kind: .senderKeyDistribution, group: group.name, body: WireCoding.base64(ciphertext)).encodedText()
-    }
-
-    /// The envelope text for a group message.
-    func envelope(groupMessage ciphertext: [UInt8], group: GroupID) throws -> String {
-        try Envelope(sender: me, kind: .groupMessage, group: group.name, body: WireCoding.base64(ciphertext)).encodedText()
-    }
-
-    /// Opens `text` (delivered from `from`, as the relay says) and runs the SessionKit call its
-    /// kind needs. `keep` runs after decryption and before SessionKit persists anything
-    /// (decrypt → keep → persist → acknowledge), with the plaintext and the conversation it
-    /// belongs to.
-    func receive(
-        _ text: String, from: DeviceName,
-        keeping keep: @escaping @Sendable (_ plaintext: [UInt8], _ conversation: String) async throws(SessionError) -> Void
-    ) async throws(SessionError) -> Received {
-        guard let envelope = try? WireCoding.decode(Envelope.self, from: text),
-              let body = WireCoding.bytes(base64: envelope.body) else { throw .invalidMessage }
+    /// Processes delivery `message`, which the relay says came from `from`: decrypts it, keeps
+    /// the plaintext in the store's archive before SessionKit persists the session or chain,
+    /// prints it, and only then acknowledges it (decrypt → persist → acknowledge). An error is
+    /// handled by its `disposition`.
+    func deliver(_ message: UInt64, from: ProtocolAddress, envelope text: String) async {
+        let envelope: MessageEnvelope
+        do {
+            envelope = try MessageEnvelope(text: text)
+        } catch {
+            say("dropped delivery \(message) from \(from): not an envelope (\(error))")
+            await acknowledge(message)
+            return
+        }
         // The relay stamps the sender from the connection; an envelope claiming someone else is
         // dropped (SessionKit would refuse it anyway: the addresses are bound into the session).
-        guard envelope.sender == from else { throw .invalidMessage }
-        let sender = try ProtocolAddress(userID: from.user, deviceID: from.device)
-        switch envelope.kind {
-        case .message:
-            let message = try await manager.decrypt(body, from: sender, beforePersisting: {
-                (message: DecryptedMessage) async throws(SessionError) in
-                try await keep(message.plaintext, sender.userID)
+        guard envelope.sender == from else {
+            say("dropped delivery \(message) from \(from): its envelope claims \(envelope.sender)")
+            await acknowledge(message)
+            return
+        }
+        let store = store
+        do {
+            let received = try await manager.receive(envelope, beforePersisting: { (received: ReceivedMessage) async throws(SessionError) in
+                guard let plaintext = received.plaintext else { return }
+                do {
+                    try await store.appendArchivedMessage(
+                        plaintext, messageID: "\(message)", conversationID: received.conversation,
+                        timestamp: Int64(Date().timeIntervalSince1970 * 1000))
+                } catch {
+                    throw .storage("archive: \(error)")   // nothing is persisted: the relay delivers it again
+                }
             })
-            return .message(message)
-        case .senderKeyDistribution:
-            guard let name = envelope.group else { throw .invalidMessage }
-            let group = try GroupID(name)
-            try await manager.processSenderKeyDistribution(encrypted: body, for: group, from: sender)
-            return .senderKeyDistribution(group: group, sender: sender)
-        case .groupMessage:
-            guard let name = envelope.group else { throw .invalidMessage }
-            let group = try GroupID(name)
-            let plaintext = try await manager.groupDecrypt(body, for: group, from: sender, beforePersisting: {
-                (plaintext: [UInt8]) async throws(SessionError) in
-                try await keep(plaintext, "group:\(name)")
-            })
-            return .groupMessage(group: group, sender: sender, plaintext: plaintext)
+            try await show(received)
+            await acknowledge(message)
+            if case let .senderKeyDistribution(_, sender, _) = received {
+                // Group messages from `sender` that came before its sender key decrypt now.
+                for waiting in await waitingForSenderKey.take(from: sender) {
+                    await deliver(waiting.message, from: waiting.from, envelope: waiting.text)
+                }
+            }
+        } catch let error as SessionError {
+            await handle(error, delivery: message, from: from, text: text)
+        } catch {
+            say("could not show delivery \(message) from \(from): \(error)")
+            await acknowledge(message)
         }
     }
 
-    /// What to do with a delivery that failed with `error`: acknowledge it (the relay deletes
-    /// it) or leave it queued to be delivered again.
-    func disposition(of error: SessionError) -> Disposition {
-        switch error {
-        case .duplicateMessage:
-            return .acknowledge(quietly: true)   // processed before (we died before acknowledging)
-        case .storage, .staleState, .unknownChain, .reentrantCall:
-            return .retryLater
-        default:
-            return .acknowledge(quietly: false)  // it will never decrypt here: drop it
+    /// What the client does about a delivery that failed with `error`, following
+    /// `SessionError.disposition`.
+    private func handle(_ error: SessionError, delivery message: UInt64, from: ProtocolAddress, text: String) async {
+        switch error.disposition {
+        case .dropSilently:
+            // Processed before (the client stopped between persisting and acknowledging).
+            await acknowledge(message)
+        case .drop:
+            say("dropped a message from \(from): \(error)")
+            await acknowledge(message)
+        case .neverDecryptable, .startNewSession:
+            say("a message from \(from) could not be decrypted (\(error))")
+            await acknowledge(message)
+        case .retryLater:
+            // A group message ahead of its sender key: kept (unacknowledged) until the key arrives.
+            say("waiting for the sender key of \(from) to decrypt a group message")
+            await waitingForSenderKey.keep(Delivery(message: message, from: from, text: text))
+        case .retry, .askUser:
+            // Transient: not acknowledged, so the relay delivers it again on the next connection.
+            say("kept a message from \(from) at the relay for later: \(error)")
+        case .stopAndReport, .fixCaller:
+            say("cannot process a message from \(from): \(error) (\(error.disposition)); left at the relay")
+        }
+    }
+
+    private func acknowledge(_ message: UInt64) async {
+        do { try await relay.acknowledge(message) } catch { say("acknowledging \(message) failed: \(error)") }
+    }
+}
+
+extension ReceivedMessage {
+    /// The archive conversation of a message: the peer's user id, or `group:NAME`.
+    var conversation: String {
+        switch self {
+        case let .message(message): return message.sender.userID
+        case let .groupMessage(message): return "group:\(message.group.name)"
+        case let .senderKeyDistribution(group, _, _): return "group:\(group.name)"
         }
     }
 }
 
-/// What the client does with an envelope it could not process.
-enum Disposition {
-    /// Acknowledge it: it will never be processed (`quietly`: it already was).
-    case acknowledge(quietly: Bool)
-    /// Leave it at the relay, which delivers it again on the next connection.
-    case retryLater
+/// A delivery kept for later.
+struct Delivery: Sendable {
+    let message: UInt64
+    let from: ProtocolAddress
+    let text: String
+}
+
+/// Group messages that arrived before their sender's sender key (`unknownChain`, disposition
+/// `retryLater`), by sender, to run again once a distribution from that sender was processed.
+actor WaitingDeliveries {
+    private var deliveries: [ProtocolAddress: [Delivery]] = [:]
+
+    func keep(_ delivery: Delivery) {
+        deliveries[delivery.from, default: []].append(delivery)
+    }
+
+    func take(from sender: ProtocolAddress) -> [Delivery] {
+        deliveries.removeValue(forKey: sender) ?? []
+    }
 }
 
 extension GroupID {

@@ -1,5 +1,6 @@
 import HummingbirdWSClient
 import RelayWire
+import SessionKit
 
 /// The client's side of the relay's WebSocket: requests with their answers, and the frames the
 /// relay pushes (deliveries), which the inbound loop hands to `answer(_:)`.
@@ -17,7 +18,7 @@ actor RelayConnection {
     }
 
     /// Says which device this connection speaks for; the relay then delivers what is queued.
-    func hello(_ device: DeviceName) async throws {
+    func hello(_ device: ProtocolAddress) async throws {
         try await write(.hello(device: device))
     }
 
@@ -35,7 +36,7 @@ actor RelayConnection {
     }
 
     /// Hands `envelope` to the relay for each of `recipients`; returns once it is queued there.
-    func send(_ envelope: String, to recipients: [DeviceName]) async throws {
+    func send(_ envelope: String, to recipients: [ProtocolAddress]) async throws {
         _ = try await request { .send(id: $0, to: recipients, envelope: envelope) }
     }
 

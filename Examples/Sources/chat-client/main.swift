@@ -76,7 +76,6 @@ func standardInputLines() -> AsyncStream<String> {
 
 func runClient() async throws {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
-    let me = DeviceName(user: options.name, device: options.device)
     let address = try ProtocolAddress(userID: options.name, deviceID: options.device)
 
     // The store: one file per device, sealed with a storage key kept in a 0600 key file next
@@ -101,9 +100,9 @@ func runClient() async throws {
     try await WebSocketClient.connect(url: options.server + "/relay", configuration: configuration, logger: logger) {
         inbound, outbound, _ in
         let relay = RelayConnection(outbound)
-        let client = try ChatClient(me: me, address: address, manager: manager, store: store, relay: relay)
+        let client = try ChatClient(address: address, manager: manager, store: store, relay: relay)
         // Deliveries are processed one after the other, in the order the relay sent them.
-        let (deliveries, delivered) = AsyncStream.makeStream(of: (UInt64, DeviceName, String).self)
+        let (deliveries, delivered) = AsyncStream.makeStream(of: (UInt64, ProtocolAddress, String).self)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask {
                 defer { delivered.finish() }
@@ -124,7 +123,7 @@ func runClient() async throws {
                     await client.deliver(id, from: from, envelope: envelope)
                 }
             }
-            try await relay.hello(me)
+            try await relay.hello(address)
             try await client.publishPreKeys()
             say("ready")
             for await line in commands {

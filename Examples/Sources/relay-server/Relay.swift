@@ -22,7 +22,7 @@ actor Relay {
     /// An envelope waiting for its recipient's acknowledgement.
     private struct Queued {
         let id: UInt64
-        let from: DeviceName
+        let from: ProtocolAddress
         let envelope: String
     }
 
@@ -32,9 +32,9 @@ actor Relay {
         let frames: AsyncStream<ServerFrame>.Continuation
     }
 
-    private var directory: [DeviceName: Published] = [:]
-    private var mailboxes: [DeviceName: [Queued]] = [:]
-    private var connections: [DeviceName: Connection] = [:]
+    private var directory: [ProtocolAddress: Published] = [:]
+    private var mailboxes: [ProtocolAddress: [Queued]] = [:]
+    private var connections: [ProtocolAddress: Connection] = [:]
     private var nextMessageID: UInt64 = 1
     private var nextConnectionID = 1
     private let log: @Sendable (String) -> Void
@@ -48,7 +48,7 @@ actor Relay {
 
     /// Registers the connection `frames` for `device` (replacing an older one), and pushes the
     /// envelopes queued for it. Returns the connection's id (for `disconnect`).
-    func connect(_ device: DeviceName, frames: AsyncStream<ServerFrame>.Continuation) -> Int {
+    func connect(_ device: ProtocolAddress, frames: AsyncStream<ServerFrame>.Continuation) -> Int {
         let id = nextConnectionID
         nextConnectionID += 1
         connections[device]?.frames.finish()
@@ -63,7 +63,7 @@ actor Relay {
     }
 
     /// Forgets the connection `id` of `device` (when it is still the current one).
-    func disconnect(_ device: DeviceName, connection id: Int) {
+    func disconnect(_ device: ProtocolAddress, connection id: Int) {
         guard connections[device]?.id == id else { return }
         connections[device] = nil
         log("\(device) disconnected")
@@ -73,7 +73,7 @@ actor Relay {
 
     /// Publishes `upload` for `device`. An upload with a new identity key must be complete (carry
     /// a signed prekey) and replaces everything published for the device: it registered again.
-    func publish(_ upload: PreKeyUpload, for device: DeviceName) throws(RelayError) {
+    func publish(_ upload: PreKeyUpload, for device: ProtocolAddress) throws(RelayError) {
         if var published = directory[device], published.identityKey == upload.identityKey {
             if let signed = upload.signedPreKey {
                 published.signedPreKey = signed
@@ -101,9 +101,9 @@ actor Relay {
 
     /// One bundle per registered device of `user`, each taking (and removing) the device's next
     /// one-time prekey and one-time KEM prekey, or its last-resort KEM prekey when none is left.
-    func bundles(of user: String, for requester: DeviceName) -> [PublishedBundle] {
+    func bundles(of user: String, for requester: ProtocolAddress) -> [PublishedBundle] {
         var result: [PublishedBundle] = []
-        for (device, var published) in directory.filter({ $0.key.user == user }).sorted(by: { $0.key.device < $1.key.device }) {
+        for (device, var published) in directory.filter({ $0.key.userID == user }).sorted(by: { $0.key.deviceID < $1.key.deviceID }) {
             let oneTime = published.oneTimePreKeys.isEmpty ? nil : published.oneTimePreKeys.removeFirst()
             let kem = published.oneTimeKEMPreKeys.isEmpty ? nil : published.oneTimeKEMPreKeys.removeFirst()
             let upload = PreKeyUpload(
@@ -118,7 +118,7 @@ actor Relay {
                 note += ", last-resort KEM prekey \(lastResort.id)"
             }
             log("bundle of \(device) for \(requester): \(note)")
-            result.append(PublishedBundle(device: device.device, bundle: WireCoding.base64(bundle.serialized), note: note))
+            result.append(PublishedBundle(device: device.deviceID, bundle: WireCoding.base64(bundle.serialized), note: note))
         }
         return result
     }
@@ -127,7 +127,7 @@ actor Relay {
 
     /// Queues `envelope` from `sender` for each of `recipients`, pushing it at once to those
     /// connected. The envelope is opaque here: only its size is logged.
-    func send(_ envelope: String, from sender: DeviceName, to recipients: [DeviceName]) {
+    func send(_ envelope: String, from sender: ProtocolAddress, to recipients: [ProtocolAddress]) {
         for recipient in recipients {
             let item = Queued(id: nextMessageID, from: sender, envelope: envelope)
             nextMessageID += 1
@@ -140,7 +140,7 @@ actor Relay {
     }
 
     /// Deletes the acknowledged envelope `id` from `device`'s mailbox.
-    func acknowledge(_ id: UInt64, by device: DeviceName) {
+    func acknowledge(_ id: UInt64, by device: ProtocolAddress) {
         mailboxes[device]?.removeAll { $0.id == id }
     }
 }

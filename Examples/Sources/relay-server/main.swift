@@ -33,7 +33,7 @@ func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWrite
             do { try await outbound.write(.text(text)) } catch { break }
         }
     }
-    var device: DeviceName?
+    var device: ProtocolAddress?
     var connection = 0
     do {
         for try await message in inbound.messages(maxSize: WireCoding.maximumFrameSize) {
@@ -60,7 +60,7 @@ func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWrite
 }
 
 /// Carries out one request of `device` and queues the answer.
-func answer(_ frame: ClientFrame, from device: DeviceName, into pushes: AsyncStream<ServerFrame>.Continuation, relay: Relay) async {
+func answer(_ frame: ClientFrame, from device: ProtocolAddress, into pushes: AsyncStream<ServerFrame>.Continuation, relay: Relay) async {
     switch frame {
     case .hello:
         break
@@ -114,7 +114,7 @@ func runServer() async throws {
     router.get("/health") { _, _ in "ok" }
     let app = Application(
         router: router,
-        server: .http1WebSocketUpgrade(configuration: .init(maxFrameSize: WireCoding.maximumFrameSize)) { request, _, _ in
+        server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: WireCoding.maximumFrameSize))) { request, _, _ in
             guard request.path == "/relay" else { return .dontUpgrade }
             return .upgrade([:]) { inbound, outbound, _ in await serve(inbound, outbound, relay: relay) }
         },
