@@ -35,6 +35,9 @@ cleanup() {
     exit "$status"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
+# A client that died must fail the script (a write to its FIFO then fails), not kill it silently.
+trap '' PIPE
 
 fail() {
     echo "DEMO FAILED: $*" >&2
@@ -148,6 +151,9 @@ step "Bob restarts from his database and receives what waited"
 start bob
 expect bob "received from alice: Are you there?"
 expect bob "received in book-club from carol: Bob, we start at eight."
+run bob history alice
+expect bob "archived in alice: Hi Bob, this is Alice."
+expect bob "archived in alice: Are you there?"
 run bob send alice Back, with the same sessions.
 expect alice "received from bob: Back, with the same sessions."
 

@@ -46,7 +46,8 @@ final class ChatClient: Sendable {
     // MARK: Commands
 
     /// Runs one command line of the script:
-    /// `send USER TEXT…`, `group NAME USER…`, `gsend NAME TEXT…`, `safety USER`, `accept USER`.
+    /// `send USER TEXT…`, `group NAME USER…`, `gsend NAME TEXT…`, `safety USER`, `accept USER`,
+    /// `history USER` (or `history group:NAME`).
     func run(_ line: String) async {
         let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         guard let command = words.first else { return }
@@ -58,6 +59,7 @@ final class ChatClient: Sendable {
             case "gsend" where words.count >= 3: try await sendToGroup(words[1], rest(2))
             case "safety" where words.count == 2: try await showSafetyNumbers(with: words[1])
             case "accept" where words.count == 2: try await acceptIdentityChange(of: words[1])
+            case "history" where words.count == 2: try await showHistory(of: words[1])
             default: say("unknown command: \(line)")
             }
         } catch {
@@ -157,6 +159,16 @@ final class ChatClient: Sendable {
             guard let record = try await store.record(for: peer), record.isAwaitingAcceptance else { continue }
             try await store.acceptIdentityChange(record.identityKey, for: peer)
             say("accepted the new identity key of \(peer)")
+        }
+    }
+
+    /// Prints the messages received in `conversation` (a user id, or `group:NAME`), oldest
+    /// first, from the store's encrypted archive, where each was kept before its session
+    /// advanced: they survive restarts.
+    func showHistory(of conversation: String) async throws {
+        let page = try await store.archivedMessages(inConversation: conversation, limit: 50)
+        for entry in page.messages.reversed() {
+            say("archived in \(conversation): \(String(decoding: entry.plaintext.bytes, as: UTF8.self))")
         }
     }
 

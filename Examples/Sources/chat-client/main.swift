@@ -22,6 +22,7 @@ import SessionKitSQLite
 //   gsend NAME TEXT…       a message to group NAME, encrypted once with our sender key
 //   safety USER            the safety numbers with USER's devices (before and after a key change)
 //   accept USER            accept USER's changed identity key
+//   history USER           the messages received from USER (or `group:NAME`), from the archive
 //   quit                   (or end of input) disconnect and exit
 //
 // `--prekeys N` publishes N one-time prekeys and N one-time KEM prekeys and never tops them up
