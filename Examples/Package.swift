@@ -6,7 +6,9 @@ import PackageDescription
 // are needed only by the demo relay server and client.
 let package = Package(
     name: "Examples",
-    platforms: [.macOS(.v14)],
+    // macOS 26: the client's post-quantum sessions use SessionKitMLKEM (CryptoKit's ML-KEM on
+    // Apple platforms); Hummingbird needs macOS 14.
+    platforms: [.macOS("26.0")],
     dependencies: [
         // The library, by path. Its package identity comes from the checkout's folder name,
         // so it is named explicitly for `.product(name:package:)` below.

@@ -13,8 +13,12 @@ import Verification
 final class ChatClient: Sendable {
     /// This device.
     let address: ProtocolAddress
+    /// Encrypts, decrypts and keeps the sessions, over `store`.
     let manager: SessionManager
+    /// The device's encrypted SQLite file: identity, prekeys, sessions, sender keys, trust
+    /// records and the archive of received messages.
     let store: SQLiteProtocolStore
+    /// The WebSocket to the relay.
     let relay: RelayConnection
     private let fingerprints: FingerprintGenerator
     private let groups: GroupDirectory
@@ -68,7 +72,9 @@ final class ChatClient: Sendable {
     }
 
     /// Encrypts `text` to every device of `user` (starting sessions from the relay's bundles
-    /// when there are none) and hands the envelopes to the relay.
+    /// when there are none) and hands the envelopes to the relay. SessionKit has persisted each
+    /// advanced session before it returns the envelope (encrypt → persist → send), so a relay
+    /// failure here costs one message number, never a reused key.
     func send(_ text: String, to user: String) async throws {
         try await ensureSessions(with: user)
         for outcome in try await manager.encrypt(Array(text.utf8), toUser: user) {
