@@ -118,6 +118,7 @@ func runClient() async throws {
                     }
                 }
                 await relay.close()
+                say("connection to the relay closed")
             }
             tasks.addTask {
                 for await (id, from, envelope) in deliveries {
@@ -136,7 +137,6 @@ func runClient() async throws {
             try await tasks.waitForAll()
         }
     }
-    say("disconnected")
 }
 
 do {
