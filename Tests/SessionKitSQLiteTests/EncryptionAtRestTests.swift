@@ -65,7 +65,7 @@ final class EncryptionAtRestTests: XCTestCase {
         try await store.updatePreKeys { $0 = keys }
         try withRawDatabase(path) { db in try db.execute(sql: "UPDATE prekeys SET sealed = substr(sealed, 1, length(sealed) - 1)") }
         let error = await thrownError { _ = try await store.loadPreKeys() }
-        XCTAssertEqual(error as? SessionError, .storage("SessionKitSQLite: damaged value in table prekeys: it does not open under this store's key"))
+        XCTAssertEqual(error as? SessionError, .damagedState(.preKeys))
     }
 
     func testAValueCopiedToAnotherRowDoesNotOpen() async throws {
@@ -97,7 +97,7 @@ final class EncryptionAtRestTests: XCTestCase {
         }
         let reopened = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
         let error = await thrownError { _ = try await reopened.loadPreKeys() }
-        XCTAssertEqual(error as? SessionError, .storage("SessionKitSQLite: damaged value in table prekeys: it does not open under this store's key"))
+        XCTAssertEqual(error as? SessionError, .damagedState(.preKeys))
     }
 
     func testAValueCopiedFromAnotherFileWithTheSameKeyDoesNotOpen() throws {

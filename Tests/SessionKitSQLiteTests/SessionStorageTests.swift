@@ -302,7 +302,7 @@ final class SessionStorageTests: XCTestCase {
             _ = try await a.store.loadSession(for: carol)
             XCTFail("a damaged record loaded")
         } catch {
-            XCTAssertEqual(error, .storage("SessionKitSQLite: \(SQLiteStoreError.damagedValue(table: "sessions"))"))
+            XCTAssertEqual(error, .damagedState(.session))
         }
         let toBob = try await a.manager.encrypt(utf8("still fine"), to: bob)
         let atBob = try await b.manager.decrypt(toBob, from: alice).plaintext

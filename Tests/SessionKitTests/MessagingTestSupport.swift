@@ -138,6 +138,10 @@ actor InstrumentedStore: ProtocolStore {
     init(base: InMemoryProtocolStore) { self.base = base }
 
     func setFailWrites(_ fail: Bool) { failWrites = fail }
+    /// Makes every load of a stored state fail as a store fails to decode a damaged blob.
+    func setUndecodable(_ undecodable: Bool) { self.undecodable = undecodable }
+    private var undecodable = false
+    private func decode() throws(SessionError) { if undecodable { throw .invalidPayload } }
     func setYields(_ yield: Bool) { yields = yield }
 
     private func pause() async {
@@ -153,6 +157,7 @@ actor InstrumentedStore: ProtocolStore {
 
     func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
         await pause()
+        try decode()
         return await base.loadSession(for: address)
     }
 
@@ -165,6 +170,7 @@ actor InstrumentedStore: ProtocolStore {
 
     func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
         await pause()
+        try decode()
         return await base.preKeys(for: prefix)
     }
 
@@ -184,11 +190,13 @@ actor InstrumentedStore: ProtocolStore {
     }
 
     func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
-        await base.loadSendingChain(for: group)
+        try decode()
+        return await base.loadSendingChain(for: group)
     }
 
     func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
-        await base.loadReceiverState(for: group, sender: sender)
+        try decode()
+        return await base.loadReceiverState(for: group, sender: sender)
     }
 
     func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {

@@ -2,6 +2,9 @@ import SignalPrimitives
 
 /// The errors of SessionKit. The first thirteen cases are the error names of SPEC §8, which
 /// every implementation of the protocol reports identically; `specName` gives that name.
+///
+/// What an app should do about an error is `disposition`; `errorDescription` (`LocalizedError`)
+/// is a sentence for logs and support screens, never holding a key or a plaintext.
 public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
     /// A key is unusable: non-canonical on the wire, an invalid Ed25519 point, or an all-zero DH.
     case invalidKey
@@ -23,7 +26,8 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     case invalidPadding
     /// An unknown version or type byte.
     case unsupportedVersion
-    /// A malformed payload (QR payload, persisted state).
+    /// A malformed payload: an upload, a bundle or another encoded value passed in. A stored
+    /// state that does not load reaches a `SessionManager` caller as `damagedState` instead.
     case invalidPayload
     /// A chain counter would exceed 2^32 − 1.
     case chainExhausted
@@ -54,6 +58,10 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     /// call from the fresh state; it reaches the app only when the retries are used up. Also
     /// thrown by `SessionRecord.promote` for a session older than the one held.
     case staleState
+    /// A state this device stored (named by `kind`) does not load: it was damaged on disk,
+    /// written by a broken writer or by a newer version of the library. Not caused by the
+    /// message or peer at hand: stop using the store and report it (see `disposition`).
+    case damagedState(StoredStateKind)
     /// A configuration value is out of range (for example `maxSkip > maxStored`).
     case invalidConfiguration(String)
     /// A primitive failed for a reason not covered above (for example AES-GCM unavailable).
@@ -78,7 +86,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .chainExhausted: return "chainExhausted"
         case .messageKeyUnavailable: return "messageKeyUnavailable"
         case .untrustedIdentity, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
-             .staleState, .invalidConfiguration, .primitive, .storage:
+             .staleState, .damagedState, .invalidConfiguration, .primitive, .storage:
             return nil
         }
     }
@@ -106,7 +114,27 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .postQuantumRequired: return "postQuantumRequired"
         case .reentrantCall: return "reentrantCall"
         case .staleState: return "staleState"
+        case let .damagedState(kind): return "damagedState(\(kind))"
         default: return specName ?? "unknown"
         }
     }
+}
+
+/// The kind of stored state that failed to load (`SessionError.damagedState`).
+public enum StoredStateKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// This device's identity key pair.
+    case identity
+    /// This device's own prekeys (signed, one-time and KEM prekeys, EK_A records).
+    case preKeys
+    /// The sessions with one peer device.
+    case session
+    /// This device's sending chain for a group.
+    case senderKeySendingChain
+    /// The chains received from one sender in a group.
+    case senderKeyReceiverState
+    /// A trust record (a peer's identity key and its verification status).
+    case trust
+
+    /// The kind's name.
+    public var description: String { rawValue }
 }

@@ -1,16 +1,33 @@
 /// The outcome of encrypting to one device when encrypting to all of a user's devices
-/// (`SessionManager.encrypt(_:toUser:)`).
+/// (`SessionManager.encrypt(_:toUser:devices:includingOwnDevices:)`) or distributing a sender
+/// key (`SessionManager.distributeSenderKey(for:to:)`).
 public struct DeviceEncryption: Sendable, CustomStringConvertible {
     /// The device.
     public let address: ProtocolAddress
     /// The message to deliver to that device, or why none was produced (its session then
     /// unchanged).
     public let result: Result<[UInt8], SessionError>
+    /// The message as a text envelope (`nil` when encrypting failed): its kind is
+    /// `.senderKeyDistribution` for a distribution, `.message` otherwise.
+    public let envelope: MessageEnvelope?
 
-    /// Creates an outcome.
+    /// Creates an outcome (with no envelope).
     public init(address: ProtocolAddress, result: Result<[UInt8], SessionError>) {
         self.address = address
         self.result = result
+        envelope = nil
+    }
+
+    /// An outcome of `SessionManager`, with the envelope of a successful one.
+    init(from sender: ProtocolAddress, to address: ProtocolAddress, group: GroupID?, result: Result<[UInt8], SessionError>) {
+        self.address = address
+        self.result = result
+        if case let .success(bytes) = result {
+            envelope = try? MessageEnvelope(
+                sender: sender, recipient: address, kind: group == nil ? .message : .senderKeyDistribution, group: group, body: bytes)
+        } else {
+            envelope = nil
+        }
     }
 
     /// The message, or `nil` when encrypting to this device failed.

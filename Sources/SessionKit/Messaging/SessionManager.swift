@@ -136,15 +136,19 @@ public actor SessionManager {
         let policy = preKeyPolicy
         let random = random
         let kem = kem
-        return try await store.updatePreKeys { (keys: inout LocalPreKeys?) throws(SessionError) -> PreKeyUpload in
-            guard var current = keys else {
-                let fresh = try LocalPreKeys(identity: identity, now: now, policy: policy, kem: kem, random: random)
-                keys = fresh
-                return fresh.fullUpload(identityKey: identity.publicKey)
+        do {
+            return try await store.updatePreKeys { (keys: inout LocalPreKeys?) throws(SessionError) -> PreKeyUpload in
+                guard var current = keys else {
+                    let fresh = try LocalPreKeys(identity: identity, now: now, policy: policy, kem: kem, random: random)
+                    keys = fresh
+                    return fresh.fullUpload(identityKey: identity.publicKey)
+                }
+                let upload = try current.maintain(identity: identity, now: now, policy: policy, kem: kem, random: random)
+                keys = current
+                return upload
             }
-            let upload = try current.maintain(identity: identity, now: now, policy: policy, kem: kem, random: random)
-            keys = current
-            return upload
+        } catch {
+            throw Self.stored(error, .preKeys)
         }
     }
 
@@ -175,7 +179,7 @@ public actor SessionManager {
             let decision = try await trustDecision(bundle.identityKey, for: address)
             guard decision.allowsSending else { throw .untrustedIdentity }
             try await retryingStaleState { () async throws(SessionError) in
-                var record = try await store.loadSession(for: address) ?? SessionRecord()
+                var record = try await loadSession(for: address) ?? SessionRecord()
                 try record.promote(session)
                 var commit = StoreCommit()
                 commit.store(record, for: address)
@@ -196,7 +200,7 @@ public actor SessionManager {
     public func encrypt(_ plaintext: [UInt8], to address: ProtocolAddress) async throws(SessionError) -> [UInt8] {
         try await exclusive(.peer(address)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
-                guard let record = try await store.loadSession(for: address), let remote = record.remoteIdentityKey else {
+                guard let record = try await loadSession(for: address), let remote = record.remoteIdentityKey else {
                     throw .noSession
                 }
                 guard try await trustDecision(remote, for: address).allowsSending else { throw .untrustedIdentity }
@@ -213,26 +217,38 @@ public actor SessionManager {
         }
     }
 
-    /// Encrypts `plaintext` for every device of `userID` that has a stored session, each as
-    /// `encrypt(_:to:)` does, concurrently; with `includingOwnDevices`, also for this user's
-    /// other devices that have a session (live copies of what the user sends, SPEC §6: keep
-    /// self-encryption for what future devices must read). Returns one outcome per device, by
-    /// user (the recipient first) and ascending device id.
+    /// Encrypts `plaintext` for the devices of `userID`, each as `encrypt(_:to:)` does,
+    /// concurrently; with `includingOwnDevices`, also for this user's other devices that have a
+    /// session (live copies of what the user sends, SPEC §6: keep self-encryption for what
+    /// future devices must read). Returns one outcome per device, by user (the recipient
+    /// first) and ascending device id, each with its `envelope`.
     ///
-    /// Devices are independent: one device failing (`untrustedIdentity`, `noSession` for a
-    /// device whose session was archived, a store error) leaves that device's session
-    /// unchanged and does not stop the others, whose sessions advance and whose messages
-    /// should be sent. The app decides what to do about the failed ones (for example ask the
-    /// user to accept a changed key, then encrypt again to that device only).
+    /// Which devices: the manager knows only the devices it has sessions with. Pass `devices`,
+    /// the user's current device list from your server, and every listed device gets an
+    /// outcome: `.failure(.noSession)` for one without a session (fetch its bundle, call
+    /// `processBundle(_:for:)`, encrypt to it again), while a device with a session that is not
+    /// listed (removed from the account) is not encrypted to. Without `devices`, the outcomes
+    /// are exactly the devices with a stored session, and a device without one is silently
+    /// not reached.
+    ///
+    /// Devices are independent: one device failing (`untrustedIdentity`, `noSession`, a store
+    /// error) leaves that device's session unchanged and does not stop the others, whose
+    /// sessions advance and whose messages should be sent. The app decides what to do about the
+    /// failed ones (for example ask the user to accept a changed key, then encrypt again to
+    /// that device only).
     /// - Throws: `SessionError.storage` only when the devices cannot be listed;
-    ///   `.invalidAddress` for a user id that is not 1–255 UTF-8 bytes.
+    ///   `.invalidAddress` for a user id that is not 1–255 UTF-8 bytes; `.invalidConfiguration`
+    ///   for a plaintext over `maximumEnvelopePlaintextByteCount` bytes (nothing encrypted).
     public func encrypt(
-        _ plaintext: [UInt8], toUser userID: String, includingOwnDevices: Bool = false
+        _ plaintext: [UInt8], toUser userID: String, devices: [UInt32]? = nil, includingOwnDevices: Bool = false
     ) async throws(SessionError) -> [DeviceEncryption] {
         // The user id is checked first, so that a malformed one is an error, not an empty result.
         _ = try ProtocolAddress(userID: userID, deviceID: 0)
+        try Self.checkEnvelopeSize(plaintext)
         var addresses: [ProtocolAddress] = []
-        for device in try await store.deviceIDs(ofUser: userID) {
+        let recipientDevices: [UInt32]
+        if let devices { recipientDevices = Array(Set(devices)).sorted() } else { recipientDevices = try await store.deviceIDs(ofUser: userID) }
+        for device in recipientDevices {
             addresses.append(try ProtocolAddress(userID: userID, deviceID: device))
         }
         if includingOwnDevices, !Array(userID.utf8).elementsEqual(localAddress.userIDBytes) {
@@ -246,10 +262,12 @@ public actor SessionManager {
         let outcomes = await withTaskGroup(of: DeviceEncryption.self) { group in
             for address in addresses {
                 group.addTask {
+                    let sender = self.localAddress
                     do throws(SessionError) {
-                        return DeviceEncryption(address: address, result: .success(try await self.encrypt(plaintext, to: address)))
+                        let bytes = try await self.encrypt(plaintext, to: address)
+                        return DeviceEncryption(from: sender, to: address, group: nil, result: .success(bytes))
                     } catch {
-                        return DeviceEncryption(address: address, result: .failure(error))
+                        return DeviceEncryption(from: sender, to: address, group: nil, result: .failure(error))
                     }
                 }
             }
@@ -341,14 +359,14 @@ public actor SessionManager {
         let identity = try await localIdentity()
         return try await exclusive(.peer(address)) { () async throws(SessionError) -> Result in
             try await retryingStaleState { () async throws(SessionError) -> Result in
-                let record = try await store.loadSession(for: address) ?? SessionRecord()
+                let record = try await loadSession(for: address) ?? SessionRecord()
                 guard case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) else {
                     return try await decryptAndCommit(
                         message, from: address, record: record, preKeys: PreKeySet(), identity: identity,
                         wipingPlaintext: wipingPlaintext, handle)
                 }
                 return try await exclusive(.preKeys, nested: true) { () async throws(SessionError) -> Result in
-                    let preKeys = try await store.preKeys(for: preKeyMessage.prefix)
+                    let preKeys = try await loadPreKeys(for: preKeyMessage.prefix)
                     return try await decryptAndCommit(
                         message, from: address, record: record, preKeys: preKeys, identity: identity,
                         wipingPlaintext: wipingPlaintext, handle)
@@ -404,7 +422,7 @@ public actor SessionManager {
     public func senderKeyDistributionMessage(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
         try await exclusive(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
             try await retryingStaleState { () async throws(SessionError) -> SenderKeyDistributionMessage in
-                if let chain = try await store.loadSendingChain(for: group) { return try chain.distributionMessage() }
+                if let chain = try await loadSendingChain(for: group) { return try chain.distributionMessage() }
                 let chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
                 let distribution = try chain.distributionMessage()
                 var commit = StoreCommit()
@@ -425,7 +443,7 @@ public actor SessionManager {
             try await retryingStaleState { () async throws(SessionError) -> SenderKeyDistributionMessage in
                 var chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
                 // Replaces the stored chain: compare and swap against its generation.
-                chain.generation = try await store.loadSendingChain(for: group)?.generation ?? 0
+                chain.generation = try await loadSendingChain(for: group)?.generation ?? 0
                 let distribution = try chain.distributionMessage()
                 var commit = StoreCommit()
                 commit.store(chain, for: group)
@@ -443,7 +461,7 @@ public actor SessionManager {
     /// - Throws: the errors of `senderKeyDistributionMessage(for:)`; per-device failures are
     ///   in the outcomes.
     public func distributeSenderKey(for group: GroupID, to members: [ProtocolAddress]) async throws(SessionError) -> [DeviceEncryption] {
-        await distribute(try await senderKeyDistributionMessage(for: group), to: members)
+        await distribute(try await senderKeyDistributionMessage(for: group), for: group, to: members)
     }
 
     /// Removes devices from `group` (SPEC §5): forgets the chains received from `removed`,
@@ -460,20 +478,23 @@ public actor SessionManager {
                 try await store.removeReceiverState(for: group, sender: member)
             }
         }
-        return await distribute(try await rotateSenderKey(for: group), to: remaining.filter { !removed.contains($0) })
+        return await distribute(try await rotateSenderKey(for: group), for: group, to: remaining.filter { !removed.contains($0) })
     }
 
     /// Encrypts a distribution message to each member through its pairwise session, wiping
     /// the encoded distribution (it holds the chain key) when done.
-    private func distribute(_ distribution: SenderKeyDistributionMessage, to members: [ProtocolAddress]) async -> [DeviceEncryption] {
+    private func distribute(
+        _ distribution: SenderKeyDistributionMessage, for group: GroupID, to members: [ProtocolAddress]
+    ) async -> [DeviceEncryption] {
         var bytes = distribution.serialized
         defer { SecureMemory.zero(&bytes) }
         var outcomes: [DeviceEncryption] = []
         for member in members {
             do throws(SessionError) {
-                outcomes.append(DeviceEncryption(address: member, result: .success(try await encrypt(bytes, to: member))))
+                let message = try await encrypt(bytes, to: member)
+                outcomes.append(DeviceEncryption(from: localAddress, to: member, group: group, result: .success(message)))
             } catch {
-                outcomes.append(DeviceEncryption(address: member, result: .failure(error)))
+                outcomes.append(DeviceEncryption(from: localAddress, to: member, group: group, result: .failure(error)))
             }
         }
         return outcomes
@@ -507,7 +528,7 @@ public actor SessionManager {
     private func receiverState(
         processing distribution: SenderKeyDistributionMessage, for group: GroupID, from sender: ProtocolAddress
     ) async throws(SessionError) -> SenderKeyReceiverState {
-        var state = try await store.loadReceiverState(for: group, sender: sender) ?? SenderKeyReceiverState()
+        var state = try await loadReceiverState(for: group, sender: sender) ?? SenderKeyReceiverState()
         try state.process(distribution, for: group)
         return state
     }
@@ -548,7 +569,7 @@ public actor SessionManager {
     public func groupEncrypt(_ plaintext: [UInt8], for group: GroupID) async throws(SessionError) -> [UInt8] {
         try await exclusive(.groupSending(group)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
-                guard let chain = try await store.loadSendingChain(for: group) else { throw .noSession }
+                guard let chain = try await loadSendingChain(for: group) else { throw .noSession }
                 let (updated, message) = try await Self.compute { [chain] () throws(SessionError) in
                     var chain = chain
                     let message = try chain.encrypt(plaintext)
@@ -586,7 +607,7 @@ public actor SessionManager {
     ) async throws(SessionError) -> [UInt8] {
         try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
-                guard let state = try await store.loadReceiverState(for: group, sender: sender) else {
+                guard let state = try await loadReceiverState(for: group, sender: sender) else {
                     _ = try SenderKeyMessage(serialized: bytes)
                     throw .unknownChain
                 }
@@ -599,7 +620,7 @@ public actor SessionManager {
                     }
                 } catch {
                     // As for pairwise messages: judge the message on the fresh chains.
-                    let stored = try await store.loadReceiverState(for: group, sender: sender)
+                    let stored = try await loadReceiverState(for: group, sender: sender)
                     if stored?.generation != state.generation { throw .staleState }
                     throw error
                 }
@@ -650,7 +671,7 @@ public actor SessionManager {
     /// Throws `staleState` (so that the call runs again from the fresh state) when the stored
     /// record of `address` is no longer the one loaded at generation `generation`.
     private func throwStaleIfChanged(sessionOf address: ProtocolAddress, loadedAt generation: UInt64) async throws(SessionError) {
-        let stored = try await store.loadSession(for: address)
+        let stored = try await loadSession(for: address)
         if (stored?.generation ?? 0) != generation { throw .staleState }
     }
 
@@ -696,7 +717,7 @@ public actor SessionManager {
     /// The local identity, read from the store once.
     private func localIdentity() async throws(SessionError) -> IdentityKeyPair {
         if let identityCache { return identityCache }
-        let identity = try await store.localIdentity()
+        let identity = try await loadLocalIdentity()
         identityCache = identity
         return identity
     }

@@ -3,6 +3,11 @@ import SignalPrimitives
 /// A long-term identity key pair (SPEC §3): an Ed25519 key whose 32-byte seed is the private
 /// key. X3DH uses its X25519 form (SPEC §1 ed→x conversions); the public key signs prekeys and
 /// is what safety numbers are computed over.
+///
+/// One per user, shared by all the user's devices (as in Signal): safety numbers belong to the
+/// user, while sessions, prekeys and trust records belong to each device. The first device
+/// generates it (`init(using:)`); a device added later receives it from one that has it
+/// (`DeviceLink`) and creates its store with it and its own device id.
 public struct IdentityKeyPair: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The Ed25519 private key (seed).
     public let privateKey: Ed25519.PrivateKey

@@ -10,8 +10,9 @@ import SignalPrimitives
 /// for a device with 40 previous sessions and thousands of skipped keys as for a fresh one.
 extension SQLiteProtocolStore: SessionStore {
     /// The record for `address`, or `nil`, with its stored generation.
-    /// - Throws: `SessionError.storage` naming the table when the file fails or a value is
-    ///   damaged; `.invalidPayload` / `.unsupportedVersion` when a part opens but does not load.
+    /// - Throws: `SessionError.storage` when the file fails, `.damagedState(.session)` when a
+    ///   part does not open or decode; `.invalidPayload` / `.unsupportedVersion` when a part
+    ///   opens but its session does not load.
     public func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
         let names = SessionRowNames(address, sealer: sealer)
         let cached = sessionCache.entry(for: address)

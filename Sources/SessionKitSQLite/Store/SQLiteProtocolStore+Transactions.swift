@@ -94,10 +94,32 @@ extension SQLiteProtocolStore {
     }
 
     /// The `SessionError` a SessionKit protocol method throws: its own errors (from an update
-    /// closure or a stored blob that does not load) unchanged, the store's as `.storage`.
+    /// closure) unchanged, a sealed value of a SessionKit state that does not open or decode as
+    /// `.damagedState` naming the state, the store's other errors as `.storage`.
     static func sessionError(_ error: any Error) -> SessionError {
         if let error = error as? SessionError { return error }
-        return .storage("SessionKitSQLite: \(storeError(error))")
+        let storeError = storeError(error)
+        switch storeError {
+        case let .damagedValue(table), let .invalidValue(table):
+            if let kind = storedStateKind(ofTable: table) { return .damagedState(kind) }
+        default: break
+        }
+        return .storage("SessionKitSQLite: \(storeError)")
+    }
+
+    /// The SessionKit state a sealed table holds, for `SessionError.damagedState`.
+    static func storedStateKind(ofTable table: String) -> StoredStateKind? {
+        switch table {
+        case SealedTable.identity.name: return .identity
+        case SealedTable.preKeys.name: return .preKeys
+        case SealedTable.trust.name: return .trust
+        case SealedTable.sessions.name, SealedTable.sessionOrders.name, SealedTable.sessionStates.name,
+             SealedTable.skippedKeys.name:
+            return .session
+        case SealedTable.sendingChains.name: return .senderKeySendingChain
+        case SealedTable.receiverStates.name: return .senderKeyReceiverState
+        default: return nil
+        }
     }
 
     /// The `VerificationError` a `TrustStore` method throws: its own errors unchanged, the

@@ -1,0 +1,64 @@
+/// What an app should do about a `SessionError` (`SessionError.disposition`): one of a few
+/// reactions, so that an app handles every error without knowing every case.
+///
+/// For an incoming message, "acknowledge" means telling the server it may delete its copy.
+public enum ErrorDisposition: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// The input is malformed, forged, re-attributed or refused by policy: it can never
+    /// succeed. Acknowledge and discard it; count it if you monitor abuse. Nothing changed.
+    case drop
+    /// A replay of a message this device already processed (`duplicateMessage`): acknowledge and
+    /// discard it without telling the user, who has already seen it.
+    case dropSilently
+    /// Not decryptable yet (`unknownChain`: a group message that arrived before its sender's
+    /// distribution): keep the bytes and retry them after the next distribution from that
+    /// sender; drop them after a timeout of your choosing.
+    case retryLater
+    /// Authentic perhaps, but never decryptable on this device (`messageKeyUnavailable`: sent
+    /// before this device joined the chain; `unknownPreKey`: its prekey is gone). Acknowledge it,
+    /// show a placeholder ("a message could not be decrypted") and, if your protocol has one,
+    /// ask the sender to resend.
+    case neverDecryptable
+    /// There is no usable session (`noSession`; `chainExhausted` for a session or chain that
+    /// reached 2^32 messages). To send: fetch the peer's bundle and call
+    /// `SessionManager.processBundle(_:for:)`, or rotate a group's sender key. An incoming
+    /// message in this state cannot be decrypted; the next session fixes the ones after it.
+    case startNewSession
+    /// The peer's identity key changed and the user has not accepted it
+    /// (`untrustedIdentity`): show the new safety number, ask the user, record the decision in
+    /// the trust store, then retry the call.
+    case askUser
+    /// A transient failure (`storage`: the store failed, for example a busy database;
+    /// `staleState`: another process kept writing the same state): retry the same call later
+    /// with the same bytes. Nothing changed.
+    case retry
+    /// This device's own stored state is damaged (`damagedState`) or its cryptography is
+    /// unusable (`primitive`): stop using the store, keep the file for diagnosis, and report
+    /// it. Retrying cannot help.
+    case stopAndReport
+    /// The call itself is wrong (an invalid address, group id or configuration, a call back
+    /// into the manager from inside a call, a bundle with a KEM prekey given to a manager
+    /// without a KEM): a programming error to fix in the app.
+    case fixCaller
+
+    /// The disposition's name.
+    public var description: String { rawValue }
+}
+
+extension SessionError {
+    /// What the app should do about this error (see `ErrorDisposition`).
+    public var disposition: ErrorDisposition {
+        switch self {
+        case .invalidKey, .invalidSignature, .invalidMessage, .tooManySkippedMessages, .invalidPadding,
+             .unsupportedVersion, .invalidPayload, .postQuantumRequired:
+            return .drop
+        case .duplicateMessage: return .dropSilently
+        case .unknownChain: return .retryLater
+        case .messageKeyUnavailable, .unknownPreKey: return .neverDecryptable
+        case .noSession, .chainExhausted: return .startNewSession
+        case .untrustedIdentity: return .askUser
+        case .storage, .staleState: return .retry
+        case .damagedState, .primitive: return .stopAndReport
+        case .invalidAddress, .invalidGroupID, .invalidConfiguration, .reentrantCall, .kemUnavailable: return .fixCaller
+        }
+    }
+}

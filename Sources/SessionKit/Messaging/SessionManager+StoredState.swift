@@ -1,0 +1,39 @@
+/// The manager's reads of stored state: a stored value that does not load (the store reports
+/// `invalidPayload` or `unsupportedVersion` while decoding it) is this device's damaged state,
+/// not a bad message, and reaches the app as `SessionError.damagedState` naming the state.
+extension SessionManager {
+    /// The record of `address`.
+    func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
+        do { return try await store.loadSession(for: address) } catch { throw Self.stored(error, .session) }
+    }
+
+    /// Our sending chain for `group`.
+    func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
+        do { return try await store.loadSendingChain(for: group) } catch { throw Self.stored(error, .senderKeySendingChain) }
+    }
+
+    /// The chains received from `sender` in `group`.
+    func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
+        do { return try await store.loadReceiverState(for: group, sender: sender) } catch {
+            throw Self.stored(error, .senderKeyReceiverState)
+        }
+    }
+
+    /// This device's identity key pair.
+    func loadLocalIdentity() async throws(SessionError) -> IdentityKeyPair {
+        do { return try await store.localIdentity() } catch { throw Self.stored(error, .identity) }
+    }
+
+    /// The prekeys a prekey message names.
+    func loadPreKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
+        do { return try await store.preKeys(for: prefix) } catch { throw Self.stored(error, .preKeys) }
+    }
+
+    /// `error` from reading a stored `kind`: a decoding error becomes `.damagedState(kind)`.
+    static func stored(_ error: SessionError, _ kind: StoredStateKind) -> SessionError {
+        switch error {
+        case .invalidPayload, .unsupportedVersion: return .damagedState(kind)
+        default: return error
+        }
+    }
+}
