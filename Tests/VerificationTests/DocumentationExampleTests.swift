@@ -43,6 +43,22 @@ final class DocumentationExampleTests: XCTestCase {
         XCTAssertEqual(reply[0], 0x21, "the reply is a ratchet message")
         let again = try await bob.maintainPreKeys()
         XCTAssertTrue(again.isEmpty, "nothing to upload right after the first upkeep with one prekey used")
+
+        // --- GettingStarted.md, "Envelopes" ---
+        // Alice: a text envelope for any transport that carries text.
+        let envelope = try await alice.encryptEnvelope(Array("Are you there?".utf8), to: bobAddress)
+        let text = envelope.encodedText()
+
+        // Bob: one call for every kind of incoming envelope.
+        let incoming = try await bob.receive(try MessageEnvelope(text: text))
+        if case let .message(message) = incoming {
+            print(String(decoding: message.plaintext, as: UTF8.self))   // Are you there?
+        }
+        // --- end ---
+        XCTAssertEqual(incoming.plaintext, Array("Are you there?".utf8))
+        XCTAssertEqual(incoming.sender, aliceAddress)
+        XCTAssertEqual(envelope.recipient, bobAddress)
+        XCTAssertEqual(envelope.kind, .message)
     }
 
     // MARK: SessionKit.docc/SessionsAndDevices.md
@@ -86,10 +102,10 @@ final class DocumentationExampleTests: XCTestCase {
         try await alice.processBundle(phoneBundle, for: bobPhone)
         try await alice.processBundle(laptopBundle, for: bobLaptop)
 
-        for outcome in try await alice.encrypt(Array("See you at 8".utf8), toUser: "bob") {
+        for outcome in try await alice.encrypt(Array("See you at 8".utf8), toUser: "bob", devices: [1, 2]) {
             switch outcome.result {
-            case let .success(message):
-                try await server.send(message, to: outcome.address)
+            case .success:
+                if let envelope = outcome.envelope { try await server.send(envelope.encodedText()) }
             case .failure(.untrustedIdentity):
                 // This device's identity key changed: ask the user first (Verifying Contacts).
                 break
@@ -99,13 +115,20 @@ final class DocumentationExampleTests: XCTestCase {
         }
         // --- end ---
 
-        let sent = await server.sent
-        XCTAssertEqual(sent.map(\.address), [bobPhone, bobLaptop], "the recipient's devices by ascending device id")
-        let atPhone = try await phone.decrypt(sent[0].bytes, from: aliceAddress)
-        let atLaptop = try await laptop.decrypt(sent[1].bytes, from: aliceAddress)
+        let texts = await server.texts
+        let envelopes = try texts.map { text throws in try MessageEnvelope(text: text) }
+        XCTAssertEqual(envelopes.map(\.recipient), [bobPhone, bobLaptop], "the recipient's devices by ascending device id")
+        guard case let .message(atPhone) = try await phone.receive(envelopes[0]),
+              case let .message(atLaptop) = try await laptop.receive(envelopes[1])
+        else { return XCTFail("not pairwise messages") }
         XCTAssertEqual(atPhone.plaintext, Array("See you at 8".utf8))
         XCTAssertEqual(atLaptop.plaintext, Array("See you at 8".utf8))
         XCTAssertEqual(atPhone.senderIdentityKey, atLaptop.senderIdentityKey)
+
+        // A listed device without a session is reported, not skipped.
+        let three = try await alice.encrypt(Array("three".utf8), toUser: "bob", devices: [1, 3])
+        XCTAssertEqual(three.map(\.address.deviceID), [1, 3])
+        XCTAssertEqual(three[1].error, .noSession)
 
         // One identity per user: one safety number for both of Bob's devices.
         let phoneRecord = await aliceTrust.record(for: bobPhone)
@@ -156,49 +179,69 @@ final class DocumentationExampleTests: XCTestCase {
         // Once per group, and again for every member device that joins: our chain, to each member
         // device, through its pairwise session (which must exist: processBundle first).
         for outcome in try await alice.distributeSenderKey(for: group, to: [bobPhone, carolPhone]) {
-            if let message = outcome.ciphertext {
-                try await server.send(message, to: outcome.address, kind: .senderKeyDistribution, group: group)
-            }
+            if let envelope = outcome.envelope { try await server.send(envelope.encodedText()) }
         }
 
-        // Then every group message: one encryption, the same bytes to every member device.
-        let groupMessage = try await alice.groupEncrypt(Array("Chapter 1".utf8), for: group)
-        try await server.sendToGroup(groupMessage, group: group)
+        // Then every group message: one encryption, the same envelope for every member device.
+        let groupMessage = try await alice.groupEncryptEnvelope(Array("Chapter 1".utf8), for: group)
+        try await server.sendToGroup(groupMessage.encodedText(), group: group)
         // --- end ---
 
-        let sent = await server.sent
-        XCTAssertEqual(sent.map(\.address), [bobPhone, carolPhone])
-        XCTAssertEqual(sent.map(\.kind), [.senderKeyDistribution, .senderKeyDistribution])
+        let texts = await server.texts
+        let distributions = try texts.map { text throws in try MessageEnvelope(text: text) }
+        XCTAssertEqual(distributions.map(\.recipient), [bobPhone, carolPhone])
+        XCTAssertEqual(distributions.map(\.kind), [.senderKeyDistribution, .senderKeyDistribution])
+        XCTAssertEqual(distributions.map(\.group), [group, group])
+        let groupTexts = await server.groupTexts
+        XCTAssertEqual(groupTexts.map(\.0), [group])
 
         // Carol's distribution is late: the group message waits (unknownChain), then decrypts.
         do {
-            _ = try await carol.manager.groupDecrypt(groupMessage, for: group, from: aliceAddress)
+            _ = try await carol.manager.receive(groupMessage)
             XCTFail("decrypted without the chain")
         } catch {
             XCTAssertEqual(error, .unknownChain)
+            XCTAssertEqual(error.disposition, .retryLater)
         }
 
-        let distribution = sent[0].bytes
-        let aliceAddressSeenByBob = aliceAddress
-        do {
-            let bob = bob.manager
-            let aliceAddress = aliceAddressSeenByBob
+        var shown: [String] = []
+        var retried = 0
+        func show(_ plaintext: [UInt8], from sender: ProtocolAddress, in group: GroupID? = nil) {
+            shown.append("\(sender) \(group.map { String(decoding: $0.rawRepresentation, as: UTF8.self) } ?? "-"): \(String(decoding: plaintext, as: UTF8.self))")
+        }
+        func retryPendingGroupMessages() async { retried += 1 }
+        let bobManager = bob.manager
+        for text in [texts[0], groupMessage.encodedText()] {
+            let bob = bobManager
             // --- Groups.md, "Receive" ---
-            // A distribution, from the pairwise session with the sender.
-            try await bob.processSenderKeyDistribution(encrypted: distribution, for: group, from: aliceAddress)
-
-            // A group message: the group and the sender come from your envelope.
-            let text = try await bob.groupDecrypt(groupMessage, for: group, from: aliceAddress)
+            // Whatever arrives: a distribution (stored, nothing to show) or a group message.
+            switch try await bob.receive(try MessageEnvelope(text: text)) {
+            case let .groupMessage(message):
+                show(message.plaintext, from: message.sender, in: message.group)
+            case .senderKeyDistribution:
+                await retryPendingGroupMessages()   // those that failed with unknownChain
+            case let .message(message):
+                show(message.plaintext, from: message.sender)
+            }
             // --- end ---
-            XCTAssertEqual(text, Array("Chapter 1".utf8))
         }
-        try await carol.manager.processSenderKeyDistribution(encrypted: sent[1].bytes, for: group, from: aliceAddress)
-        let atCarol = try await carol.manager.groupDecrypt(groupMessage, for: group, from: aliceAddress)
-        XCTAssertEqual(atCarol, Array("Chapter 1".utf8), "retried after the distribution arrived")
+        XCTAssertEqual(shown, ["alice.1 book club: Chapter 1"])
+        XCTAssertEqual(retried, 1)
+
+        do {
+            let bob = carol.manager
+            let distribution = distributions[1].body
+            let groupMessageBytes = groupMessage.body
+            // --- Groups.md, "Receive", without envelopes ---
+            try await bob.processSenderKeyDistribution(encrypted: distribution, for: group, from: aliceAddress)
+            let plaintext = try await bob.groupDecrypt(groupMessageBytes, for: group, from: aliceAddress)
+            // --- end ---
+            XCTAssertEqual(plaintext, Array("Chapter 1".utf8), "retried after the distribution arrived")
+        }
 
         // Relabeled to another group, or re-attributed to another member: refused.
         do {
-            _ = try await bob.manager.groupDecrypt(groupMessage, for: try GroupID("other"), from: aliceAddress)
+            _ = try await bob.manager.groupDecrypt(groupMessage.body, for: try GroupID("other"), from: aliceAddress)
             XCTFail("a relabeled message decrypted")
         } catch {
             XCTAssertEqual(error, .unknownChain)
@@ -300,6 +343,101 @@ final class DocumentationExampleTests: XCTestCase {
         XCTAssertEqual(toDave[69] & 0x02, 0, "no KEM part")
         let atDave = try await dave.manager.decrypt(toDave, from: myAddress)
         XCTAssertEqual(atDave.plaintext, Array("classic".utf8))
+    }
+
+    // MARK: SessionKit.docc/ErrorsAndRecovery.md
+
+    func testErrorsAndRecoveryHandlesEveryIncomingEnvelopeByDisposition() async throws {
+        let server = DocumentationServer()
+        let aliceDevice = try await DocumentationDevice(try ProtocolAddress(userID: "alice", deviceID: 1))
+        let bobDevice = try await DocumentationDevice(try ProtocolAddress(userID: "bob", deviceID: 1))
+        try await aliceDevice.startSession(with: bobDevice)
+        let manager = bobDevice.manager
+
+        /// The app's side of the sample.
+        actor App {
+            var events: [String] = []
+            var pendingTexts: [String] = []
+            func note(_ event: String) { events.append(event) }
+            func keep(_ text: String) { pendingTexts.append(text) }
+        }
+        let app = App()
+        struct Pending {
+            let app: App
+            func keep(_ text: String) async throws { await app.keep(text) }
+        }
+        let pending = Pending(app: app)
+        func show(_ received: ReceivedMessage) async throws {
+            await app.note("show \(String(decoding: received.plaintext ?? [], as: UTF8.self))")
+        }
+        func showPlaceholder(from sender: ProtocolAddress) async throws { await app.note("placeholder \(sender)") }
+        func startNewSession(with sender: ProtocolAddress) async throws { await app.note("new session \(sender)") }
+        func askUserAboutKeyChange(of sender: ProtocolAddress) async throws { await app.note("ask \(sender)") }
+        func reportDamagedStore(_ error: SessionError) { XCTFail("\(error)") }
+
+        func handle(_ text: String, envelopeID: String) async throws {
+            // --- ErrorsAndRecovery.md, "Overview" ---
+            guard let envelope = try? MessageEnvelope(text: text) else {
+                try await server.acknowledge(envelopeID)         // not an envelope: it can never be processed
+                return
+            }
+            do {
+                let received = try await manager.receive(envelope)
+                try await show(received)
+                try await server.acknowledge(envelopeID)
+            } catch let error as SessionError {
+                switch error.disposition {
+                case .drop:
+                    try await server.acknowledge(envelopeID)     // forged, damaged or refused
+                case .dropSilently:
+                    try await server.acknowledge(envelopeID)     // a replay: the user has seen it
+                case .neverDecryptable:
+                    try await server.acknowledge(envelopeID)
+                    try await showPlaceholder(from: envelope.sender)
+                case .retryLater:
+                    try await pending.keep(text)                 // until the sender's distribution arrives
+                    try await server.acknowledge(envelopeID)
+                case .startNewSession:
+                    try await server.acknowledge(envelopeID)
+                    try await startNewSession(with: envelope.sender)   // fetch a bundle, processBundle, send
+                case .askUser:
+                    try await askUserAboutKeyChange(of: envelope.sender)
+                case .retry:
+                    break                                        // do not acknowledge: it comes again
+                case .stopAndReport:
+                    reportDamagedStore(error)                    // stop using the store
+                case .fixCaller:
+                    assertionFailure("\(error)")                 // a bug in the app
+                }
+            }
+            // --- end ---
+        }
+
+        let message = try await aliceDevice.manager.encryptEnvelope(Array("hi".utf8), to: bobDevice.address)
+        var forgedBody = message.body
+        forgedBody[forgedBody.count - 1] ^= 1
+        let forged = try MessageEnvelope(sender: message.sender, recipient: message.recipient, kind: .message, body: forgedBody)
+        let group = try GroupID("early")
+        _ = try await aliceDevice.manager.senderKeyDistributionMessage(for: group)
+        let early = try await aliceDevice.manager.groupEncryptEnvelope(Array("too early".utf8), for: group)
+        let stranger = try await DocumentationDevice(try ProtocolAddress(userID: "carol", deviceID: 1))
+        try await stranger.startSession(with: aliceDevice)   // a session with Alice, none with Bob
+        let carolToBob = try MessageEnvelope(sender: stranger.address, recipient: bobDevice.address, kind: .message,
+                                             body: Array(message.body))
+
+        try await handle(message.encodedText(), envelopeID: "1")
+        try await handle(message.encodedText(), envelopeID: "2")      // replayed
+        try await handle(forged.encodedText(), envelopeID: "3")
+        try await handle(early.encodedText(), envelopeID: "4")
+        try await handle("not an envelope", envelopeID: "5")
+        try await handle(carolToBob.encodedText(), envelopeID: "6")   // re-attributed, no session
+
+        let acknowledged = await server.acknowledged
+        XCTAssertEqual(acknowledged, ["1", "2", "3", "4", "5", "6"])
+        let events = await app.events
+        XCTAssertEqual(events, ["show hi", "new session carol.1"])
+        let kept = await app.pendingTexts
+        XCTAssertEqual(kept, [early.encodedText()])
     }
 
     // MARK: Verification.docc/VerifyingContacts.md
@@ -430,33 +568,18 @@ final class DocumentationExampleTests: XCTestCase {
 
 /// What the articles call `server`: it keeps what the app sends.
 actor DocumentationServer {
-    /// How the app's envelope marks a message.
-    enum Kind: Sendable, Equatable {
-        case message, senderKeyDistribution
-    }
-
-    /// A message sent to one device.
-    struct Sent: Sendable {
-        let bytes: [UInt8]
-        let address: ProtocolAddress
-        let kind: Kind
-    }
-
-    private(set) var sent: [Sent] = []
+    private(set) var texts: [String] = []
     private(set) var uploads: [[UInt8]] = []
-    private(set) var groupMessages: [(GroupID, [UInt8])] = []
+    private(set) var groupTexts: [(GroupID, String)] = []
+    private(set) var acknowledged: [String] = []
 
-    func send(_ bytes: [UInt8], to address: ProtocolAddress) throws {
-        sent.append(Sent(bytes: bytes, address: address, kind: .message))
-    }
+    func send(_ text: String) throws { texts.append(text) }
 
-    func send(_ bytes: [UInt8], to address: ProtocolAddress, kind: Kind, group: GroupID) throws {
-        sent.append(Sent(bytes: bytes, address: address, kind: kind))
-    }
-
-    func sendToGroup(_ bytes: [UInt8], group: GroupID) throws { groupMessages.append((group, bytes)) }
+    func sendToGroup(_ text: String, group: GroupID) throws { groupTexts.append((group, text)) }
 
     func uploadPreKeys(_ bytes: [UInt8]) throws { uploads.append(bytes) }
+
+    func acknowledge(_ envelopeID: String) throws { acknowledged.append(envelopeID) }
 }
 
 /// A device with its manager, an in-memory store and trust store.
