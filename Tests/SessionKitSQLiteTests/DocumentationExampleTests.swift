@@ -22,7 +22,7 @@ final class SQLiteDocumentationExampleTests: XCTestCase {
         let bobAddress = try ProtocolAddress(userID: "bob", deviceID: 1)
         let server = Server()
 
-        // --- Persistence.md, "Open the store" (paths: keyPath, databasePath) ---
+        // --- Persistence.md, "Open the store" (from the line after the paths) ---
         let key = try StorageKey.loadOrCreateKeyFile(at: keyPath)
         let store = try SQLiteProtocolStore(path: databasePath, storageKey: key)
         let alice = SessionManager(store: store, trust: store, localAddress: aliceAddress)

@@ -7,6 +7,57 @@ import XCTest
 /// as an app would write them (no `@testable`). Each sample sits between `// --- <article>`
 /// and `// --- end` markers; keep the two in sync. The app's server is `DocumentationServer`.
 final class DocumentationExampleTests: XCTestCase {
+    // MARK: The articles show the lines that run here
+
+    /// Every sample between `// --- <Article>.md, "<section>" ---` and `// --- end ---` in the
+    /// documentation tests appears in its article, line for line (indentation and blank lines
+    /// aside), so that the articles cannot drift from the code that is compiled and run.
+    func testTheArticlesShowTheLinesTheseTestsRun() throws {
+        let here = URL(fileURLWithPath: #filePath)
+        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        var articles: [String: [String]] = [:]
+        for module in ["SessionKit", "Verification", "SessionKitSQLite"] {
+            let catalog = root.appendingPathComponent("Sources/\(module)/\(module).docc")
+            for name in try FileManager.default.contentsOfDirectory(atPath: catalog.path) where name.hasSuffix(".md") {
+                let text = try String(contentsOf: catalog.appendingPathComponent(name), encoding: .utf8)
+                articles[name] = Self.significantLines(text)
+            }
+        }
+        var checked = 0
+        for test in ["Tests/VerificationTests/DocumentationExampleTests.swift",
+                     "Tests/SessionKitSQLiteTests/DocumentationExampleTests.swift"] {
+            let lines = try String(contentsOf: root.appendingPathComponent(test), encoding: .utf8)
+                .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            var index = 0
+            while index < lines.count {
+                let line = lines[index].trimmingCharacters(in: .whitespaces)
+                index += 1
+                guard line.hasPrefix("// --- "), line.hasSuffix(" ---"), line != "// --- end ---",
+                      let comma = line.range(of: ".md, ")
+                else { continue }
+                let article = String(line[line.index(line.startIndex, offsetBy: 7) ..< comma.lowerBound]) + ".md"
+                var sample: [String] = []
+                while index < lines.count, lines[index].trimmingCharacters(in: .whitespaces) != "// --- end ---" {
+                    sample.append(lines[index])
+                    index += 1
+                }
+                let shown = Self.significantLines(sample.joined(separator: "\n"))
+                let text = try XCTUnwrap(articles[article], "\(test): no article \(article)")
+                let found = !shown.isEmpty && (0 ... max(0, text.count - shown.count)).contains { start in
+                    Array(text[start ..< min(text.count, start + shown.count)]) == shown
+                }
+                XCTAssertTrue(found, "\(test): \(line) is not in \(article) as it runs here")
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThanOrEqual(checked, 18, "the samples of every article")
+    }
+
+    /// The non-empty lines of `text`, trimmed.
+    private static func significantLines(_ text: String) -> [String] {
+        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
     // MARK: SessionKit.docc/GettingStarted.md
 
     func testGettingStartedFirstSession() async throws {
