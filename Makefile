@@ -19,10 +19,15 @@
 #                  500 kills, about 1.5 minutes), then checked (README, "Crash and multi-process tests");
 #                  `swift test` runs a short version (10 iterations). CRASH_SEED reproduces the kill
 #                  times, PROCESS_TESTS_KEEP=1 keeps the folder of ledgers and files
+#   make docs      builds the DocC documentation of the five library products (Sources/*/*.docc)
+#                  with swift-docc-plugin, warnings as errors (a broken symbol link, a parameter
+#                  without documentation), and fails when a public symbol has no doc comment;
+#                  archives in .build/plugins/Swift-DocC/outputs/ (SESSIONKIT_DOCS=1 adds the
+#                  plugin to Package.swift: apps that use the package never resolve it)
 
 SWIFT ?= swift
 
-.PHONY: all deps vectors test bench demo fuzz asan tsan crash
+.PHONY: all deps vectors test bench demo fuzz asan tsan crash docs
 
 all: test vectors
 
@@ -117,3 +122,18 @@ CRASH_ITERATIONS ?= 250
 
 crash: deps
 	CRASH_ITERATIONS=$(CRASH_ITERATIONS) $(SWIFT) test --filter SessionKitSQLiteProcessTests
+
+# Documentation: one DocC archive per library product, built from the same debug build as
+# `make test`. swift-docc-plugin is a dependency only while SESSIONKIT_DOCS is set (Package.swift).
+# Then every public and open symbol must have a doc comment: .ci/check-doc-comments.swift reads
+# the symbol graphs the plugin extracted (public API only: SPI and internal symbols are not in
+# them). Preview one module with
+#   SESSIONKIT_DOCS=1 swift package --disable-sandbox preview-documentation --target SessionKit
+DOC_TARGETS = SignalPrimitives SessionKit Verification SessionKitMLKEM SessionKitSQLite
+
+docs: deps
+	SESSIONKIT_DOCS=1 $(SWIFT) package generate-documentation --warnings-as-errors \
+		$(foreach target,$(DOC_TARGETS),--target $(target))
+	@graphs=$$(dirname "$$(SESSIONKIT_DOCS=1 $(SWIFT) build --show-bin-path)")/extracted-symbols; \
+	graphs=$$(dirname "$$(ls -d "$$graphs"/*/SessionKit | head -n 1)"); \
+	$(SWIFT) .ci/check-doc-comments.swift "$$graphs" $(DOC_TARGETS)

@@ -78,3 +78,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `make docs` (SESSIONKIT_DOCS=1) adds swiftlang/swift-docc-plugin to build the DocC catalogs;
+// an app that depends on this package never resolves it.
+if Context.environment["SESSIONKIT_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

@@ -31,9 +31,13 @@ public enum ErrorDisposition: String, Sendable, Hashable, CaseIterable, CustomSt
     /// `staleState`: another process kept writing the same state): retry the same call later
     /// with the same bytes. Nothing changed.
     case retry
-    /// This device's own stored state is damaged (`damagedState`) or its cryptography is
-    /// unusable (`primitive`): stop using the store, keep the file for diagnosis, and report
-    /// it. Retrying cannot help.
+    /// This device's own stored state is damaged (`damagedState`, naming the kind) or its
+    /// cryptography is unusable (`primitive`): retrying cannot help. Report it and keep the
+    /// damaged state for diagnosis. What still works depends on the kind: a damaged identity
+    /// or prekeys stop the whole store; a damaged session or group chain affects that peer or
+    /// group only (other rows of `SessionKitSQLite`'s store stay usable), and the app may then
+    /// delete it (`SessionStore.deleteSession(for:)`, `SenderKeyStore.removeReceiverState`) and
+    /// start again with a new session or sender key, losing what was in flight.
     case stopAndReport
     /// The call itself is wrong (an invalid address, group id or configuration, a call back
     /// into the manager from inside a call, a bundle with a KEM prekey given to a manager

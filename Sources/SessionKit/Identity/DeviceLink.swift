@@ -92,6 +92,7 @@ public struct DeviceLinkRequest: Sendable, CustomStringConvertible {
     }
 
     /// Opens the identity the existing device sealed (step 3).
+    /// - Parameter sealed: the bytes `DeviceLink.seal` produced for this request.
     /// - Parameter expectedIdentityKey: the user's identity public key, when the new device
     ///   knows it: a sealed identity with another public key is refused.
     /// - Throws: `SessionError.invalidPayload` for a wrong length, `.unsupportedVersion` for

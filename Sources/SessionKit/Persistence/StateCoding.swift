@@ -41,6 +41,8 @@ public struct StateWriter {
     private let kind: StateKind
 
     /// Starts a blob of `kind` at `version`.
+    /// - Parameter kind: the kind of state the blob holds.
+    /// - Parameter version: the version of the body's layout for that kind.
     /// - Parameter capacity: the expected size of the finished blob in bytes (envelope
     ///   included). Writing more is fine: the storage grows, wiping what it leaves behind.
     public init(kind: StateKind, version: UInt8, capacity: Int = StateWriter.defaultCapacity) {

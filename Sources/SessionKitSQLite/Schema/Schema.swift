@@ -10,10 +10,10 @@ import GRDB
 /// `currentVersion` (written by a newer library) is refused with
 /// `SQLiteStoreError.newerSchema` and left untouched.
 ///
-/// Adding schema 2: write `SchemaVersion2.apply(_:)` (its tables, and the re-sealing of any
-/// table whose value layout changes, with that table's new `SealedTable.valueVersion`), append
-/// it to `steps`, commit a fixture written by schema 2 next to the schema-1 one, and keep the
-/// test that opens every fixture passing.
+/// Adding a schema (as `SchemaVersion2` added sessions and sender keys): write its `apply(_:)`
+/// (its tables, and the re-sealing of any table whose value layout changes, with that table's
+/// new `SealedTable.valueVersion`), append it to `steps`, commit a fixture written by the
+/// previous schema next to the others, and keep the test that opens every fixture passing.
 enum Schema {
     /// `PRAGMA application_id` of a store file: "SKSQ".
     static let applicationID: Int32 = 0x534B_5351

@@ -10,8 +10,10 @@ import GRDB
 import SessionKit
 import SignalPrimitives
 
-/// A durable store for one account: this device's identity and prekeys, trust records, and an
-/// encrypted message archive, in one SQLite file (GRDB `DatabasePool`, WAL mode).
+/// A durable store for one device of an account: its identity and prekeys, its sessions (stored
+/// in parts: the current session, each previous session and each skipped message key in a row
+/// of its own), its sender-key chains, the trust records, and an encrypted message archive, in
+/// one SQLite file (GRDB `DatabasePool`, WAL mode).
 ///
 /// Every value that holds a secret or a message is sealed with XChaCha20-Poly1305 under a
 /// subkey of the app's `StorageKey`, bound to its table and row (see `ValueSealer`); ids that
@@ -26,9 +28,11 @@ import SignalPrimitives
 /// checkpoint). Another process may open the same file: writes wait up to
 /// `SQLiteStoreOptions.busyTimeout` for its lock.
 ///
-/// Conformances: `IdentityKeyStore`, `PreKeyStore` (SessionKit) and `TrustStore`
-/// (Verification). Each method is one SQLite transaction, so each is atomic, also across
-/// processes; `updatePreKeys` runs its closure inside the write transaction.
+/// Conformances: `ProtocolStore` with `IdentityKeyStore`, `PreKeyStore`, `SessionStore` and
+/// `SenderKeyStore` (SessionKit), and `TrustStore` (Verification). Each method is one SQLite
+/// transaction, so each is atomic, also across processes; `commit(_:)` writes everything one
+/// `SessionManager` call changed, comparing and swapping every state's generation, and
+/// `updatePreKeys` runs its closure inside the write transaction.
 ///
 /// Use one instance per file in a process (it is `Sendable`; share it). `close()` releases the
 /// file; an instance that is released closes it too.

@@ -21,6 +21,7 @@ extension UnsafeMutableRawBufferPointer {
     }
 }
 
+/// Byte arrays: safe access to their bytes with typed throws.
 extension Array where Element == UInt8 {
     /// `withUnsafeBytes` with a typed error, so typed throws survive nested buffer access.
     @inlinable
@@ -56,6 +57,7 @@ extension Array where Element == UInt8 {
     }
 }
 
+/// Byte slices: safe access to their bytes with typed throws.
 extension ArraySlice where Element == UInt8 {
     /// `withUnsafeBytes` with a typed error, so typed throws survive nested buffer access.
     @inlinable
