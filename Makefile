@@ -11,8 +11,9 @@
 #   make tsan      runs the tests under ThreadSanitizer (scratch path .build-tsan)
 #   make demo      builds Examples/ (debug): starts the example relay server on 127.0.0.1 and runs
 #                  three chat clients through Examples/demo.sh (1:1, a group of three, a client
-#                  offline and back, a restart from the database, a changed identity key with its
-#                  safety numbers); prints what each client received, fails if anything is missing
+#                  offline and back, a crash before acknowledging, a restart from the database, a
+#                  changed identity key with its safety numbers); prints what each client received,
+#                  fails if anything is missing
 #   make crash     runs the process tests (SessionKitSQLiteProcessTests, sessionkit-stress): an app
 #                  and its extension as two OS processes on one SQLite file, and a conversation of two
 #                  processes killed with SIGKILL at random points CRASH_ITERATIONS times (default 250:

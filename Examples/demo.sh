@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make demo: builds the example relay and chat client (debug), starts the relay on 127.0.0.1 on a
 # free port, and runs three clients (alice, bob, carol) through a script: a 1:1 conversation, a
-# group of three, a client offline and back (restarted from its database), and a contact whose
-# identity key changed (the script shows the safety numbers, then accepts the new key). Prints
-# what each client received and exits non-zero when an expected message did not arrive, when
-# anything else arrived, or when a plaintext shows up in the relay's log.
+# group of three, a client offline and back (crashing once before acknowledging a message it
+# persisted, then restarted from its database), and a contact whose identity key changed (the
+# script shows the safety numbers, then accepts the new key). Prints what each client received
+# and exits non-zero when an expected message did not arrive, when anything else arrived, or
+# when a plaintext shows up in the relay's log.
 #
 # DEMO_KEEP=1 keeps the working folder (databases, key files, logs); DEMO_TIMEOUT (seconds,
 # default 60) bounds each wait.
@@ -81,6 +82,23 @@ start() {
     echo "$name: $(tail -n "+$((from + 1))" "$log" | grep -E '^(new device|restarted)')"
 }
 
+# crash NAME: starts NAME's client with --exit-before-ack: it processes its first delivery
+# (decrypts it and persists the result) and exits before acknowledging it, as a crash would.
+crash() {
+    local name=$1 fd waited=0
+    "$BIN/chat-client" --name "$name" --server "ws://127.0.0.1:$PORT" --db "$WORK/$name.sqlite" --prekeys 1 \
+        --exit-before-ack < "$WORK/$name.in" >> "$WORK/$name.log" 2>&1 &
+    local pid=$!
+    exec {fd}> "$WORK/$name.in"
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 0.1
+        waited=$((waited + 1))
+        [ "$waited" -lt $((TIMEOUT * 10)) ] || fail "$name did not exit within ${TIMEOUT}s"
+    done
+    exec {fd}>&-
+    if wait "$pid"; then fail "$name exited normally instead of before acknowledging"; fi
+}
+
 # run NAME COMMAND...: gives NAME a command (see chat-client's main.swift).
 run() {
     local name=$1
@@ -147,10 +165,17 @@ expect carol "sent to book-club (alice.1, bob.1): Bob, we start at eight."
 wait_for "$WORK/relay.log" "queued (offline)"
 echo "  relay: $(grep -c 'queued (offline)' "$WORK/relay.log") envelope(s) queued for offline devices"
 
-step "Bob restarts from his database and receives what waited"
-start bob
+step "Bob comes back, persists the first message, and crashes before acknowledging it"
+crash bob
 expect bob "received from alice: Are you there?"
+expect bob "exiting before acknowledging"
+
+step "Bob restarts from his database: the relay delivers both again; the first is a duplicate, acknowledged silently"
+start bob
 expect bob "received in book-club from carol: Bob, we start at eight."
+[ "$(grep -c 'bob.1 connected, 2 envelope(s) queued' "$WORK/relay.log")" = 2 ] \
+    || fail "the relay did not deliver the unacknowledged message again"
+echo "  relay: $(grep 'bob.1 connected, 2 envelope(s) queued' "$WORK/relay.log" | tail -n 1 | sed 's/^relay: //') (again)"
 run bob history alice
 expect bob "archived in alice: Hi Bob, this is Alice."
 expect bob "archived in alice: Are you there?"
@@ -207,7 +232,7 @@ step "What each client received"
 problems=0
 for name in alice bob carol; do
     echo "$name:"
-    grep -E '^(received|new device|restarted|identity key)' "$WORK/$name.log" | sed 's/^/  /'
+    grep -E '^(received|new device|restarted|identity key|exiting)' "$WORK/$name.log" | sed 's/^/  /'
     got=$(grep '^received' "$WORK/$name.log" | sort)
     want=$(echo "${EXPECTED[$name]}" | sort)
     if [ "$got" != "$want" ]; then

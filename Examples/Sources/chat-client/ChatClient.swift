@@ -26,8 +26,16 @@ final class ChatClient: Sendable {
     /// Group messages waiting for their sender's sender key.
     let waitingForSenderKey = WaitingDeliveries()
 
-    init(address: ProtocolAddress, manager: SessionManager, store: SQLiteProtocolStore, relay: RelayConnection) throws {
+    /// Whether to exit after the first delivery was persisted, before acknowledging it (the
+    /// demo's crash; `--exit-before-ack`).
+    let exitsBeforeAcknowledging: Bool
+
+    init(
+        address: ProtocolAddress, manager: SessionManager, store: SQLiteProtocolStore, relay: RelayConnection,
+        exitsBeforeAcknowledging: Bool = false
+    ) throws {
         self.address = address
+        self.exitsBeforeAcknowledging = exitsBeforeAcknowledging
         self.manager = manager
         self.store = store
         self.relay = relay

@@ -40,6 +40,10 @@ extension ChatClient {
                 }
             })
             try await show(received)
+            if exitsBeforeAcknowledging {
+                say("exiting before acknowledging delivery \(message) (--exit-before-ack): the relay will deliver it again")
+                exit(3)
+            }
             await acknowledge(message)
             if case let .senderKeyDistribution(_, sender, _) = received {
                 // Group messages from `sender` that came before its sender key decrypt now.

@@ -27,6 +27,8 @@ import SessionKitSQLite
 //
 // `--prekeys N` publishes N one-time prekeys and N one-time KEM prekeys and never tops them up
 // (the demo uses 1, so that the relay soon hands out the last-resort KEM prekey).
+// `--exit-before-ack` (for the demo) exits right after the first delivery was decrypted and
+// persisted, before acknowledging it, as a crash there would: the relay delivers it again.
 
 /// The command-line options.
 struct Options {
@@ -35,10 +37,15 @@ struct Options {
     var database = ""
     var device: UInt32 = 1
     var preKeys: Int?
+    var exitsBeforeAcknowledging = false
 
     init(_ arguments: [String]) throws(UsageError) {
         var rest = arguments[...]
         while let option = rest.popFirst() {
+            if option == "--exit-before-ack" {
+                exitsBeforeAcknowledging = true
+                continue
+            }
             guard let value = rest.popFirst() else { throw UsageError() }
             switch option {
             case "--name": name = value
@@ -60,7 +67,7 @@ struct Options {
 
 struct UsageError: Error, CustomStringConvertible {
     var description: String {
-        "usage: chat-client --name USER --server ws://HOST:PORT --db PATH.sqlite [--device ID] [--prekeys N]"
+        "usage: chat-client --name USER --server ws://HOST:PORT --db PATH.sqlite [--device ID] [--prekeys N] [--exit-before-ack]"
     }
 }
 
@@ -101,7 +108,8 @@ func runClient() async throws {
     try await WebSocketClient.connect(url: options.server + "/relay", configuration: configuration, logger: logger) {
         inbound, outbound, _ in
         let relay = RelayConnection(outbound)
-        let client = try ChatClient(address: address, manager: manager, store: store, relay: relay)
+        let client = try ChatClient(
+            address: address, manager: manager, store: store, relay: relay, exitsBeforeAcknowledging: options.exitsBeforeAcknowledging)
         // Deliveries are processed one after the other, in the order the relay sent them.
         let (deliveries, delivered) = AsyncStream.makeStream(of: (UInt64, ProtocolAddress, String).self)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
