@@ -8,7 +8,7 @@ public struct DeviceEncryption: Sendable, CustomStringConvertible {
     public let result: Result<[UInt8], SessionError>
 
     /// Creates an outcome.
-    public init(address: ProtocolAddress, result: Result<[UInt8], SessionError>) {
+    init(address: ProtocolAddress, result: Result<[UInt8], SessionError>) {
         self.address = address
         self.result = result
     }
