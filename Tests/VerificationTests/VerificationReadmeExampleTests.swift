@@ -33,14 +33,14 @@ final class VerificationReadmeExampleTests: XCTestCase {
         // Trust on first use, then verified once the numbers matched.
         let trust = InMemoryTrustStore()
         let bob = try ProtocolAddress(userID: "bob", deviceID: 1)
-        _ = try await trust.observeIdentity(bobIdentity.publicKey.rawRepresentation, for: bob) // .firstUse
+        _ = await trust.observeIdentity(bobIdentity.publicKey, for: bob) // .firstUse
         try await trust.markVerified(scanned.identityKey, for: bob)
         // --- README example ends here ---
 
         XCTAssertEqual(mine.displayable.digits, theirs.displayable.digits)
         XCTAssertEqual(mine.displayable.groups.count, 12)
         XCTAssertEqual(try mine.scannable.compare(serialized: theirs.scannable.serialized), .match)
-        XCTAssertTrue(scanned.matches(uid: "bob", identityKey: bobIdentity.publicKey.rawRepresentation))
+        XCTAssertTrue(scanned.matches(uid: "bob", identityKey: bobIdentity.publicKey))
         let status = await trust.status(for: bob)
         XCTAssertEqual(status, .verified)
     }

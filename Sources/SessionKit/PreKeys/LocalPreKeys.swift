@@ -21,12 +21,14 @@ import SignalPrimitives
 /// caller passes (from a `WallClock`). A clock that goes backwards delays rotation and expiry;
 /// it never traps.
 ///
-/// One-time prekeys and one-time KEM prekeys are removed, and EK_A recorded, only by
-/// `apply(_:)`, which the store runs in the same write that stores the session a prekey
-/// message created (`ProtocolStore.commit(_:)`).
+/// One-time prekeys and one-time KEM prekeys are removed, and EK_A recorded, only in the write
+/// that stores the session a prekey message created: the store calls
+/// `StoreCommit.applyPreKeyChanges(to:)` inside `ProtocolStore.commit(_:)`.
 ///
-/// A value type; every mutating method changes nothing when it throws. Conforms to
-/// `PreKeyLookup`. Persist it with `serialized()` (kind `.preKeys`).
+/// To an app and to a store, the prekeys are an opaque value: `SessionManager` generates and
+/// maintains them (`maintainPreKeys()`), a store persists them with `serialized()` and
+/// `init(serialized:)` (kind `.preKeys`). A value type; every mutating method changes nothing
+/// when it throws.
 public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// A signed prekey with its last-resort KEM prekey, its dates and its replay record.
     @_spi(Testing) public struct SignedPreKeyEntry: Sendable, CustomStringConvertible {

@@ -3,6 +3,13 @@ import SignalPrimitives
 /// Everything held for one peer device: the current session and up to
 /// `ProtocolLimits.maxPreviousSessions` (40, as libsignal) previous ones, most recent first.
 ///
+/// To an app and to a store, a record is an opaque value: `SessionManager` loads it, works on
+/// it and commits it (`ProtocolStore.commit(_:)`); a store persists it with `serialized()` and
+/// `init(serialized:)` and maintains its `generation`. (A store that keeps a record in parts
+/// uses the `@_spi(Storage)` API: `currentSession`, `previousSessions`,
+/// `init(restoringCurrentSession:previousSessions:)`.) The routing below is what the manager
+/// runs.
+///
 /// Previous sessions exist because both sides may start a session at about the same time, or
 /// a peer may start a new one (after a reinstall, or from a newer bundle) while messages of
 /// the old one are still in flight: those still decrypt. Sending always uses the current
@@ -33,8 +40,7 @@ import SignalPrimitives
 ///
 /// A value type, transactional: when `decrypt` or `encrypt` throws, the record (and its
 /// serialization) is exactly what it was, nothing is reported consumed and nothing was drawn
-/// from the random source. Persist it (`serialized()`) after each success; a prekey message
-/// that ran X3DH reports a `PreKeyConsumption` to apply in the same write.
+/// from the random source.
 public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What `decrypt` produced.
     @_spi(Testing) public struct Decryption: Sendable, CustomStringConvertible {
