@@ -31,7 +31,7 @@
 // `invalidPayload` for everything else); a decoded upload re-encodes to the same bytes;
 // `bundle(oneTimePreKey:kemPreKey:)` follows its documented rules, and the bundles it builds
 // round-trip through `PreKeyBundle(serialized:)`.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

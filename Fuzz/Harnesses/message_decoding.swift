@@ -12,7 +12,7 @@
 // header, ciphertext) are the bytes at their SPEC offsets, P is the bytes between the type
 // byte and the inner message, and its digest is SHA-256(P). `RatchetMessage`, `PreKeyMessage`
 // and `IncomingMessage` agree.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

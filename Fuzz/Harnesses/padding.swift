@@ -8,7 +8,7 @@
 //              from the next three bytes, up to 200,000, to reach the multiple-of-65536
 //              rule). `pad` must give the SPEC layout and length, and `unpad` must give the
 //              plaintext back.
-import SessionKit
+@_spi(Testing) import SessionKit
 
 enum Harness {
     static let buckets = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]

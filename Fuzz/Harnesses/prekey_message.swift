@@ -38,7 +38,7 @@
 // The first input byte picks the responder's configuration: bit 0 limits (MAX_SKIP 5 /
 // MAX_STORED 8, or SPEC's 256 / 2000), bit 1 no KEM, bit 2 classic sessions allowed during a
 // migration, bit 3 post-quantum sessions required.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

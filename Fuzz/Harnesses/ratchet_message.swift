@@ -24,7 +24,7 @@
 //   - a decryption never establishes or promotes a session here (Bob's one-time prekeys and
 //     EK_A record are consumed by the handshake: an altered EK_A cannot start a new session),
 //     and persisting and reloading a record gives the same bytes.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 // (`ReceiverModel`, the model of one receiver, is in FuzzSupport.swift: `session_routing` uses it too.)

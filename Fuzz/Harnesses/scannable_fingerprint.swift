@@ -6,7 +6,7 @@
 // (fields are unique, varints minimal) that decode to an equal value; it matches its mirror
 // image (local and remote swapped), mismatches when one content bit differs, and reports a
 // version mismatch for another version.
-import Verification
+@_spi(Testing) import Verification
 
 enum Harness {
     static func isDecodingError(_ error: VerificationError) -> Bool {

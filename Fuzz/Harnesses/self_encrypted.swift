@@ -13,7 +13,7 @@
 //              exactly when the padding is valid (SPEC §2), with that plaintext, else throw
 //              `invalidPadding`; the same blob under another context or with any byte flipped
 //              fails; and sealing the plaintext with the same nonce gives the harness's bytes.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

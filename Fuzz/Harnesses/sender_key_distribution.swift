@@ -17,7 +17,7 @@
 //     already held (it does not move the start iteration); otherwise the chain is held at the
 //     message's iteration with no skipped key, the newest of at most five, older chains kept
 //     in order with the oldest evicted first.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

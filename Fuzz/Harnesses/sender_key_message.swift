@@ -27,7 +27,7 @@
 // Operations (op byte mod 7): 0 forge a message, 1 replay an earlier one, 2 flip one byte of
 // an earlier one, 3 truncate an earlier one, 4 deliver raw bytes, 5 persist and reload,
 // 6 deliver an earlier one for another group or from another sender.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 /// A sender-key chain rebuilt from SPEC §5's formulas with the primitives.

@@ -28,7 +28,7 @@
 //   - nothing decrypts twice; altered messages and a party's own messages never decrypt; a
 //     failed decryption changes neither record nor Bob's prekeys and draws nothing from the
 //     random source; records reload to the same bytes.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

@@ -4,7 +4,7 @@
 // `unsupportedVersion` only; a loaded identity serializes back to the same bytes, its public
 // key is the Ed25519 key of the stored seed, its signatures verify, and its description does
 // not show the seed.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

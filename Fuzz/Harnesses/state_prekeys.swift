@@ -11,7 +11,7 @@
 // one; applying a consumption (one-time prekey, one-time KEM prekey, EK_A under the current
 // signed prekey) removes exactly those and records EK_A, and one naming a key not held throws
 // `unknownPreKey` and changes nothing.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

@@ -7,7 +7,7 @@
 // five distinct chains with at most 2000 skipped keys each, its description shows no chain
 // key, and a forged message (for any group and sender) fails with `invalidSignature` and
 // leaves it unchanged.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

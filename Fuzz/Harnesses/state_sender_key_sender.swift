@@ -9,7 +9,7 @@
 // accepted by a receiver, which then decrypts its next message for that group from that
 // sender — and refuses it for another group or sender — or it reports `chainExhausted`
 // exactly when its iteration is 2^32.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

@@ -11,7 +11,7 @@
 // carrying P while a prefix is pending, else a ratchet message), or fails with
 // `chainExhausted` or `noSession` (no sending chain) and stays unchanged; raw garbage (a
 // ratchet message and a prekey message) does not decrypt and changes nothing.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

@@ -7,7 +7,7 @@
 // message, a prekey message naming the EK_A of a held session and one naming an unknown EK_A)
 // does not decrypt, changes nothing and draws nothing; encrypting either works or fails
 // (`noSession` without a current session, `chainExhausted`) leaving the record unchanged.
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 enum Harness {

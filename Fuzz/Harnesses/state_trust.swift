@@ -4,9 +4,10 @@
 // the rest the body, wrapped by the harness in a valid envelope. Invariants: failures are
 // `invalidPayload` or `unsupportedVersion` only; a loaded snapshot serializes back to the same
 // bytes (the format is canonical: records sorted and unique), every record's previous key is
-// present exactly when it is unverified, and its keys are 1–1024 bytes.
-import SessionKit
-import Verification
+// present exactly when it is unverified, and its keys are 32 bytes (Ed25519 public keys).
+@_spi(Testing) import SessionKit
+@_spi(Testing) import Verification
+import SignalPrimitives
 
 enum Harness {
     static func run(_ bytes: [UInt8]) {
@@ -24,7 +25,7 @@ enum Harness {
         for (address, record) in snapshot.records {
             invariant((1 ... 255).contains(address.userIDBytes.count), "a user id of \(address.userIDBytes.count) bytes")
             invariant((record.previousIdentityKey != nil) == (record.status == .unverified), "previous key and status disagree")
-            invariant((1 ... 1024).contains(record.identityKey.count), "identity key of \(record.identityKey.count) bytes")
+            invariant(record.identityKey.rawRepresentation.count == 32, "identity key of \(record.identityKey.rawRepresentation.count) bytes")
             invariant(record.previousIdentityKey != record.identityKey, "previous key equals the current one")
         }
         do {
@@ -36,15 +37,16 @@ enum Harness {
     }
 
     static func seeds() -> [[UInt8]] {
-        let key = fixedBytes(32, seed: 1)
+        func identityKey(_ seed: UInt64) -> Ed25519.PublicKey { must { try Ed25519.PublicKey(rawRepresentation: fixedBytes(32, seed: seed)) } }
+        let key = identityKey(1)
         func address(_ uid: String, _ device: UInt32) -> ProtocolAddress { must { try ProtocolAddress(userID: uid, deviceID: device) } }
         // "é" and "e\u{301}" are equal as Swift `String`s but distinct addresses (SPEC §1).
         let records: [ProtocolAddress: TrustRecord] = [
             address("alice", 1): TrustRecord(identityKey: key, status: .trusted, previousIdentityKey: nil),
             address("alice", 2): TrustRecord(identityKey: key, status: .verified, previousIdentityKey: nil),
-            address("bob", 1): TrustRecord(identityKey: fixedBytes(32, seed: 2), status: .unverified, previousIdentityKey: key),
-            address("é", 0): TrustRecord(identityKey: [7], status: .trusted, previousIdentityKey: nil),
-            address("e\u{301}", 0): TrustRecord(identityKey: [8], status: .trusted, previousIdentityKey: nil),
+            address("bob", 1): TrustRecord(identityKey: identityKey(2), status: .unverified, previousIdentityKey: key),
+            address("é", 0): TrustRecord(identityKey: identityKey(7), status: .trusted, previousIdentityKey: nil),
+            address("e\u{301}", 0): TrustRecord(identityKey: identityKey(8), status: .trusted, previousIdentityKey: nil),
         ]
         var seeds: [[UInt8]] = []
         for blob in [TrustSnapshot(records: [:]).serialized, TrustSnapshot(records: records).serialized] {

@@ -18,7 +18,7 @@
 // 9,999,999 is fuzzed, so the caps are reached. Other numbers (u32 prekey and device ids,
 // test ids) are not limited: version 2's vectors use ids up to 2^32 − 1.
 import Foundation
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalVectorKit
 
 enum Harness {

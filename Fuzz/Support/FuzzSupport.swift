@@ -6,7 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 /// libFuzzer's per-input entry point: runs the harness on one input.

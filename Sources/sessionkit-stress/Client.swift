@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
-import SessionKit
+@_spi(Testing) import SessionKit
 import SessionKitSQLite
 import SignalPrimitives
 import Verification

@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
-import SessionKit
+@_spi(Testing) import SessionKit
 import SessionKitSQLite
 
 /// `sessionkit-stress`: one device process of the multi-process and crash tests

@@ -5,10 +5,10 @@ import Darwin
 #endif
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Testing) import SessionKit
 import SessionKitSQLite
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 import XCTest
 
 /// The storage key of every stress-test file: bytes 0x00 … 0x1f (as `sessionkit-stress` uses).

@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Testing) import SessionKit
 @testable import SessionKitSQLite
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 import XCTest
 
 /// What the file holds without the key: sealed values bound to their rows, hashed ids, and
@@ -11,8 +11,8 @@ import XCTest
 final class EncryptionAtRestTests: XCTestCase {
     private let bob = address("bob-user-id-5d1e", 1)
     private let carol = address("carol-user-id-9a2c", 3)
-    private let bobKey = [UInt8](repeating: 0xb0, count: 32)
-    private let carolKey = [UInt8](repeating: 0xc0, count: 32)
+    private let bobKey = identityKey(0xb0)
+    private let carolKey = identityKey(0xc0)
 
     func testAWrongStorageKeyIsATypedErrorAtOpen() throws {
         let path = try temporaryStorePath()
@@ -130,7 +130,7 @@ final class EncryptionAtRestTests: XCTestCase {
             ("Bob's user id", Array(bob.userID.utf8)), ("Carol's user id", Array(carol.userID.utf8)),
             ("Bob's encoded address", bob.encoded), ("the conversation id", Array(conversation.utf8)),
             ("the message id", Array(messageID.utf8)), ("the plaintext", plaintext),
-            ("Bob's identity key", bobKey), ("Carol's identity key", carolKey),
+            ("Bob's identity key", bobKey.rawRepresentation), ("Carol's identity key", carolKey.rawRepresentation),
             ("the identity seed", Array(identity.serialized()[6 ..< 38])),
             ("the storage key", fixtureStorageKeyBytes),
         ]

@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Testing) import SessionKit
 @testable import SessionKitSQLite
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 import XCTest
 
 /// Schema versions: files written by older schemas open (and migrate); files from a newer
@@ -82,9 +82,11 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(preKeys?.oneTimePreKeyCount, PreKeyPolicy.default.oneTimePreKeyBatchSize)
 
         let bob = try await store.record(for: Schema1Fixture.bob)
-        XCTAssertEqual(bob, TrustRecord(identityKey: Schema1Fixture.bobKey, status: .verified, previousIdentityKey: nil))
+        XCTAssertEqual(bob, TrustRecord(identityKey: try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.bobKey), status: .verified, previousIdentityKey: nil))
         let carol = try await store.record(for: Schema1Fixture.carol)
-        XCTAssertEqual(carol, TrustRecord(identityKey: Schema1Fixture.carolNewKey, status: .unverified, previousIdentityKey: Schema1Fixture.carolKey))
+        XCTAssertEqual(carol, TrustRecord(
+            identityKey: try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.carolNewKey), status: .unverified,
+            previousIdentityKey: try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.carolKey)))
 
         let page = try await store.archivedMessages(inConversation: Schema1Fixture.conversation, limit: 10)
         XCTAssertEqual(page.damagedCount, 0)

@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Testing) import SessionKit
 @testable import SessionKitSQLite
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 import XCTest
 
 /// Sessions and sender keys in the SQLite store, driven through `SessionManager` (the store is
@@ -54,7 +54,7 @@ final class SessionStorageTests: XCTestCase {
         XCTAssertEqual(received.identityObservation, .firstUse)
         let recorded = try await b.store.record(for: alice)
         let aliceIdentity = try await a.store.localIdentity()
-        XCTAssertEqual(recorded?.identityKey, aliceIdentity.publicKey.rawRepresentation,
+        XCTAssertEqual(recorded?.identityKey, aliceIdentity.publicKey,
                        "the identity was recorded in the same transaction as the session")
         let consumed = try await b.store.loadPreKeys()
         XCTAssertNil(consumed?.oneTimePreKey(id: 1), "the one-time prekey was deleted with the session's creation")

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Testing) import SessionKit
 @testable import SessionKitSQLite
 import SignalPrimitives
 import XCTest
@@ -85,5 +85,13 @@ func thrownError(file: StaticString = #filePath, line: UInt = #line, _ body: () 
         return nil
     } catch {
         return error
+    }
+}
+
+/// An Ed25519 public key for tests whose 32 bytes are all `byte` (the trust store compares
+/// keys, it never uses them as points).
+func identityKey(_ byte: UInt8) -> Ed25519.PublicKey {
+    do { return try Ed25519.PublicKey(rawRepresentation: [UInt8](repeating: byte, count: 32)) } catch {
+        preconditionFailure("32 bytes are an Ed25519 key")
     }
 }

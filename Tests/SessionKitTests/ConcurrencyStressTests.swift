@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Many concurrent tasks encrypting and decrypting between several devices through their
 /// `SessionManager`s (per-peer serialisation), with stores that yield on every call to

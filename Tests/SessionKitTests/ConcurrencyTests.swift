@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Per-address serialisation: the keyed lock itself, and many tasks encrypting and decrypting
 /// across several peers through their managers.

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Crash consistency of the order decrypt → process → persist → acknowledge (and encrypt →
 /// persist → send): a process that dies before persisting gets the message again and

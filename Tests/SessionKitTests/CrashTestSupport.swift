@@ -1,7 +1,7 @@
 import Foundation
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// What survives a crash: named blobs, written atomically (one call may change several).
 actor Disk {

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// SPEC §4: the Double Ratchet between two parties, each through its `SessionRecord` for the
 /// other (`Conversation`).

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// A group of five members, each sending, with random delivery schedules: messages are
 /// shuffled, dropped, duplicated and corrupted, and members rotate their chains now and then.

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// SPEC §5 version 2 through `SessionManager`: chains that belong to a group and a sender,
 /// member removal, messages sent before a member had the chain, and sending to one's own
@@ -93,7 +93,7 @@ final class GroupManagerTests: XCTestCase {
         let after = await bob.snapshot(groups: [alpha, beta], senders: [alice.address])
         XCTAssertEqual(after, before, "no chain stored and the pairwise session not advanced")
         let observation = try await bob.manager.processSenderKeyDistribution(encrypted: pairwise, for: alpha, from: alice.address)
-        XCTAssertNotEqual(observation, .changed(previous: alice.identity.publicKey.rawRepresentation))
+        XCTAssertNotEqual(observation, .changed(previous: alice.identity.publicKey))
         XCTAssertTrue([IdentityObservation.firstUse, .unchanged].contains(observation))
         let message = try await alice.manager.groupEncrypt(utf8("alpha only"), for: alpha)
         let received = try await bob.manager.groupDecrypt(message, for: alpha, from: alice.address)

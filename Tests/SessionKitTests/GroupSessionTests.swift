@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// A group as each member sees it: one sending chain, one receiver state per member device.
 final class GroupSessionTests: XCTestCase {

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Hybrid (PQXDH) sessions at the record level (`Conversation` with ML-KEM-768): the KEM part
 /// of the prefix, what X3DH reports consumed, and the responder's lookup order (SPEC §3).

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Persistence of `LocalPreKeys` (kind .preKeys) and `IdentityKeyPair` (kind .identity):
 /// round trips, and strict loading of every corrupted blob.

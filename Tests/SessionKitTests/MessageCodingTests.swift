@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// The wire formats of SPEC §4, decoded from bytes assembled by hand.
 final class MessageCodingTests: XCTestCase {

@@ -1,5 +1,5 @@
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 final class MessagePaddingTests: XCTestCase {
     func testBucketsFollowSpecSection2() {

@@ -1,7 +1,7 @@
 import Foundation
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// A wall clock the test sets and advances explicitly.
 final class FakeClock: WallClock, @unchecked Sendable {
@@ -39,14 +39,14 @@ enum Days {
 actor TestTrustEvaluator: IdentityTrustEvaluator {
     struct Unavailable: Error {}
 
-    private var keys: [ProtocolAddress: [UInt8]] = [:]
+    private var keys: [ProtocolAddress: Ed25519.PublicKey] = [:]
     private var awaitingAcceptance: Set<ProtocolAddress> = []
     private(set) var checks = 0
     private(set) var records = 0
     private(set) var askedAbout: [ProtocolAddress] = []
     var isFailing = false
 
-    func evaluateIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws -> TrustDecision {
+    func evaluateIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) throws -> TrustDecision {
         checks += 1
         askedAbout.append(address)
         if isFailing { throw Unavailable() }
@@ -55,7 +55,7 @@ actor TestTrustEvaluator: IdentityTrustEvaluator {
         return TrustDecision(observation: .unchanged, allowsSending: !awaitingAcceptance.contains(address))
     }
 
-    func recordIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws -> IdentityObservation {
+    func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) throws -> IdentityObservation {
         records += 1
         if isFailing { throw Unavailable() }
         guard let known = keys[address] else {
@@ -69,7 +69,7 @@ actor TestTrustEvaluator: IdentityTrustEvaluator {
     }
 
     func accept(_ address: ProtocolAddress) { awaitingAcceptance.remove(address) }
-    func key(for address: ProtocolAddress) -> [UInt8]? { keys[address] }
+    func key(for address: ProtocolAddress) -> Ed25519.PublicKey? { keys[address] }
     func setFailing(_ failing: Bool) { isFailing = failing }
 }
 
@@ -170,11 +170,13 @@ actor InstrumentedStore: ProtocolStore {
 
     func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
         await pause()
-        try decode()
-        return await base.preKeys(for: prefix)
+        return try await base.preKeys(for: prefix)
     }
 
-    func loadPreKeys() async throws(SessionError) -> LocalPreKeys? { await base.loadPreKeys() }
+    func loadPreKeys() async throws(SessionError) -> LocalPreKeys? {
+        try decode()
+        return await base.loadPreKeys()
+    }
 
     func updatePreKeys<Result: Sendable>(
         _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// The AEAD step shared by the ratchet, sender keys and self-encryption agrees with the
 /// composition of the public pieces it replaces: `MessagePadding.pad` then

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Regression tests for inputs the fuzzers (Fuzz/) found: persisted states that must fail to
 /// load with a typed error instead of trapping or exhausting memory.

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// SPEC §3's KEM prekey through `SessionManager`: hybrid sessions between managers with
 /// ML-KEM-768, the one-time and last-resort KEM prekeys, and the post-quantum policy

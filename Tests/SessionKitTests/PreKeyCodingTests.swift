@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// The wire forms of `PreKeyBundle` (SPEC §3) and `PreKeyUpload` (the library's layout,
 /// documented in PreKeyUpload.swift), written out by hand from the documented layouts; strict

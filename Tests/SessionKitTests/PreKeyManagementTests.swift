@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Prekey lifecycle (`LocalPreKeys`): batches, replenishment, id allocation, signed-prekey
 /// rotation and expiry, all against explicit times.

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// The bound `SessionRecord` documents on the work a ratchet message can cause across previous
 /// sessions (SPEC §3 "Sessions per address" lets an implementation bound it): a message whose

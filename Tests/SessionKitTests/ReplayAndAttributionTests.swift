@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// SPEC §3's EK_A replay record and address binding, and the identity observation that
 /// `SessionManager.decrypt` reports.
@@ -165,7 +165,7 @@ final class ReplayAndAttributionTests: XCTestCase {
         let askedAfter = await bob.trust.askedAbout
         XCTAssertEqual(askedAfter, askedBefore, "the trust store was not asked about (and recorded nothing for) the wrong addresses")
         let carolKey = await bob.trust.key(for: carol.address)
-        XCTAssertEqual(carolKey, carol.identity.publicKey.rawRepresentation, "Carol's record still holds Carol's key")
+        XCTAssertEqual(carolKey, carol.identity.publicKey, "Carol's record still holds Carol's key")
         for wrong in [address("alice", 2), address("mallory", 1)] {
             let recorded = await bob.trust.key(for: wrong)
             XCTAssertNil(recorded)
@@ -228,7 +228,7 @@ final class ReplayAndAttributionTests: XCTestCase {
         try await newAlice.startSession(with: bob.address, server: server)
         let changed = try await bob.manager.decrypt(try await newAlice.manager.encrypt(utf8("4"), to: bob.address), from: alice.address)
         XCTAssertEqual(changed.plaintext, utf8("4"))
-        XCTAssertEqual(changed.identityObservation, .changed(previous: alice.identity.publicKey.rawRepresentation))
+        XCTAssertEqual(changed.identityObservation, .changed(previous: alice.identity.publicKey))
         XCTAssertEqual(changed.senderIdentityKey, newAlice.identity.publicKey)
         XCTAssertTrue(changed.establishedSession)
         await assertThrowsAsync(.untrustedIdentity) { try await bob.manager.encrypt(utf8("?"), to: alice.address) }

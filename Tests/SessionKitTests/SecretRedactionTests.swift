@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Every type that holds a secret renders without it: `description`, `debugDescription`,
 /// interpolation and `dump`. Where two values can differ only in their secret, they must

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// SPEC §6: sealing to oneself, and every way opening can fail.
 final class SelfEncryptionTests: XCTestCase {

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Sender-key states survive a save and restore, and load strictly.
 final class SenderKeyPersistenceTests: XCTestCase {

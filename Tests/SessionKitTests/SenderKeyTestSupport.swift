@@ -1,6 +1,6 @@
 import Foundation
 import SignalPrimitives
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Deterministic randomness and small builders shared by the sender-key and self-encryption tests.
 enum GroupTestSupport {

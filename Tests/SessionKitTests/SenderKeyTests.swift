@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// SPEC §5 behaviour of one sender's chain as a receiver sees it.
 final class SenderKeyTests: XCTestCase {

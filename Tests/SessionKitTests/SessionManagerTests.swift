@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// `SessionManager` end to end: bundles, fan-out to devices, persistence only on success,
 /// one-time prekeys consumed once, trust decisions, prekey upkeep over time, group helpers.
@@ -274,13 +274,13 @@ final class SessionManagerTests: XCTestCase {
         let after = await alice.snapshot()
         XCTAssertEqual(after, before, "nothing stored for a refused bundle")
         let recorded = await alice.trust.key(for: bob.address)
-        XCTAssertEqual(recorded, bob.identity.publicKey.rawRepresentation, "a refused bundle records nothing")
+        XCTAssertEqual(recorded, bob.identity.publicKey, "a refused bundle records nothing")
         // The genuine session still sends.
         _ = try await alice.manager.encrypt(utf8("still you?"), to: bob.address)
 
         // The app accepts the new key (records it and accepts the change), then retries.
-        let observed = try await alice.trust.recordIdentity(newBob.identity.publicKey.rawRepresentation, for: bob.address)
-        XCTAssertEqual(observed, .changed(previous: bob.identity.publicKey.rawRepresentation))
+        let observed = try await alice.trust.recordIdentity(newBob.identity.publicKey, for: bob.address)
+        XCTAssertEqual(observed, .changed(previous: bob.identity.publicKey))
         await alice.trust.accept(bob.address)
         try await alice.manager.processBundle(newBundle, for: bob.address)
         let message = try await alice.manager.encrypt(utf8("hello new bob"), to: bob.address)
@@ -308,7 +308,7 @@ final class SessionManagerTests: XCTestCase {
         let received = try await bob.manager.decrypt(message, from: alice.address)
         XCTAssertEqual(received.identityObservation, .firstUse)
         let recorded = await bob.trust.key(for: alice.address)
-        XCTAssertEqual(recorded, alice.identity.publicKey.rawRepresentation)
+        XCTAssertEqual(recorded, alice.identity.publicKey)
         // Later messages on the same key evaluate as unchanged and record nothing more.
         _ = try await bob.manager.decrypt(try await alice.manager.encrypt(utf8("again"), to: bob.address), from: alice.address)
         let recordsAfter = await bob.trust.records
@@ -377,7 +377,7 @@ final class SessionManagerTests: XCTestCase {
         let received = try await bob.manager.decrypt(fromNewAlice, from: alice.address).plaintext
         XCTAssertEqual(received, utf8("I reinstalled"))
         let recorded = await bob.trust.key(for: alice.address)
-        XCTAssertEqual(recorded, newAlice.identity.publicKey.rawRepresentation, "the new key was reported")
+        XCTAssertEqual(recorded, newAlice.identity.publicKey, "the new key was reported")
 
         await assertThrowsAsync(.untrustedIdentity) { try await bob.manager.encrypt(utf8("who are you?"), to: alice.address) }
         await bob.trust.accept(alice.address)

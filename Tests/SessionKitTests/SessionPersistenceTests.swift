@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Persistence of `SessionState` (strict, versioned; layout documented in SessionStatePersistence.swift).
 final class SessionPersistenceTests: XCTestCase {

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// Random delivery schedules between two parties (seeded): messages are reordered within a
 /// window, dropped, delivered twice, replayed and corrupted. Every genuine message must

@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// `SessionRecord`: the current session and up to 40 previous ones per peer device, the
 /// routing of prekey and ratchet messages between them, promotion, archiving, transactions,

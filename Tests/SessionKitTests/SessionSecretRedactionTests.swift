@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// The session, X3DH and prekey types render without their secrets (see `Redaction`): root,
 /// chain and message keys, ratchet private keys, skipped keys, identity seeds, prekey private

@@ -1,7 +1,7 @@
 import Foundation
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 import SessionKitMLKEM
 
 /// A deterministic random source (SplitMix64) that counts how often it was asked for bytes.

@@ -2,7 +2,7 @@ import CSodium
 import Foundation
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// The persisted-state envelope writes the documented format while wiping every allocation
 /// it lets go of, and reads without copying the blob.

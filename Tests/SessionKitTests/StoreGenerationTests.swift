@@ -1,6 +1,6 @@
 import SignalPrimitives
 import XCTest
-@testable import SessionKit
+@_spi(Testing) @testable import SessionKit
 
 /// State that can never roll back: every record and chain carries a store generation, stores
 /// compare and swap it (`ProtocolStore.commit`), `promote` refuses an older copy of a session,
@@ -284,7 +284,7 @@ final class StoreGenerationTests: XCTestCase {
         let decrypted = try await bob.manager.decrypt(message, from: alice.address)
         XCTAssertEqual(decrypted.identityObservation, .firstUse)
         let recordedNow = await bob.trust.key(for: alice.address)
-        XCTAssertEqual(recordedNow, alice.identity.publicKey.rawRepresentation)
+        XCTAssertEqual(recordedNow, alice.identity.publicKey)
     }
 }
 
@@ -323,7 +323,7 @@ actor ScriptedStore: ProtocolStore {
     func localIdentity() async throws(SessionError) -> IdentityKeyPair { await base.localIdentity() }
     func deleteSession(for address: ProtocolAddress) async throws(SessionError) { await base.deleteSession(for: address) }
     func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { await base.deviceIDs(ofUser: userID) }
-    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet { await base.preKeys(for: prefix) }
+    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet { try await base.preKeys(for: prefix) }
     func loadPreKeys() async throws(SessionError) -> LocalPreKeys? { await base.loadPreKeys() }
     func updatePreKeys<Result: Sendable>(
         _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result

@@ -1,7 +1,7 @@
 #if os(Linux)
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 import XCTest
 
 /// MACs, keys, checksums and fingerprints are compared with libsodium's constant-time
@@ -112,13 +112,14 @@ final class ConstantTimeComparisonTests: XCTestCase {
     }
 
     func testQRPayloadsCompareTheIdentityKeyInFullEvenWhenTheUidDiffers() throws {
-        let key = (0 ..< 32).map { UInt8(200 &+ $0) }
+        let key = try Ed25519.PublicKey(rawRepresentation: (0 ..< 32).map { UInt8(200 &+ $0) })
         let payload = try QRPayload(uid: "alice", identityKey: key)
         XCTAssertEqual(ComparisonRecorder.recording { XCTAssertTrue(payload.matches(uid: "alice", identityKey: key)) },
                        [Comparison(length: 32, equal: true)])
         XCTAssertEqual(ComparisonRecorder.recording { XCTAssertFalse(payload.matches(uid: "mallory", identityKey: key)) },
                        [Comparison(length: 32, equal: true)])
-        for other in Self.variants(of: key) {
+        for otherBytes in Self.variants(of: key.rawRepresentation) {
+            let other = try Ed25519.PublicKey(rawRepresentation: otherBytes)
             XCTAssertEqual(ComparisonRecorder.recording { XCTAssertFalse(payload.matches(uid: "alice", identityKey: other)) },
                            [Comparison(length: 32, equal: false)])
         }

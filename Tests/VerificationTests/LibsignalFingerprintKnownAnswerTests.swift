@@ -1,5 +1,5 @@
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 import XCTest
 
 /// libsignal's published fingerprint test values.

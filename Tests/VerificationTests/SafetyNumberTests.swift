@@ -1,5 +1,5 @@
 import SignalPrimitives
-@testable import Verification
+@_spi(Testing) @testable import Verification
 import XCTest
 
 /// SPEC §7 safety numbers: structure, symmetry, comparison and parameter bounds.

@@ -1,5 +1,5 @@
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 import XCTest
 
 /// Strict decoding of the scannable form (SPEC §7): only `CombinedFingerprints {1, 2, 3}` with

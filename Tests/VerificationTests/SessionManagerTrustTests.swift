@@ -1,6 +1,6 @@
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 import XCTest
 
 /// `SessionManager` with the `Verification` trust store: a changed identity key still
@@ -44,7 +44,7 @@ final class SessionManagerTrustTests: XCTestCase {
         XCTAssertEqual(atBob.identityObservation, .firstUse)
         XCTAssertEqual(atBob.senderIdentityKey, alice.identity.publicKey)
         let firstUse = await alice.trust.record(for: bob.address)
-        XCTAssertEqual(firstUse, TrustRecord(identityKey: bob.identity.publicKey.rawRepresentation, status: .trusted, previousIdentityKey: nil))
+        XCTAssertEqual(firstUse, TrustRecord(identityKey: bob.identity.publicKey, status: .trusted, previousIdentityKey: nil))
 
         // Bob reinstalls: a new identity, and he starts a new session with Alice.
         let newBob = try await Device("bob")
@@ -52,20 +52,20 @@ final class SessionManagerTrustTests: XCTestCase {
         let message = try await newBob.manager.encrypt(Array("new phone, same bob".utf8), to: alice.address)
         let received = try await alice.manager.decrypt(message, from: bob.address)
         XCTAssertEqual(received.plaintext, Array("new phone, same bob".utf8), "the message is authentic and decrypts")
-        XCTAssertEqual(received.identityObservation, .changed(previous: bob.identity.publicKey.rawRepresentation),
+        XCTAssertEqual(received.identityObservation, .changed(previous: bob.identity.publicKey),
                        "the app learns of the change with the message")
         XCTAssertEqual(received.senderIdentityKey, newBob.identity.publicKey)
         XCTAssertTrue(received.establishedSession)
         let changed = await alice.trust.record(for: bob.address)
         XCTAssertEqual(changed, TrustRecord(
-            identityKey: newBob.identity.publicKey.rawRepresentation, status: .unverified,
-            previousIdentityKey: bob.identity.publicKey.rawRepresentation))
+            identityKey: newBob.identity.publicKey, status: .unverified,
+            previousIdentityKey: bob.identity.publicKey))
 
         await assertUntrusted { try await alice.manager.encrypt(Array("are you bob?".utf8), to: bob.address) }
         let outcomes = try await alice.manager.encrypt(Array("to all of bob".utf8), toUser: "bob")
         XCTAssertEqual(outcomes.map(\.error), [.untrustedIdentity])
 
-        try await alice.trust.acceptIdentityChange(newBob.identity.publicKey.rawRepresentation, for: bob.address)
+        try await alice.trust.acceptIdentityChange(newBob.identity.publicKey, for: bob.address)
         let reply = try await alice.manager.encrypt(Array("welcome back".utf8), to: bob.address)
         let atNewBob = try await newBob.manager.decrypt(reply, from: alice.address)
         XCTAssertEqual(atNewBob.plaintext, Array("welcome back".utf8))
@@ -79,7 +79,7 @@ final class SessionManagerTrustTests: XCTestCase {
     func testABundleWithAnotherKeyForAVerifiedContactIsRefusedAndChangesNothing() async throws {
         let alice = try await Device("alice")
         let bob = try await Device("bob")
-        try await alice.trust.markVerified(bob.identity.publicKey.rawRepresentation, for: bob.address)
+        try await alice.trust.markVerified(bob.identity.publicKey, for: bob.address)
         try await alice.manager.processBundle(try bob.bundle(0), for: bob.address)
         _ = try await alice.manager.encrypt(Array("verified".utf8), to: bob.address)
 
@@ -96,9 +96,9 @@ final class SessionManagerTrustTests: XCTestCase {
         let atBob = try await bob.manager.decrypt(stillSending, from: alice.address)
         XCTAssertEqual(atBob.plaintext, Array("still you".utf8))
 
-        let newKey = newBob.identity.publicKey.rawRepresentation
+        let newKey = newBob.identity.publicKey
         let observed = try await alice.trust.observeIdentity(newKey, for: bob.address)
-        XCTAssertEqual(observed, .changed(previous: bob.identity.publicKey.rawRepresentation))
+        XCTAssertEqual(observed, .changed(previous: bob.identity.publicKey))
         try await alice.trust.acceptIdentityChange(newKey, for: bob.address)
         try await alice.manager.processBundle(try newBob.bundle(0), for: bob.address)
         let message = try await alice.manager.encrypt(Array("hello again".utf8), to: bob.address)

@@ -1,6 +1,6 @@
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 import XCTest
 
 /// Persisted trust records: SessionKit's envelope (kind .trust, version 1), loaded strictly.
@@ -12,10 +12,10 @@ final class TrustPersistenceTests: XCTestCase {
     /// A store with a trusted, a verified and a changed (unverified) contact.
     private func populatedStore() async throws -> InMemoryTrustStore {
         let store = InMemoryTrustStore()
-        _ = try await store.observeIdentity([UInt8](repeating: 0xa1, count: 32), for: alice)
-        try await store.markVerified([UInt8](repeating: 0xb1, count: 32), for: bob)
-        _ = try await store.observeIdentity([UInt8](repeating: 0xc1, count: 32), for: carol)
-        _ = try await store.observeIdentity([UInt8](repeating: 0xc2, count: 33), for: carol)
+        _ = try await store.observeIdentity(identityKey(0xa1), for: alice)
+        try await store.markVerified(identityKey(0xb1), for: bob)
+        _ = try await store.observeIdentity(identityKey(0xc1), for: carol)
+        _ = try await store.observeIdentity(identityKey(0xc2), for: carol)
         return store
     }
 
@@ -31,7 +31,7 @@ final class TrustPersistenceTests: XCTestCase {
         XCTAssertEqual(reserialized, blob, "the encoding is deterministic")
 
         // The restored store keeps blocking the pending change and trusts the others.
-        let carolDecision = try await restored.evaluateIdentity([UInt8](repeating: 0xc2, count: 33), for: carol)
+        let carolDecision = try await restored.evaluateIdentity(identityKey(0xc2), for: carol)
         XCTAssertEqual(carolDecision, TrustDecision(observation: .unchanged, allowsSending: false))
         let bobStatus = await restored.status(for: bob)
         XCTAssertEqual(bobStatus, .verified)
@@ -61,7 +61,7 @@ final class TrustPersistenceTests: XCTestCase {
             XCTAssertThrowsError(try TrustSnapshot(serialized: corrupted), "byte \(index)")
         }
         XCTAssertThrowsError(try TrustSnapshot(serialized: blob + [0])) {
-            XCTAssertEqual($0 as? SessionError, .invalidPayload)
+            XCTAssertEqual($0 as? VerificationError, .invalidPayload)
         }
     }
 
@@ -81,9 +81,9 @@ final class TrustPersistenceTests: XCTestCase {
         if let previous { writer.writeVariable(previous) }
     }
 
-    private func assertLoading(_ bytes: [UInt8], fails expected: SessionError, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertLoading(_ bytes: [UInt8], fails expected: VerificationError, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertThrowsError(try TrustSnapshot(serialized: bytes), file: file, line: line) {
-            XCTAssertEqual($0 as? SessionError, expected, file: file, line: line)
+            XCTAssertEqual($0 as? VerificationError, expected, file: file, line: line)
         }
     }
 
@@ -91,20 +91,24 @@ final class TrustPersistenceTests: XCTestCase {
         let bytes = blob { writer in
             writer.write(UInt32(2))
             writeRecord(&writer, device: 1, status: 2)
-            writeRecord(&writer, device: 2, status: 0, key: [1, 2, 3], previous: [4])
+            writeRecord(&writer, device: 2, status: 0, key: [UInt8](repeating: 3, count: 32), previous: [UInt8](repeating: 4, count: 32))
         }
         let records = try TrustSnapshot(serialized: bytes).records
         XCTAssertEqual(records[address("bob", 1)]?.status, .verified)
         XCTAssertEqual(records[address("bob", 2)],
-                       TrustRecord(identityKey: [1, 2, 3], status: .unverified, previousIdentityKey: [4]))
+                       TrustRecord(identityKey: identityKey(3), status: .unverified, previousIdentityKey: identityKey(4)))
     }
 
     func testCorruptedBodiesAreInvalid() {
         let cases: [(String, [UInt8])] = [
             ("unknown status", blob { $0.write(UInt32(1)); writeRecord(&$0, status: 3) }),
             ("unverified without a previous key", blob { $0.write(UInt32(1)); writeRecord(&$0, status: 0) }),
-            ("previous key equal to the key", blob { $0.write(UInt32(1)); writeRecord(&$0, status: 0, key: [9], previous: [9]) }),
+            ("previous key equal to the key", blob {
+                $0.write(UInt32(1)); writeRecord(&$0, status: 0, key: [UInt8](repeating: 9, count: 32), previous: [UInt8](repeating: 9, count: 32))
+            }),
             ("empty key", blob { $0.write(UInt32(1)); writeRecord(&$0, key: []) }),
+            ("short key", blob { $0.write(UInt32(1)); writeRecord(&$0, key: [1, 2, 3]) }),
+            ("33-byte key", blob { $0.write(UInt32(1)); writeRecord(&$0, key: [UInt8](repeating: 1, count: 33)) }),
             ("oversized key", blob { $0.write(UInt32(1)); writeRecord(&$0, key: [UInt8](repeating: 1, count: 1025)) }),
             ("invalid UTF-8 user id", blob { $0.write(UInt32(1)); writeRecord(&$0, user: [0x62, 0xc0, 0x80]) }),
             ("surrogate in user id", blob { $0.write(UInt32(1)); writeRecord(&$0, user: [0xed, 0xa0, 0x80]) }),
@@ -118,7 +122,7 @@ final class TrustPersistenceTests: XCTestCase {
         ]
         for (what, bytes) in cases {
             XCTAssertThrowsError(try TrustSnapshot(serialized: bytes), what) {
-                XCTAssertEqual($0 as? SessionError, .invalidPayload, what)
+                XCTAssertEqual($0 as? VerificationError, .invalidPayload, what)
             }
         }
     }

@@ -24,7 +24,7 @@ public struct GroupID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `Encode(group) = u8(len(gid)) || gid` (SPEC §1).
-    public var encoded: [UInt8] { [UInt8(rawRepresentation.count)] + rawRepresentation }
+    @_spi(Storage) @_spi(Testing) public var encoded: [UInt8] { [UInt8(rawRepresentation.count)] + rawRepresentation }
 
     /// The bytes in hex.
     public var description: String {

@@ -12,7 +12,7 @@ public struct ProtocolAddress: Hashable, Sendable, CustomStringConvertible {
     /// The device number within the user's account.
     public let deviceID: UInt32
     /// `Encode(address) = u8(len(uid)) || uid || u32(device_id)` (SPEC §1).
-    public let encoded: [UInt8]
+    @_spi(Storage) @_spi(Testing) public let encoded: [UInt8]
 
     /// Creates an address.
     /// - Throws: `SessionError.invalidAddress` when the user id is empty or longer than 255
@@ -31,10 +31,10 @@ public struct ProtocolAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The UTF-8 bytes of the user id.
-    public var userIDBytes: ArraySlice<UInt8> { encoded[1 ..< encoded.count - 4] }
+    @_spi(Storage) @_spi(Testing) public var userIDBytes: ArraySlice<UInt8> { encoded[1 ..< encoded.count - 4] }
 
     /// Whether `other` is a device of the same user (user ids equal as bytes).
-    public func isSameUser(as other: ProtocolAddress) -> Bool { userIDBytes == other.userIDBytes }
+    @_spi(Testing) public func isSameUser(as other: ProtocolAddress) -> Bool { userIDBytes == other.userIDBytes }
 
     /// Equality of `Encode(address)`: the user id's bytes and the device id.
     public static func == (a: ProtocolAddress, b: ProtocolAddress) -> Bool { a.encoded == b.encoded }
@@ -58,11 +58,11 @@ public protocol IdentityTrustEvaluator: Sendable {
     /// What recording `identityKey` for `address` would observe, and whether encrypting to it is
     /// allowed now (not for a changed key, nor after a change the app has not accepted).
     /// Records nothing.
-    func evaluateIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws -> TrustDecision
+    func evaluateIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws -> TrustDecision
 
     /// Records `identityKey` for `address`: on first use it becomes the trusted key; a different
     /// key replaces it and awaits the app's acceptance. Returns what was observed.
-    func recordIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws -> IdentityObservation
+    func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws -> IdentityObservation
 }
 
 /// What a trust evaluator concluded about an identity key (`IdentityTrustEvaluator`).
@@ -88,5 +88,5 @@ public enum IdentityObservation: Equatable, Hashable, Sendable {
     case unchanged
     /// The key differs from the one on record, which was `previous`. The contact is now
     /// `unverified` and sending is refused until the app accepts the new key.
-    case changed(previous: [UInt8])
+    case changed(previous: Ed25519.PublicKey)
 }

@@ -10,7 +10,7 @@ public struct KEMEncapsulationKey: Sendable, Hashable, CustomStringConvertible {
     /// Bytes of an ML-KEM-768 encapsulation key.
     public static let byteCount = 1184
     /// The type byte of `EncodeKEM(ek)` (SPEC §1).
-    public static let encodingTypeByte: UInt8 = 0x0B
+    @_spi(Testing) public static let encodingTypeByte: UInt8 = 0x0B
     /// q of FIPS 203.
     static let modulus: UInt16 = 3329
     /// Bytes of the encoded polynomial vector t̂ (k = 3 polynomials of 256 twelve-bit coefficients).
@@ -31,7 +31,7 @@ public struct KEMEncapsulationKey: Sendable, Hashable, CustomStringConvertible {
 
     /// FIPS 203's input check: length 1184 and ByteEncode12(ByteDecode12(t̂)) = t̂, that is, no
     /// 12-bit coefficient is q or above.
-    public static func isWellFormed(_ bytes: [UInt8]) -> Bool {
+    @_spi(Testing) public static func isWellFormed(_ bytes: [UInt8]) -> Bool {
         guard bytes.count == byteCount else { return false }
         var reduced = true
         var offset = 0
@@ -47,7 +47,7 @@ public struct KEMEncapsulationKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `EncodeKEM(ek) = 0x0B || ek` (1185 bytes).
-    public var encoded: [UInt8] { [Self.encodingTypeByte] + rawRepresentation }
+    @_spi(Testing) public var encoded: [UInt8] { [Self.encodingTypeByte] + rawRepresentation }
 
     /// The first bytes in hex (keys are long); never a secret.
     public var description: String { "KEMEncapsulationKey(\(Hex.encode(Array(rawRepresentation.prefix(8))))…)" }

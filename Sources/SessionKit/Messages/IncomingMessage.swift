@@ -1,5 +1,5 @@
 /// A received message of either kind, decoded by its type byte (SPEC §4).
-public enum IncomingMessage: Sendable, Hashable {
+@_spi(Testing) public enum IncomingMessage: Sendable, Hashable {
     /// A Double Ratchet message (type 0x21).
     case ratchet(RatchetMessage)
     /// A prekey message (type 0x22).

@@ -13,7 +13,7 @@ import SignalPrimitives
 /// prekey, plus 1092 with a KEM prekey, then at least 41 + 16), the inner type byte
 /// (`unsupportedVersion`), then the canonicity of EK_A and of the ratchet key (`invalidKey`).
 /// IK_A's validity as an Ed25519 point is X3DH's check, not the decoder's.
-public struct PreKeyMessage: Sendable, Hashable {
+@_spi(Testing) public struct PreKeyMessage: Sendable, Hashable {
     /// The X3DH part of a prekey message: who the initiator is and which prekeys it used.
     public struct Prefix: Sendable, Hashable {
         /// The initiator's Ed25519 identity key (IK_A).

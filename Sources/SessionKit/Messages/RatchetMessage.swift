@@ -8,7 +8,7 @@ import SignalPrimitives
 /// Decoding checks, in order: the type byte (`unsupportedVersion`), the length (at least
 /// 41 + 16 bytes, else `invalidMessage`), then the canonicity of the ratchet key (`invalidKey`).
 /// This type only encodes and decodes; decryption is `SessionState`'s job.
-public struct RatchetMessage: Sendable, Hashable {
+@_spi(Testing) public struct RatchetMessage: Sendable, Hashable {
     /// Bytes of the header.
     public static let headerByteCount = 41
     /// Bytes of the authentication tag.

@@ -19,7 +19,7 @@ public struct DecryptedMessage: Sendable, CustomStringConvertible {
     public let establishedSession: Bool
 
     /// Creates a decrypted message.
-    public init(
+    init(
         plaintext: [UInt8], sender: ProtocolAddress, senderIdentityKey: Ed25519.PublicKey,
         identityObservation: IdentityObservation, establishedSession: Bool
     ) {

@@ -12,7 +12,7 @@ public struct DeviceEncryption: Sendable, CustomStringConvertible {
     public let envelope: MessageEnvelope?
 
     /// Creates an outcome (with no envelope).
-    public init(address: ProtocolAddress, result: Result<[UInt8], SessionError>) {
+    init(address: ProtocolAddress, result: Result<[UInt8], SessionError>) {
         self.address = address
         self.result = result
         envelope = nil

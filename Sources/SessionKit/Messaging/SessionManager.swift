@@ -725,7 +725,7 @@ public actor SessionManager {
     /// Asks the trust evaluator about `identityKey` (which records nothing).
     private func trustDecision(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(SessionError) -> TrustDecision {
         do {
-            return try await trust.evaluateIdentity(identityKey.rawRepresentation, for: address)
+            return try await trust.evaluateIdentity(identityKey, for: address)
         } catch {
             throw .storage("trust evaluator: \(error)")
         }
@@ -734,7 +734,7 @@ public actor SessionManager {
     /// Records `identityKey` with the trust evaluator, after the operation that saw it succeeded.
     private func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(SessionError) -> IdentityObservation {
         do {
-            return try await trust.recordIdentity(identityKey.rawRepresentation, for: address)
+            return try await trust.recordIdentity(identityKey, for: address)
         } catch {
             throw .storage("trust evaluator: \(error)")
         }

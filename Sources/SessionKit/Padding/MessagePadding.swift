@@ -2,7 +2,7 @@ import SignalPrimitives
 
 /// Message padding of SPEC §2: `0x01 || plaintext || Z || u32(len(Z))`, where the total is the
 /// smallest bucket (64 … 65536 bytes) that holds `n + 5` bytes, or a multiple of 65536 above that.
-public enum MessagePadding {
+@_spi(Testing) public enum MessagePadding {
     /// The padded sizes, smallest first.
     public static let buckets: [Int] = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
     /// Bytes added besides the zero fill: the 0x01 marker and the 4-byte fill length.

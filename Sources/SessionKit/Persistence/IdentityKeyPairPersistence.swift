@@ -12,7 +12,7 @@ import SignalPrimitives
 /// blob is the identity's private key: protect it at rest and wipe copies (`SecureMemory.zero`).
 extension IdentityKeyPair {
     /// The persisted-state version this library writes.
-    public static let persistenceVersion: UInt8 = 1
+    @_spi(Testing) public static let persistenceVersion: UInt8 = 1
 
     /// The identity key pair as a blob (see the layout above).
     public func serialized() -> [UInt8] {

@@ -32,7 +32,7 @@ import SignalPrimitives
 /// holds private keys: protect it at rest and wipe copies (`SecureMemory.zero`).
 extension LocalPreKeys {
     /// The persisted-state version this library writes.
-    public static let persistenceVersion: UInt8 = 2
+    @_spi(Testing) public static let persistenceVersion: UInt8 = 2
 
     /// The prekeys as a blob (see the layout above).
     public func serialized() -> [UInt8] {

@@ -23,7 +23,7 @@ import SignalPrimitives
 /// session is promoted, established or archived.
 extension SessionRecord {
     /// The persisted-state version this library writes.
-    public static let persistenceVersion: UInt8 = 2
+    @_spi(Testing) public static let persistenceVersion: UInt8 = 2
 
     /// The record as a blob (see the layout above).
     public func serialized() -> [UInt8] {

@@ -6,7 +6,7 @@ import SignalPrimitives
 /// A store that writes only what changed (a device can hold thousands of skipped keys, of
 /// which one message adds or removes a few) keeps each entry under its `slot`: an entry never
 /// changes, it is only added or removed.
-public struct SkippedMessageKeyEntry: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+@_spi(Storage) @_spi(Testing) public struct SkippedMessageKeyEntry: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The number of bytes of `slot`.
     public static let slotByteCount = X25519.keyByteCount + 4
 
@@ -39,7 +39,7 @@ public struct SkippedMessageKeyEntry: Sendable, CustomStringConvertible, CustomD
 
 extension SessionState {
     /// The skipped message keys, oldest first (the order `maxStored` evicts in).
-    public var skippedMessageKeyEntries: [SkippedMessageKeyEntry] {
+    @_spi(Storage) @_spi(Testing) public var skippedMessageKeyEntries: [SkippedMessageKeyEntry] {
         ratchet.skippedKeys.inAgeOrder.map { SkippedMessageKeyEntry(slot: $0.slot, messageKey: $0.messageKey) }
     }
 
@@ -47,7 +47,7 @@ extension SessionState {
     /// changes with every message, a few hundred bytes whatever the number of skipped keys.
     /// A store keeps the keys apart (`skippedMessageKeyEntries`) and reassembles the session
     /// with `init(serializedWithoutSkippedMessageKeys:skippedMessageKeys:)`.
-    public func serializedWithoutSkippedMessageKeys() -> [UInt8] {
+    @_spi(Storage) @_spi(Testing) public func serializedWithoutSkippedMessageKeys() -> [UInt8] {
         var copy = self
         copy.ratchet.skippedKeys = SkippedMessageKeys()
         return copy.serialized()
@@ -58,7 +58,7 @@ extension SessionState {
     /// - Throws: `SessionError.invalidPayload` when the blob holds skipped keys itself, when
     ///   the keys exceed the session's `maxStored`, repeat a slot, or carry a non-canonical
     ///   ratchet key; the errors of `init(serialized:)` for the blob.
-    public init(serializedWithoutSkippedMessageKeys blob: [UInt8], skippedMessageKeys entries: [SkippedMessageKeyEntry]) throws(SessionError) {
+    @_spi(Storage) @_spi(Testing) public init(serializedWithoutSkippedMessageKeys blob: [UInt8], skippedMessageKeys entries: [SkippedMessageKeyEntry]) throws(SessionError) {
         var session = try SessionState(serialized: blob)
         guard session.ratchet.skippedKeys.isEmpty, entries.count <= session.configuration.maxStored else { throw .invalidPayload }
         var seen = Set<SkippedMessageKeys.Slot>()

@@ -69,7 +69,7 @@ extension SessionState {
     }
 
     /// Writes the version-2 body (for records that embed sessions in their own blob).
-    public func encode(into writer: inout StateWriter) {
+    @_spi(Testing) public func encode(into writer: inout StateWriter) {
         writer.write(role.rawValue)
         writer.write(generation)
         writer.write(UInt32(truncatingIfNeeded: configuration.maxSkip))
@@ -107,7 +107,7 @@ extension SessionState {
     /// Reads a version-2 body written by `encode(into:)`, strictly.
     /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent body,
     ///   `SessionError.unsupportedVersion` when the reader's version is not 2.
-    public init(decodingFrom reader: inout StateReader) throws(SessionError) {
+    @_spi(Testing) public init(decodingFrom reader: inout StateReader) throws(SessionError) {
         guard reader.version == Self.persistenceVersion else { throw .unsupportedVersion }
         let counterLimit = UInt64(UInt32.max) + 1
         guard let role = Role(rawValue: try reader.readByte()) else { throw .invalidPayload }

@@ -11,7 +11,7 @@ import SignalPrimitives
 /// Inside the body, integers are big-endian and byte strings are `u32(length) || bytes`.
 /// Loading is strict: a wrong magic, kind or checksum, a truncated field or trailing bytes
 /// is `SessionError.invalidPayload`; an unknown version is `SessionError.unsupportedVersion`.
-public enum StateKind: UInt8, Sendable {
+@_spi(Storage) @_spi(Testing) public enum StateKind: UInt8, Sendable {
     /// A Double Ratchet session.
     case session = 0x01
     /// A sender's own sender-key chain.
@@ -36,7 +36,7 @@ public enum StateKind: UInt8, Sendable {
 /// old allocation is wiped (`sodium_memzero`) before it is freed. The last allocation is wiped
 /// when the writer goes away (after `finish()` copied it out, or when it is abandoned), so
 /// the only copy of the secrets that outlives the writer is the blob `finish()` returns.
-public struct StateWriter {
+@_spi(Storage) @_spi(Testing) public struct StateWriter {
     private var storage: StateWriterStorage
     private let kind: StateKind
 
@@ -192,7 +192,7 @@ final class StateWriterStorage {
 /// caller asks for (`readSecret` straight into `SecureBytes`, `readFixed`/`readVariable` into
 /// arrays) is copied. Wipe the blob after the reader is gone: while it is alive, a wipe
 /// through `SecureMemory.zero(&blob)` would copy the array first and wipe the copy.
-public struct StateReader {
+@_spi(Storage) @_spi(Testing) public struct StateReader {
     private let bytes: [UInt8]
     private var offset: Int
     /// Where the body ends (the checksum starts).

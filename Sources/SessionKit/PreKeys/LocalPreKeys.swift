@@ -21,15 +21,17 @@ import SignalPrimitives
 /// caller passes (from a `WallClock`). A clock that goes backwards delays rotation and expiry;
 /// it never traps.
 ///
-/// One-time prekeys and one-time KEM prekeys are removed, and EK_A recorded, only by
-/// `apply(_:)`, which the store runs in the same write that stores the session a prekey
-/// message created (`ProtocolStore.commit(_:)`).
+/// One-time prekeys and one-time KEM prekeys are removed, and EK_A recorded, only in the write
+/// that stores the session a prekey message created: the store calls
+/// `StoreCommit.applyPreKeyChanges(to:)` inside `ProtocolStore.commit(_:)`.
 ///
-/// A value type; every mutating method changes nothing when it throws. Conforms to
-/// `PreKeyLookup`. Persist it with `serialized()` (kind `.preKeys`).
-public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+/// To an app and to a store, the prekeys are an opaque value: `SessionManager` generates and
+/// maintains them (`maintainPreKeys()`), a store persists them with `serialized()` and
+/// `init(serialized:)` (kind `.preKeys`). A value type; every mutating method changes nothing
+/// when it throws.
+public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// A signed prekey with its last-resort KEM prekey, its dates and its replay record.
-    public struct SignedPreKeyEntry: Sendable, CustomStringConvertible {
+    @_spi(Testing) public struct SignedPreKeyEntry: Sendable, CustomStringConvertible {
         /// The key.
         public let key: SignedPreKey
         /// The last-resort KEM prekey published with it: present exactly when the key is signed
@@ -80,22 +82,22 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     }
 
     /// The most one-time prekeys (and, separately, one-time KEM prekeys) held at once.
-    public static let maximumOneTimePreKeyCount = 100_000
+    @_spi(Testing) public static let maximumOneTimePreKeyCount = 100_000
 
     /// The signed prekey published now.
-    public private(set) var currentSignedPreKey: SignedPreKeyEntry
+    @_spi(Testing) public private(set) var currentSignedPreKey: SignedPreKeyEntry
     /// Replaced signed prekeys still within their grace period, most recently replaced first.
-    public private(set) var previousSignedPreKeys: [SignedPreKeyEntry]
+    @_spi(Testing) public private(set) var previousSignedPreKeys: [SignedPreKeyEntry]
     /// The one-time prekeys held (issued and not consumed), oldest first.
-    public private(set) var oneTimePreKeys: [OneTimePreKey]
+    @_spi(Testing) public private(set) var oneTimePreKeys: [OneTimePreKey]
     /// The one-time KEM prekeys held (issued and not consumed), oldest first.
-    public private(set) var oneTimeKEMPreKeys: [KEMPreKey]
+    @_spi(Testing) public private(set) var oneTimeKEMPreKeys: [KEMPreKey]
     /// The id the next signed prekey gets, unless it is still held.
-    public private(set) var nextSignedPreKeyID: UInt32
+    @_spi(Testing) public private(set) var nextSignedPreKeyID: UInt32
     /// The id the next one-time prekey gets, unless it is still held.
-    public private(set) var nextOneTimePreKeyID: UInt32
+    @_spi(Testing) public private(set) var nextOneTimePreKeyID: UInt32
     /// The id the next KEM prekey (one-time or last resort) gets, unless it is still held.
-    public private(set) var nextKEMPreKeyID: UInt32
+    @_spi(Testing) public private(set) var nextKEMPreKeyID: UInt32
 
     /// Assembles a state from its parts (persistence).
     init(
@@ -116,7 +118,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     /// comes with a last-resort KEM prekey, plus one batch of one-time KEM prekeys. Upload
     /// `fullUpload(identityKey:)`.
     /// - Throws: `SessionError.primitive` when libsodium is unusable, the errors of `kem`.
-    public init(
+    @_spi(Testing) public init(
         identity: IdentityKeyPair, now: Timestamp, policy: PreKeyPolicy = .default,
         kem: (any KeyEncapsulationMechanism)? = nil, random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) {
@@ -131,27 +133,27 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     }
 
     /// Every signed prekey entry held, the current one first.
-    public var signedPreKeyEntries: [SignedPreKeyEntry] { [currentSignedPreKey] + previousSignedPreKeys }
+    @_spi(Testing) public var signedPreKeyEntries: [SignedPreKeyEntry] { [currentSignedPreKey] + previousSignedPreKeys }
 
     // MARK: Lookup
 
     /// The signed prekey with `id`: the current one or one still within its grace period.
-    public func signedPreKey(id: UInt32) -> SignedPreKey? { entry(signedPreKeyID: id)?.key }
+    @_spi(Testing) public func signedPreKey(id: UInt32) -> SignedPreKey? { entry(signedPreKeyID: id)?.key }
 
     /// The one-time prekey with `id`, if it is held (issued and not consumed).
-    public func oneTimePreKey(id: UInt32) -> OneTimePreKey? {
+    @_spi(Testing) public func oneTimePreKey(id: UInt32) -> OneTimePreKey? {
         oneTimePreKeys.first { $0.id == id }
     }
 
     /// The KEM prekey with `id`: a one-time one not consumed, or the last-resort one of a
     /// signed prekey still held.
-    public func kemPreKey(id: UInt32) -> KEMPreKey? {
+    @_spi(Testing) public func kemPreKey(id: UInt32) -> KEMPreKey? {
         if let key = oneTimeKEMPreKeys.first(where: { $0.id == id }) { return key }
         return signedPreKeyEntries.lazy.compactMap(\.lastResortKEMPreKey).first { $0.id == id }
     }
 
     /// Whether `baseKey` is recorded under the signed prekey `signedPreKeyID`.
-    public func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) -> Bool {
+    @_spi(Testing) public func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) -> Bool {
         entry(signedPreKeyID: signedPreKeyID)?.recordedBaseKeys.contains(baseKey) ?? false
     }
 
@@ -161,17 +163,17 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     }
 
     /// The number of one-time prekeys held.
-    public var oneTimePreKeyCount: Int { oneTimePreKeys.count }
+    @_spi(Testing) public var oneTimePreKeyCount: Int { oneTimePreKeys.count }
 
     /// Whether fewer than `policy.oneTimePreKeyLowWaterMark` one-time prekeys are held.
-    public func needsOneTimePreKeys(policy: PreKeyPolicy = .default) -> Bool {
+    @_spi(Testing) public func needsOneTimePreKeys(policy: PreKeyPolicy = .default) -> Bool {
         oneTimePreKeys.count < policy.oneTimePreKeyLowWaterMark
     }
 
     /// Whether the current signed prekey is due for rotation at `now`: it is at least
     /// `policy.signedPreKeyRotationInterval` old, or holds `policy.maximumRecordedBaseKeys`
     /// replay records.
-    public func isSignedPreKeyRotationDue(now: Timestamp, policy: PreKeyPolicy = .default) -> Bool {
+    @_spi(Testing) public func isSignedPreKeyRotationDue(now: Timestamp, policy: PreKeyPolicy = .default) -> Bool {
         now.seconds(since: currentSignedPreKey.createdAt) >= policy.signedPreKeyRotationInterval
             || currentSignedPreKey.recordedBaseKeys.count >= policy.maximumRecordedBaseKeys
     }
@@ -181,7 +183,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     /// with `kem` = 1, the one-time KEM prekey `kemPreKeyID` (the last-resort one when `nil`).
     /// Returns `nil` when a named key is not held, or a KEM prekey is named for a signed
     /// prekey without one.
-    public func bundle(identityKey: Ed25519.PublicKey, oneTimePreKeyID: UInt32?, kemPreKeyID: UInt32? = nil) -> PreKeyBundle? {
+    @_spi(Testing) public func bundle(identityKey: Ed25519.PublicKey, oneTimePreKeyID: UInt32?, kemPreKeyID: UInt32? = nil) -> PreKeyBundle? {
         var oneTimePreKey: OneTimePreKey?
         if let id = oneTimePreKeyID {
             guard let key = self.oneTimePreKey(id: id) else { return nil }
@@ -199,7 +201,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     /// Everything to publish for a first registration (or a full re-upload): the current
     /// signed prekey with its last-resort KEM prekey, and every one-time prekey and one-time
     /// KEM prekey held.
-    public func fullUpload(identityKey: Ed25519.PublicKey) -> PreKeyUpload {
+    @_spi(Testing) public func fullUpload(identityKey: Ed25519.PublicKey) -> PreKeyUpload {
         PreKeyUpload(
             identityKey: identityKey, signedPreKey: PreKeyUpload.SignedKey(currentSignedPreKey.key),
             lastResortKEMPreKey: currentSignedPreKey.lastResortKEMPreKey.map(PreKeyBundle.KEMKey.init),
@@ -215,7 +217,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     /// - Throws: `SessionError.unknownPreKey` when the signed prekey, the one-time prekey or
     ///   the one-time KEM prekey is not held (a concurrent decryption consumed it first);
     ///   nothing changes then.
-    public mutating func apply(_ consumption: PreKeyConsumption) throws(SessionError) {
+    @_spi(Testing) public mutating func apply(_ consumption: PreKeyConsumption) throws(SessionError) {
         var candidate = self
         if let id = consumption.oneTimePreKeyID {
             guard candidate.removeOneTimePreKey(id: id) != nil else { throw .unknownPreKey }
@@ -241,7 +243,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     /// - Throws: `SessionError.invalidConfiguration` for a negative count or when more than
     ///   `maximumOneTimePreKeyCount` keys would be held, `.primitive` when libsodium is
     ///   unusable. Nothing changes when it throws.
-    public mutating func generateOneTimePreKeys(
+    @_spi(Testing) public mutating func generateOneTimePreKeys(
         count: Int, random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) -> [OneTimePreKey] {
         try Self.checkGeneration(count: count, held: oneTimePreKeys.count)
@@ -262,7 +264,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     /// Generates `count` one-time KEM prekeys with the next free KEM ids, signed by `identity`.
     /// Returns the new keys (upload their public parts).
     /// - Throws: as `generateOneTimePreKeys(count:random:)`, and the errors of `kem`.
-    public mutating func generateOneTimeKEMPreKeys(
+    @_spi(Testing) public mutating func generateOneTimeKEMPreKeys(
         count: Int, identity: IdentityKeyPair, kem: some KeyEncapsulationMechanism,
         random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) -> [KEMPreKey] {
@@ -284,7 +286,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     /// When fewer than the low-water mark are held, generates enough one-time prekeys to hold
     /// a full batch again and returns them; otherwise returns an empty array.
     /// - Throws: as `generateOneTimePreKeys(count:random:)`.
-    public mutating func replenishOneTimePreKeys(
+    @_spi(Testing) public mutating func replenishOneTimePreKeys(
         policy: PreKeyPolicy = .default, random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) -> [OneTimePreKey] {
         guard needsOneTimePreKeys(policy: policy) else { return [] }
@@ -293,7 +295,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
 
     /// Removes the one-time prekey `id` and returns it, or `nil` when it is not held.
     @discardableResult
-    public mutating func removeOneTimePreKey(id: UInt32) -> OneTimePreKey? {
+    @_spi(Testing) public mutating func removeOneTimePreKey(id: UInt32) -> OneTimePreKey? {
         guard let index = oneTimePreKeys.firstIndex(where: { $0.id == id }) else { return nil }
         return oneTimePreKeys.remove(at: index)
     }
@@ -307,7 +309,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     /// - Throws: `SessionError.primitive` when libsodium is unusable, the errors of `kem`;
     ///   nothing changes then.
     @discardableResult
-    public mutating func rotateSignedPreKey(
+    @_spi(Testing) public mutating func rotateSignedPreKey(
         identity: IdentityKeyPair, now: Timestamp, kem: (any KeyEncapsulationMechanism)? = nil,
         random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) -> SignedPreKeyEntry {
@@ -330,7 +332,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     /// and replay records, and returns their ids. A prekey message naming one of them then
     /// fails with `unknownPreKey`.
     @discardableResult
-    public mutating func removeExpiredSignedPreKeys(now: Timestamp, policy: PreKeyPolicy = .default) -> [UInt32] {
+    @_spi(Testing) public mutating func removeExpiredSignedPreKeys(now: Timestamp, policy: PreKeyPolicy = .default) -> [UInt32] {
         var removed: [UInt32] = []
         previousSignedPreKeys.removeAll { entry in
             guard let retiredAt = entry.retiredAt, now.seconds(since: retiredAt) >= policy.signedPreKeyGracePeriod else {
@@ -349,7 +351,7 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     /// upload (empty when nothing changed on the public side).
     /// - Throws: `SessionError.primitive` when libsodium is unusable, the errors of `kem`;
     ///   nothing changes then.
-    public mutating func maintain(
+    @_spi(Testing) public mutating func maintain(
         identity: IdentityKeyPair, now: Timestamp, policy: PreKeyPolicy = .default,
         kem: (any KeyEncapsulationMechanism)? = nil, random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) -> PreKeyUpload {
@@ -425,3 +427,6 @@ public struct LocalPreKeys: PreKeyLookup, Sendable, CustomStringConvertible, Cus
     /// A redacted description.
     public var debugDescription: String { description }
 }
+
+/// The prekeys a prekey message can name: the signed, one-time and KEM prekeys held.
+@_spi(Testing) extension LocalPreKeys: PreKeyLookup {}

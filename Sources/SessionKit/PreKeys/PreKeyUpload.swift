@@ -31,7 +31,7 @@ public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
         public let signsKEMPreKeys: Bool
 
         /// The public parts of `key`.
-        public init(_ key: SignedPreKey) {
+        @_spi(Testing) public init(_ key: SignedPreKey) {
             id = key.id
             publicKey = key.publicKey
             signature = key.signature
@@ -49,7 +49,7 @@ public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
     /// The magic of the wire form.
     static let magic: [UInt8] = Array("SKPU".utf8)
     /// The wire form's version.
-    public static let formatVersion: UInt8 = 1
+    @_spi(Testing) public static let formatVersion: UInt8 = 1
 
     /// The device's identity key (IK).
     public let identityKey: Ed25519.PublicKey

@@ -17,9 +17,9 @@ import SignalPrimitives
 /// (`SessionManager.encrypt(_:toUser:includingOwnDevices:)`), like any recipient.
 public struct SelfEncryption: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Bytes before the ciphertext: type byte and nonce.
-    public static let headerByteCount = 1 + XChaCha20Poly1305.nonceByteCount
+    @_spi(Testing) public static let headerByteCount = 1 + XChaCha20Poly1305.nonceByteCount
     /// The shortest blob that can authenticate: type byte, nonce and a bare tag (41 bytes).
-    public static let minimumByteCount = headerByteCount + XChaCha20Poly1305.tagByteCount
+    @_spi(Testing) public static let minimumByteCount = headerByteCount + XChaCha20Poly1305.tagByteCount
 
     private let key: SecureBytes
     private let random: any RandomSource

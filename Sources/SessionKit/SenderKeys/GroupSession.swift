@@ -12,7 +12,7 @@ import SignalPrimitives
 /// When a member leaves, call `removeMember(_:)` and then `rotateSendingChain(using:)`, and
 /// send the new distribution message to the remaining members, so the departed device cannot
 /// read later messages.
-public struct GroupSession: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+@_spi(Testing) public struct GroupSession: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The group.
     public let group: GroupID
     /// Our own chain for this group.

@@ -10,18 +10,18 @@ import SignalPrimitives
 /// (`SenderKeyReceiverState.process(_:for:)`).
 public struct SenderKeyDistributionMessage: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Bytes besides the group id.
-    public static let fixedByteCount = 1 + 1 + SenderChainID.byteCount + 4 + SenderChainKey.byteCount + Ed25519.keyByteCount
+    @_spi(Testing) public static let fixedByteCount = 1 + 1 + SenderChainID.byteCount + 4 + SenderChainKey.byteCount + Ed25519.keyByteCount
 
     /// The group the chain belongs to.
     public let group: GroupID
     /// The chain this message hands over.
-    public let chainID: SenderChainID
+    @_spi(Testing) public let chainID: SenderChainID
     /// The iteration of `chainKey`: the first message the receiver can read.
     public let iteration: UInt32
     /// The chain key at `iteration`.
     let chainKey: SecureBytes
     /// The key that signs every message of the chain (not yet checked to be a valid point).
-    public let signingPublicKey: Ed25519.PublicKey
+    @_spi(Testing) public let signingPublicKey: Ed25519.PublicKey
 
     /// Builds the message of a chain at `chainKey`'s iteration.
     init(group: GroupID, chainID: SenderChainID, iteration: UInt32, chainKey: SecureBytes, signingPublicKey: Ed25519.PublicKey) {

@@ -10,7 +10,7 @@ import SignalPrimitives
 /// every byte before it. The group and the sender are not on the wire: the receiver takes them
 /// from the context the message arrived in. This type is the wire format only; the keys live
 /// in the chains.
-public struct SenderKeyMessage: Sendable, Equatable {
+@_spi(Testing) public struct SenderKeyMessage: Sendable, Equatable {
     /// Bytes of the header: type, chain id, iteration.
     public static let headerByteCount = 1 + SenderChainID.byteCount + 4
     /// Bytes of the header and the commitment: where the ciphertext starts.

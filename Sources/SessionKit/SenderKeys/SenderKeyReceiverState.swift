@@ -16,28 +16,28 @@ public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomD
     public var generation: UInt64 = 0
 
     /// The version of the persisted layout written by `serialized()`.
-    public static let stateVersion: UInt8 = 2
+    @_spi(Testing) public static let stateVersion: UInt8 = 2
 
     /// The chains, oldest first.
     private(set) var chains: [SenderKeyReceivingChain]
 
     /// An empty state: no chain yet.
-    public init() { chains = [] }
+    @_spi(Testing) public init() { chains = [] }
 
     /// The ids of the chains held, oldest first.
-    public var chainIDs: [SenderChainID] { chains.map(\.chainID) }
+    @_spi(Testing) public var chainIDs: [SenderChainID] { chains.map(\.chainID) }
 
     /// Whether a chain with `chainID` is held.
-    public func holdsChain(_ chainID: SenderChainID) -> Bool { chains.contains { $0.chainID == chainID } }
+    @_spi(Testing) public func holdsChain(_ chainID: SenderChainID) -> Bool { chains.contains { $0.chainID == chainID } }
 
     /// The next iteration expected on `chainID` (2^32 once the last one was read), or `nil`
     /// when the chain is not held.
-    public func iteration(of chainID: SenderChainID) -> UInt64? {
+    @_spi(Testing) public func iteration(of chainID: SenderChainID) -> UInt64? {
         chains.first { $0.chainID == chainID }?.chainKey.iteration
     }
 
     /// The number of skipped message keys stored for `chainID`, or `nil` when it is not held.
-    public func skippedKeyCount(of chainID: SenderChainID) -> Int? {
+    @_spi(Testing) public func skippedKeyCount(of chainID: SenderChainID) -> Int? {
         chains.first { $0.chainID == chainID }?.skipped.count
     }
 
@@ -48,7 +48,7 @@ public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomD
     /// arrived first is dropped. On error nothing changes.
     /// - Throws: `SessionError.invalidMessage`, `.invalidKey` as above, `.primitive` when the
     ///   point check cannot run (an unsound libsodium, SPEC §1).
-    public mutating func process(_ distribution: SenderKeyDistributionMessage, for group: GroupID) throws(SessionError) {
+    @_spi(Testing) public mutating func process(_ distribution: SenderKeyDistributionMessage, for group: GroupID) throws(SessionError) {
         guard distribution.group == group else { throw .invalidMessage }
         do { try distribution.signingPublicKey.validatePoint() } catch { throw SessionError(error) }
         guard !holdsChain(distribution.chainID) else { return }
@@ -61,7 +61,7 @@ public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomD
     /// - Throws: the errors of `SenderKeyDistributionMessage.init(serialized:)`
     ///   (`unsupportedVersion`, `invalidMessage`), then those of `process(_:for:)`. On error
     ///   nothing changes.
-    public mutating func processDistribution(_ bytes: [UInt8], for group: GroupID) throws(SessionError) {
+    @_spi(Testing) public mutating func processDistribution(_ bytes: [UInt8], for group: GroupID) throws(SessionError) {
         try process(try SenderKeyDistributionMessage(serialized: bytes), for: group)
     }
 
@@ -71,7 +71,7 @@ public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomD
     ///   a wrong commitment, or the tag does not verify), `.unknownChain`, `.invalidSignature`,
     ///   `.messageKeyUnavailable`, `.duplicateMessage`, `.tooManySkippedMessages`,
     ///   `.invalidPadding`.
-    public mutating func decrypt(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) throws(SessionError) -> [UInt8] {
+    @_spi(Testing) public mutating func decrypt(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) throws(SessionError) -> [UInt8] {
         let message = try SenderKeyMessage(serialized: bytes)
         let id = message.chainID
         guard let index = chains.firstIndex(where: { $0.chainID == id }) else { throw .unknownChain }

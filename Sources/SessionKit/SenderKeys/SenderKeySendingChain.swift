@@ -18,31 +18,31 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
 
     /// The version of the persisted layout written by `serialized()` (version 1, SPEC version
     /// 1's chains without a group or a sender, is `unsupportedVersion`).
-    public static let stateVersion: UInt8 = 2
+    @_spi(Testing) public static let stateVersion: UInt8 = 2
 
     /// The group the chain belongs to.
-    public let group: GroupID
+    @_spi(Testing) public let group: GroupID
     /// Our address: every message is bound to it as the sender.
-    public let sender: ProtocolAddress
+    @_spi(Testing) public let sender: ProtocolAddress
     /// The chain's id: SHA-256 of its chain key at iteration 0.
-    public let chainID: SenderChainID
+    @_spi(Testing) public let chainID: SenderChainID
     private var chainKey: SenderChainKey
     private let signingKey: Ed25519.PrivateKey
 
     /// The iteration the next message will use, 0 … 2^32; 2^32 once the chain is exhausted.
-    public var iteration: UInt64 { chainKey.iteration }
+    @_spi(Testing) public var iteration: UInt64 { chainKey.iteration }
 
     /// Whether every iteration has been used: `encrypt` and `distributionMessage` throw `chainExhausted`.
-    public var isExhausted: Bool { chainKey.iteration >= SenderChainKey.endOfChain }
+    @_spi(Testing) public var isExhausted: Bool { chainKey.iteration >= SenderChainKey.endOfChain }
 
     /// The public half of the chain's signing key.
-    public var signingPublicKey: Ed25519.PublicKey { signingKey.publicKey }
+    @_spi(Testing) public var signingPublicKey: Ed25519.PublicKey { signingKey.publicKey }
 
     /// Creates a new chain for `group`, sent from `sender` (our address): a random chain key,
     /// then a random signing seed, both drawn from `random` (the system CSPRNG by default; pass
     /// another source only for tests).
     /// - Throws: `SessionError.primitive` when libsodium cannot be initialised.
-    public init(group: GroupID, sender: ProtocolAddress, using random: any RandomSource = SystemRandomSource()) throws(SessionError) {
+    @_spi(Testing) public init(group: GroupID, sender: ProtocolAddress, using random: any RandomSource = SystemRandomSource()) throws(SessionError) {
         let initialKey = SecureBytes(count: SenderChainKey.byteCount) { random.fill($0) }
         let seed = SecureBytes(count: Ed25519.keyByteCount) { random.fill($0) }
         let signing: Ed25519.PrivateKey
@@ -55,7 +55,7 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     /// test vectors; a real chain comes from `init(group:sender:using:)`. Moving forward costs
     /// one HMAC per iteration, so a large `iteration` takes time proportional to it.
     /// - Throws: `SessionError.invalidKey` unless `initialChainKey` is 32 bytes.
-    public init(
+    @_spi(Testing) public init(
         group: GroupID, sender: ProtocolAddress, initialChainKey: [UInt8], signingKey: Ed25519.PrivateKey, iteration: UInt32 = 0
     ) throws(SessionError) {
         guard initialChainKey.count == SenderChainKey.byteCount else { throw .invalidKey }
@@ -74,7 +74,7 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     /// The distribution message for the chain at its current iteration: a receiver can read
     /// this and every later message, none before.
     /// - Throws: `SessionError.chainExhausted` once every iteration has been used.
-    public func distributionMessage() throws(SessionError) -> SenderKeyDistributionMessage {
+    @_spi(Testing) public func distributionMessage() throws(SessionError) -> SenderKeyDistributionMessage {
         guard !isExhausted else { throw .chainExhausted }
         return SenderKeyDistributionMessage(group: group, chainID: chainID, iteration: UInt32(chainKey.iteration),
                                             chainKey: chainKey.key, signingPublicKey: signingKey.publicKey)
@@ -85,7 +85,7 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     /// - Throws: `SessionError.chainExhausted` after iteration 2^32 − 1 has been used,
     ///   `SessionError.invalidMessage` for a plaintext too long to pad, and
     ///   `SessionError.primitive` when AES-GCM is unavailable.
-    public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
+    @_spi(Testing) public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
         guard !isExhausted else { throw .chainExhausted }
         let paddedCount = try MessagePadding.checkedPaddedLength(forPlaintextCount: plaintext.count)
         let (messageKey, next) = chainKey.step()

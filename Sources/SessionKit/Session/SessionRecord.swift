@@ -3,6 +3,13 @@ import SignalPrimitives
 /// Everything held for one peer device: the current session and up to
 /// `ProtocolLimits.maxPreviousSessions` (40, as libsignal) previous ones, most recent first.
 ///
+/// To an app and to a store, a record is an opaque value: `SessionManager` loads it, works on
+/// it and commits it (`ProtocolStore.commit(_:)`); a store persists it with `serialized()` and
+/// `init(serialized:)` and maintains its `generation`. (A store that keeps a record in parts
+/// uses the `@_spi(Storage)` API: `currentSession`, `previousSessions`,
+/// `init(restoringCurrentSession:previousSessions:)`.) The routing below is what the manager
+/// runs.
+///
 /// Previous sessions exist because both sides may start a session at about the same time, or
 /// a peer may start a new one (after a reinstall, or from a newer bundle) while messages of
 /// the old one are still in flight: those still decrypt. Sending always uses the current
@@ -33,11 +40,10 @@ import SignalPrimitives
 ///
 /// A value type, transactional: when `decrypt` or `encrypt` throws, the record (and its
 /// serialization) is exactly what it was, nothing is reported consumed and nothing was drawn
-/// from the random source. Persist it (`serialized()`) after each success; a prekey message
-/// that ran X3DH reports a `PreKeyConsumption` to apply in the same write.
+/// from the random source.
 public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What `decrypt` produced.
-    public struct Decryption: Sendable, CustomStringConvertible {
+    @_spi(Testing) public struct Decryption: Sendable, CustomStringConvertible {
         /// The plaintext.
         public internal(set) var plaintext: [UInt8]
         /// What X3DH used up and recorded, when it ran: apply it in the same store write that
@@ -66,19 +72,19 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     }
 
     /// The session used to send, if any.
-    public private(set) var currentSession: SessionState?
+    @_spi(Storage) @_spi(Testing) public private(set) var currentSession: SessionState?
     /// Earlier sessions that can still decrypt, most recent first (at most
     /// `ProtocolLimits.maxPreviousSessions`).
-    public private(set) var previousSessions: [SessionState]
+    @_spi(Storage) @_spi(Testing) public private(set) var previousSessions: [SessionState]
 
     /// An empty record: no session.
-    public init() {
+    @_spi(Testing) public init() {
         currentSession = nil
         previousSessions = []
     }
 
     /// A record whose current session is `session`.
-    public init(currentSession session: SessionState) {
+    @_spi(Testing) public init(currentSession session: SessionState) {
         currentSession = session
         previousSessions = []
     }
@@ -88,7 +94,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// - Throws: `SessionError.invalidPayload` for more than
     ///   `ProtocolLimits.maxPreviousSessions` previous sessions or two copies of one session
     ///   (the same role and base key), which `serialized()` could not have written either.
-    public init(restoringCurrentSession current: SessionState?, previousSessions previous: [SessionState]) throws(SessionError) {
+    @_spi(Storage) @_spi(Testing) public init(restoringCurrentSession current: SessionState?, previousSessions previous: [SessionState]) throws(SessionError) {
         let all = (current.map { [$0] } ?? []) + previous
         guard previous.count <= ProtocolLimits.maxPreviousSessions,
               Set(all.map { [$0.role.rawValue] + $0.baseKey.rawRepresentation }).count == all.count else {
@@ -104,10 +110,10 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     }
 
     /// Whether the record holds no session at all.
-    public var isEmpty: Bool { currentSession == nil && previousSessions.isEmpty }
+    @_spi(Testing) public var isEmpty: Bool { currentSession == nil && previousSessions.isEmpty }
 
     /// The peer's identity key in the current session.
-    public var remoteIdentityKey: Ed25519.PublicKey? { currentSession?.remoteIdentityKey }
+    @_spi(Testing) public var remoteIdentityKey: Ed25519.PublicKey? { currentSession?.remoteIdentityKey }
 
     /// Makes `session` current (for example one just started from a bundle); the current
     /// session becomes the most recent previous one and the oldest beyond the limit is dropped.
@@ -117,7 +123,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// - Throws: `SessionError.staleState` when the record holds the same session with a
     ///   higher `SessionState.generation` (`session` is an older copy: making it current would
     ///   reuse message keys and revive consumed ones); the record is then unchanged.
-    public mutating func promote(_ session: SessionState) throws(SessionError) {
+    @_spi(Testing) public mutating func promote(_ session: SessionState) throws(SessionError) {
         let held = currentSession.map { [$0] + previousSessions } ?? previousSessions
         if held.contains(where: { $0.isSameSession(as: session) && $0.generation > session.generation }) { throw .staleState }
         place(session)
@@ -144,7 +150,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// Moves the current session to the previous ones, so that the next message sent needs a
     /// new session (`noSession` until then). Messages of the archived session still decrypt.
-    public mutating func archiveCurrentSession() {
+    @_spi(Testing) public mutating func archiveCurrentSession() {
         guard let current = currentSession else { return }
         currentSession = nil
         previousSessions.insert(current, at: 0)
@@ -156,7 +162,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// Whether a session of this record (current or previous) was created by a prekey
     /// message with `prefix`'s EK_A: such a message is decrypted by that session, without X3DH
     /// and without prekeys.
-    public func holdsSession(createdBy prefix: PreKeyMessage.Prefix) -> Bool {
+    @_spi(Testing) public func holdsSession(createdBy prefix: PreKeyMessage.Prefix) -> Bool {
         if currentSession?.isCreated(byPreKeyMessageWith: prefix) == true { return true }
         return previousSessions.contains { $0.isCreated(byPreKeyMessageWith: prefix) }
     }
@@ -167,7 +173,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// current session is an initiator that has had no reply).
     /// - Throws: `SessionError.noSession` without a current session, else the errors of
     ///   `SessionState.encrypt(_:)`. The record is unchanged when it throws.
-    public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
+    @_spi(Testing) public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
         guard var session = currentSession else { throw .noSession }
         // Drop the record's reference so the session's storage is mutated in place; a failed
         // encrypt leaves `session` unchanged, and either way it is put back.
@@ -189,7 +195,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     ///   `duplicateMessage`, `tooManySkippedMessages`, `invalidKey`, `invalidPadding`; the
     ///   library's `postQuantumRequired` and `kemUnavailable`; or `primitive`. The record is
     ///   unchanged when it throws.
-    public mutating func decrypt(
+    @_spi(Testing) public mutating func decrypt(
         _ bytes: [UInt8], identity: IdentityKeyPair, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
         preKeys: some PreKeyLookup, kem: (any KeyEncapsulationMechanism)? = nil,
         configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()
@@ -202,7 +208,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// Decrypts an already decoded message; see `decrypt(_: [UInt8], …)`.
     /// - Throws: as `decrypt(_: [UInt8], …)`, except the decoding errors. The record is
     ///   unchanged when it throws.
-    public mutating func decrypt(
+    @_spi(Testing) public mutating func decrypt(
         _ message: IncomingMessage, identity: IdentityKeyPair, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
         preKeys: some PreKeyLookup, kem: (any KeyEncapsulationMechanism)? = nil,
         configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()

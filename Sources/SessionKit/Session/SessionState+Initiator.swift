@@ -9,7 +9,7 @@ extension SessionState {
     ///   `.postQuantumRequired` when `configuration.requirePostQuantum` is on and the bundle
     ///   has no KEM prekey, `.kemUnavailable` when it has one and `kem` is `nil`, the errors of
     ///   `kem.encapsulate(to:)`, `.primitive` when libsodium is unusable.
-    public init(
+    @_spi(Testing) public init(
         initiatingWith bundle: PreKeyBundle, identity: IdentityKeyPair, localAddress: ProtocolAddress,
         remoteAddress: ProtocolAddress, kem: (any KeyEncapsulationMechanism)?,
         configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()
@@ -35,7 +35,7 @@ extension SessionState {
     /// - Throws: as `init(initiatingWith:identity:localAddress:remoteAddress:kem:…)`;
     ///   `.kemUnavailable` when the bundle has a KEM prekey and `encapsulation` is `nil`,
     ///   `.invalidConfiguration` when an encapsulation is given for a bundle without one.
-    public init(
+    @_spi(Testing) public init(
         initiatingWith bundle: PreKeyBundle, identity: IdentityKeyPair, localAddress: ProtocolAddress,
         remoteAddress: ProtocolAddress, ephemeralKey: X25519.PrivateKey, encapsulation: KEMEncapsulation?,
         configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()

@@ -2,7 +2,7 @@ import SignalPrimitives
 
 extension SessionState {
     /// A session created by a prekey message, with what its first message produced.
-    public struct Establishment: Sendable, CustomStringConvertible {
+    @_spi(Testing) public struct Establishment: Sendable, CustomStringConvertible {
         /// The new session (not stored anywhere yet).
         public let session: SessionState
         /// The first message's plaintext.
@@ -32,7 +32,7 @@ extension SessionState {
     /// - Throws: `SessionError.unknownPreKey`, `.duplicateMessage`, `.invalidMessage`,
     ///   `.postQuantumRequired`, `.kemUnavailable` (a KEM part and no `kem`), `.invalidKey`,
     ///   `.tooManySkippedMessages`, `.invalidPadding` or `.primitive`.
-    public static func accept(
+    @_spi(Testing) public static func accept(
         _ message: PreKeyMessage, identity: IdentityKeyPair, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
         preKeys: some PreKeyLookup, kem: (any KeyEncapsulationMechanism)?,
         configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()

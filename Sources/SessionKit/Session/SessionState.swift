@@ -12,7 +12,7 @@ import SignalPrimitives
 /// Create one as the initiator from a bundle (`init(initiatingWith:…)`), or as the responder
 /// from a first prekey message (`SessionState.accept(_:…)`); `SessionRecord.decrypt` routes any
 /// received message to the right session.
-public struct SessionState: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+@_spi(Storage) @_spi(Testing) public struct SessionState: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Which side of X3DH this party was.
     public enum Role: UInt8, Sendable, Hashable {
         /// Alice: started the session from the peer's bundle.
@@ -96,7 +96,7 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
     ///   `SessionError.noSession` when the session has no sending chain yet (a responder
     ///   state that has not decrypted its first message, which only a persisted blob can hold).
     ///   The session is unchanged when it throws.
-    public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
+    @_spi(Testing) public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
         let prefix = pendingPreKeyPrefix.map { [WireType.preKeyMessage] + $0.bytes } ?? []
         let message = try ratchet.encrypt(plaintext, associatedData: associatedData, prefix: prefix)
         advanceGeneration()
@@ -117,13 +117,13 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
     /// Whether a prekey message with this prefix belongs to this session: this party is the
     /// responder and the session was created from the same EK_A. (Its other fields must then
     /// equal the creating ones, which `decrypt` checks.)
-    public func isCreated(byPreKeyMessageWith prefix: PreKeyMessage.Prefix) -> Bool {
+    @_spi(Testing) public func isCreated(byPreKeyMessageWith prefix: PreKeyMessage.Prefix) -> Bool {
         role == .responder && prefix.baseKey == baseKey
     }
 
     /// Decodes and decrypts a message for this session; see `decrypt(_: IncomingMessage, …)`.
     /// - Throws: the errors of `IncomingMessage(serialized:)` and of `decrypt(_:random:)`.
-    public mutating func decrypt(_ bytes: [UInt8], random: any RandomSource = SystemRandomSource()) throws(SessionError) -> [UInt8] {
+    @_spi(Testing) public mutating func decrypt(_ bytes: [UInt8], random: any RandomSource = SystemRandomSource()) throws(SessionError) -> [UInt8] {
         try decrypt(IncomingMessage(serialized: bytes), random: random)
     }
 
@@ -138,7 +138,7 @@ public struct SessionState: Sendable, CustomStringConvertible, CustomDebugString
     ///   `.tooManySkippedMessages`, `.invalidKey` (a small-order ratchet key),
     ///   `.invalidPadding`, or `.primitive`. The session is unchanged when it throws, and no
     ///   key is drawn from `random`.
-    public mutating func decrypt(_ message: IncomingMessage, random: any RandomSource = SystemRandomSource()) throws(SessionError) -> [UInt8] {
+    @_spi(Testing) public mutating func decrypt(_ message: IncomingMessage, random: any RandomSource = SystemRandomSource()) throws(SessionError) -> [UInt8] {
         switch message {
         case let .ratchet(ratchetMessage):
             let plaintext = try ratchet.decrypt(

@@ -1,5 +1,5 @@
 /// A `ProtocolStore` held in memory: the reference implementation, for tests and for apps
-/// that persist by other means (each state type has `serialized()`).
+/// that persist by other means (each stored state has `serialized()` and `init(serialized:)`).
 ///
 /// Every method runs on the actor, so each call, including `updatePreKeys` and `commit`, is
 /// atomic. Records are kept as values: storing one copies no key material and serializes
@@ -49,14 +49,9 @@ public actor InMemoryProtocolStore: ProtocolStore {
     }
 
     /// Every address with a record (for tests and inspection).
-    public func addresses() -> [ProtocolAddress] { Array(sessions.keys) }
+    func addresses() -> [ProtocolAddress] { Array(sessions.keys) }
 
     // MARK: PreKeyStore
-
-    /// The keys and the replay record a prekey message with `prefix` needs, as far as held.
-    public func preKeys(for prefix: PreKeyMessage.Prefix) -> PreKeySet {
-        localPreKeys?.preKeySet(for: prefix) ?? PreKeySet()
-    }
 
     /// The prekeys, or `nil`.
     public func loadPreKeys() -> LocalPreKeys? { localPreKeys }
@@ -77,7 +72,7 @@ public actor InMemoryProtocolStore: ProtocolStore {
     /// Applies every write of `commit`, or none (see `ProtocolStore.commit(_:)`). The identity
     /// write is ignored: this store keeps no trust records (`appliesIdentityRecords` is false).
     /// - Throws: `SessionError.staleState` when a generation does not match,
-    ///   `.unknownPreKey` when the consumption names a one-time prekey not held; nothing
+    ///   `.unknownPreKey` when a one-time prekey the commit uses up is not held; nothing
     ///   changed then.
     public func commit(_ commit: StoreCommit) throws(SessionError) {
         if let write = commit.session {
@@ -91,9 +86,9 @@ public actor InMemoryProtocolStore: ProtocolStore {
             guard write.state.generation == (receiverStates[receiverName]?.generation ?? 0) else { throw .staleState }
         }
         var preKeys = localPreKeys
-        if let consumption = commit.preKeyConsumption {
+        if commit.changesPreKeys {
             guard var keys = preKeys else { throw .unknownPreKey }
-            try keys.apply(consumption)
+            try commit.applyPreKeyChanges(to: &keys)
             preKeys = keys
         }
         // Every check passed: apply everything.

@@ -1,16 +1,11 @@
 /// Where this device's own prekeys (`LocalPreKeys`) live, with their EK_A replay records.
 ///
 /// One-time prekeys and one-time KEM prekeys are deleted, and EK_A recorded, only through
-/// `ProtocolStore.commit(_:)`, atomically with the session they created; every other
+/// `ProtocolStore.commit(_:)` (`StoreCommit.applyPreKeyChanges(to:)`), atomically with the
+/// session they created; every other
 /// change goes through `updatePreKeys`, an atomic read-modify-write, so that upkeep running
 /// next to a prekey-message decryption can neither resurrect a consumed prekey nor lose a new one.
 public protocol PreKeyStore: Sendable {
-    /// What a prekey message with `prefix` needs, as far as it is held: the signed prekey
-    /// `prefix.signedPreKeyID`, the one-time prekey and the KEM prekey it names, and whether
-    /// its EK_A is recorded under that signed prekey.
-    /// - Throws: `SessionError.storage` when the backend fails.
-    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet
-
     /// The prekeys, or `nil` when none were generated yet.
     /// - Throws: `SessionError.storage` when the backend fails.
     func loadPreKeys() async throws(SessionError) -> LocalPreKeys?
@@ -25,10 +20,19 @@ public protocol PreKeyStore: Sendable {
     ) async throws(SessionError) -> Result
 }
 
+extension PreKeyStore {
+    /// What a prekey message with `prefix` needs, as far as it is held: the signed prekey
+    /// `prefix.signedPreKeyID`, the one-time prekey and the KEM prekey it names, and whether
+    /// its EK_A is recorded under that signed prekey.
+    /// - Throws: the errors of `loadPreKeys()`.
+    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
+        (try await loadPreKeys())?.preKeySet(for: prefix) ?? PreKeySet()
+    }
+}
+
 extension LocalPreKeys {
-    /// The keys and the replay record a prekey message with `prefix` needs (what
-    /// `PreKeyStore.preKeys(for:)` returns for a store that holds these prekeys).
-    public func preKeySet(for prefix: PreKeyMessage.Prefix) -> PreKeySet {
+    /// The keys and the replay record a prekey message with `prefix` needs.
+    func preKeySet(for prefix: PreKeyMessage.Prefix) -> PreKeySet {
         var set = PreKeySet()
         if let key = signedPreKey(id: prefix.signedPreKeyID) {
             set.insert(key)

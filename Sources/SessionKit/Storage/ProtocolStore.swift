@@ -12,11 +12,12 @@ public protocol ProtocolStore: SessionStore, IdentityKeyStore, PreKeyStore, Send
     ///   (no stored state counts as generation 0), and is stored with generation + 1 (a state
     ///   written where an earlier one was deleted starts above every generation the deleted
     ///   one had, so a copy from before the deletion never matches again);
-    /// - the prekey consumption is applied to the stored prekeys (`LocalPreKeys.apply(_:)`);
+    /// - when `StoreCommit.changesPreKeys`, the stored prekeys are updated with
+    ///   `StoreCommit.applyPreKeyChanges(to:)` (no stored prekeys: `unknownPreKey`);
     /// - the identity write is applied only when `appliesIdentityRecords` is true, last.
     /// - Throws: `SessionError.staleState` when a generation does not match (another writer
-    ///   got there first: reload and retry), `.unknownPreKey` when a one-time prekey named by
-    ///   the consumption is no longer held (a one-time prekey creates at most one session),
+    ///   got there first: reload and retry), `.unknownPreKey` when a one-time prekey the commit
+    ///   uses up is no longer held (a one-time prekey creates at most one session),
     ///   `.storage` when the backend fails; nothing changed in every case.
     func commit(_ commit: StoreCommit) async throws(SessionError)
 

@@ -51,9 +51,8 @@ public struct StoreCommit: Sendable {
     /// The session record to store, if any.
     public var session: SessionWrite?
     /// The one-time prekeys to delete and the EK_A to record, when a prekey message ran X3DH
-    /// (`LocalPreKeys.apply(_:)`); a one-time prekey that is no longer held fails the commit
-    /// with `SessionError.unknownPreKey`.
-    public var preKeyConsumption: PreKeyConsumption?
+    /// (`applyPreKeyChanges(to:)`).
+    var preKeyConsumption: PreKeyConsumption?
     /// Our sending chain to store, if any.
     public var sendingChain: SendingChainWrite?
     /// A received chain state to store, if any (a group message, or a distribution message,
@@ -65,6 +64,23 @@ public struct StoreCommit: Sendable {
 
     /// An empty commit.
     public init() {}
+
+    /// Whether this commit changes the stored prekeys: a prekey message ran X3DH, so the
+    /// one-time prekey and one-time KEM prekey it used must be deleted and its EK_A recorded,
+    /// in the same transaction as the rest of the commit (`applyPreKeyChanges(to:)`).
+    public var changesPreKeys: Bool { preKeyConsumption != nil }
+
+    /// Applies this commit's prekey changes to the stored prekeys `preKeys`: deletes the
+    /// one-time prekey and one-time KEM prekey a prekey message used and records its EK_A under
+    /// the signed prekey it named. Does nothing when `changesPreKeys` is false. A store calls it
+    /// inside the commit's transaction and stores the result with the other writes.
+    /// - Throws: `SessionError.unknownPreKey` when a one-time prekey it names is no longer
+    ///   held (a one-time prekey creates at most one session: fail the whole commit); `preKeys`
+    ///   is then unchanged.
+    public func applyPreKeyChanges(to preKeys: inout LocalPreKeys) throws(SessionError) {
+        guard let consumption = preKeyConsumption else { return }
+        try preKeys.apply(consumption)
+    }
 
     /// Stores `record` for `address`.
     public mutating func store(_ record: SessionRecord, for address: ProtocolAddress) {

@@ -29,38 +29,38 @@ public enum ProtocolLimits {
 }
 
 /// The fixed HKDF info strings and signature labels of SPEC §3–§6 (ASCII, no terminator).
-public enum ProtocolInfo {
+enum ProtocolInfo {
     /// X3DH shared-secret derivation without a KEM prekey (followed by SHA-256(P)).
-    public static let x3dh: [UInt8] = Array("SessionKit X3DH v2".utf8)
+    static let x3dh: [UInt8] = Array("SessionKit X3DH v2".utf8)
     /// X3DH shared-secret derivation with a KEM prekey (followed by SHA-256(P)).
-    public static let pqxdh: [UInt8] = Array("SessionKit PQXDH v2".utf8)
+    static let pqxdh: [UInt8] = Array("SessionKit PQXDH v2".utf8)
     /// Root-key ratchet step (KDF_RK).
-    public static let ratchet: [UInt8] = Array("SessionKit Ratchet v2".utf8)
+    static let ratchet: [UInt8] = Array("SessionKit Ratchet v2".utf8)
     /// Message key expansion (MSGKEYS).
-    public static let messageKeys: [UInt8] = Array("SessionKit MessageKeys v2".utf8)
+    static let messageKeys: [UInt8] = Array("SessionKit MessageKeys v2".utf8)
     /// Sender-key message key expansion (key, nonce and commitment).
-    public static let senderKey: [UInt8] = Array("SessionKit SenderKey v2".utf8)
+    static let senderKey: [UInt8] = Array("SessionKit SenderKey v2".utf8)
     /// Self-encryption key derivation.
-    public static let selfEncryption: [UInt8] = Array("SessionKit Self v2".utf8)
+    static let selfEncryption: [UInt8] = Array("SessionKit Self v2".utf8)
     /// The label the identity key signs a signed prekey under: `label || Encode(SPK) || u8(kem)`.
-    public static let signedPreKeySignature: [UInt8] = Array("SessionKit SPK v2".utf8)
+    static let signedPreKeySignature: [UInt8] = Array("SessionKit SPK v2".utf8)
     /// The label the identity key signs a KEM prekey under: `label || EncodeKEM(ek)`.
-    public static let kemPreKeySignature: [UInt8] = Array("SessionKit KEM v2".utf8)
+    static let kemPreKeySignature: [UInt8] = Array("SessionKit KEM v2".utf8)
 }
 
 /// The type bytes of SPEC §3–§6 (version 2). Version 1's type bytes (0x01, 0x02, 0x10, 0x11,
 /// 0x20) are `unsupportedVersion` like every other unknown byte.
-public enum WireType {
+enum WireType {
     /// A Double Ratchet message.
-    public static let ratchetMessage: UInt8 = 0x21
+    static let ratchetMessage: UInt8 = 0x21
     /// A prekey message (X3DH prefix + ratchet message).
-    public static let preKeyMessage: UInt8 = 0x22
+    static let preKeyMessage: UInt8 = 0x22
     /// A sender-key distribution message.
-    public static let senderKeyDistribution: UInt8 = 0x23
+    static let senderKeyDistribution: UInt8 = 0x23
     /// A sender-key message.
-    public static let senderKeyMessage: UInt8 = 0x24
+    static let senderKeyMessage: UInt8 = 0x24
     /// A self-encrypted blob.
-    public static let selfEncrypted: UInt8 = 0x25
+    static let selfEncrypted: UInt8 = 0x25
     /// A prekey bundle.
-    public static let preKeyBundle: UInt8 = 0x26
+    static let preKeyBundle: UInt8 = 0x26
 }

@@ -6,7 +6,7 @@ import SignalPrimitives
 /// Like Signal's, a KEM prekey is either one-time (deleted in the same store write as the
 /// session it created, like a one-time prekey) or last resort (kept until it is rotated out
 /// together with its signed prekey). The initiator cannot tell which.
-public struct KEMPreKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+@_spi(Testing) public struct KEMPreKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Whether a KEM prekey is used once or kept until rotation.
     public enum Kind: UInt8, Sendable, Hashable {
         /// Deleted after its first use.

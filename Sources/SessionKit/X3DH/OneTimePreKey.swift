@@ -1,7 +1,7 @@
 import SignalPrimitives
 
 /// A one-time prekey (SPEC §3): an X25519 key pair with a u32 id, used by at most one X3DH.
-public struct OneTimePreKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+@_spi(Testing) public struct OneTimePreKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The id published in bundles and named by prekey messages.
     public let id: UInt32
     /// The X25519 private key.

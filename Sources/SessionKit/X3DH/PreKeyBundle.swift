@@ -54,7 +54,7 @@ public struct PreKeyBundle: Sendable, Hashable {
         }
 
         /// The public parts of one of our own KEM prekeys.
-        public init(_ key: KEMPreKey) {
+        @_spi(Testing) public init(_ key: KEMPreKey) {
             id = key.id
             publicKey = key.publicKey.rawRepresentation
             signature = key.signature
@@ -62,11 +62,11 @@ public struct PreKeyBundle: Sendable, Hashable {
     }
 
     /// Bytes before the optional parts: type, IK, spk_id, SPK, spk_sig, flags.
-    public static let baseByteCount = 1 + 32 + 4 + 32 + 64 + 1
+    @_spi(Testing) public static let baseByteCount = 1 + 32 + 4 + 32 + 64 + 1
     /// Bytes of the one-time prekey part.
-    public static let oneTimeKeyByteCount = 4 + 32
+    @_spi(Testing) public static let oneTimeKeyByteCount = 4 + 32
     /// Bytes of the KEM prekey part.
-    public static let kemKeyByteCount = 4 + KEMEncapsulationKey.byteCount + 64
+    @_spi(Testing) public static let kemKeyByteCount = 4 + KEMEncapsulationKey.byteCount + 64
 
     /// The responder's Ed25519 identity key (IK_B).
     public let identityKey: Ed25519.PublicKey
@@ -98,7 +98,7 @@ public struct PreKeyBundle: Sendable, Hashable {
     }
 
     /// The bundle that publishes the public parts of a responder's own prekeys.
-    public init(identityKey: Ed25519.PublicKey, signedPreKey: SignedPreKey, oneTimePreKey: OneTimePreKey?, kemPreKey: KEMPreKey? = nil) {
+    @_spi(Testing) public init(identityKey: Ed25519.PublicKey, signedPreKey: SignedPreKey, oneTimePreKey: OneTimePreKey?, kemPreKey: KEMPreKey? = nil) {
         self.identityKey = identityKey
         signedPreKeyID = signedPreKey.id
         self.signedPreKey = signedPreKey.publicKey

@@ -8,7 +8,7 @@ import SignalPrimitives
 /// whole prekey message has decrypted, and the store applies it in the same write that stores
 /// the new session (`ProtocolStore.commit(_:)`). A failed message therefore consumes
 /// and records nothing.
-public protocol PreKeyLookup {
+@_spi(Testing) public protocol PreKeyLookup {
     /// The signed prekey with `id`, or `nil` when it was never issued or has been removed.
     func signedPreKey(id: UInt32) -> SignedPreKey?
     /// The one-time prekey with `id`, or `nil` when it was never issued or already used.
@@ -23,7 +23,7 @@ public protocol PreKeyLookup {
 /// What a completed X3DH used up and recorded (SPEC §3), to apply in the same store write that
 /// stores the session it created: delete the one-time prekey and the one-time KEM prekey, and
 /// record EK_A under the signed prekey.
-public struct PreKeyConsumption: Sendable, Hashable, CustomStringConvertible {
+@_spi(Testing) public struct PreKeyConsumption: Sendable, Hashable, CustomStringConvertible {
     /// The signed prekey X3DH used, under which `baseKey` is recorded.
     public let signedPreKeyID: UInt32
     /// EK_A, to record against replays.
@@ -49,7 +49,7 @@ public struct PreKeyConsumption: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// An in-memory set of a responder's prekeys and replay records: what a prekey message needs.
-public struct PreKeySet: PreKeyLookup, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+@_spi(Testing) public struct PreKeySet: PreKeyLookup, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The signed prekeys, by id.
     public private(set) var signedPreKeys: [UInt32: SignedPreKey]
     /// The one-time prekeys not used yet, by id.

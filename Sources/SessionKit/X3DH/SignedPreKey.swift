@@ -6,7 +6,7 @@ import SignalPrimitives
 /// `kem` (`signsKEMPreKeys`) is set once, when the key is signed: a responder that publishes
 /// KEM prekeys signs its signed prekeys with `kem` = 1 and publishes every bundle of such a
 /// key with a KEM prekey, so a server that strips the KEM prekey breaks the signature.
-public struct SignedPreKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+@_spi(Testing) public struct SignedPreKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The id published in bundles and named by prekey messages.
     public let id: UInt32
     /// The X25519 private key.

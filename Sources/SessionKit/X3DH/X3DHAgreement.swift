@@ -3,7 +3,7 @@ import SignalPrimitives
 /// The result of X3DH (SPEC §3): the shared secret SK that seeds the Double Ratchet and the
 /// associated data `AD = IK_A || IK_B || Encode(A) || Encode(B)` that every message of the
 /// session authenticates.
-public struct X3DHAgreement: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+@_spi(Testing) public struct X3DHAgreement: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// SK = HKDF(ZERO32, FF32 || DH1 || DH2 || DH3 [|| DH4] [|| SS], label || SHA-256(P), 32).
     public let sharedSecret: SymmetricKey
     /// AD = IK_A || IK_B || Encode(A) || Encode(B), initiator first.
@@ -16,7 +16,7 @@ public struct X3DHAgreement: Sendable, CustomStringConvertible, CustomDebugStrin
 }
 
 /// X3DH with an optional KEM prekey (SPEC §3), for both parties.
-public enum X3DH {
+@_spi(Testing) public enum X3DH {
     /// Length of SK.
     public static let sharedSecretByteCount = 32
 

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Storage) import SessionKit
 import SignalPrimitives
 
 /// Sender-key chains: our sending chain per group in `sending_chains`, the chains received from

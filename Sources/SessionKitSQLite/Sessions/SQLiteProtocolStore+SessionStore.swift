@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Storage) import SessionKit
 import SignalPrimitives
 
 /// Session records, kept in parts (schema 2, `SchemaVersion2`): one `sessions` row per peer

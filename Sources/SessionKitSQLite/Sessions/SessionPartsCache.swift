@@ -1,5 +1,5 @@
 import Foundation
-import SessionKit
+@_spi(Storage) import SessionKit
 
 /// What the store last read or wrote of each peer device's record, so that a commit writes only
 /// the parts that changed, and a load whose row still has the cached generation reads one row.

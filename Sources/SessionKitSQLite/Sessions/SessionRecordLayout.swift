@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Storage) import SessionKit
 import SignalPrimitives
 
 /// The sealed values that say what a session record holds:

@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Storage) import SessionKit
 import SignalPrimitives
 
 /// A session record split into the parts the file keeps (computed before the write

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Storage) import SessionKit
 import SignalPrimitives
 import Verification
 
@@ -15,7 +15,7 @@ extension SQLiteProtocolStore: ProtocolStore {
 
     /// Applies every write of `commit` in one transaction, or none.
     /// - Throws: `SessionError.staleState` when a stored generation differs from the written
-    ///   state's, `.unknownPreKey` when the consumption names a one-time prekey no longer
+    ///   state's, `.unknownPreKey` when a one-time prekey the commit uses up is no longer
     ///   held, `.storage` naming the table when the file fails or a value is damaged; nothing
     ///   changed in every case.
     public func commit(_ commit: StoreCommit) async throws(SessionError) {
@@ -27,14 +27,14 @@ extension SQLiteProtocolStore: ProtocolStore {
                 if let plan { entry = try Self.write(plan, cached: cached, db: db, sealer: sealer) }
                 if let write = commit.sendingChain { try Self.write(write, db: db, sealer: sealer) }
                 if let write = commit.receiverState { try Self.write(write, db: db, sealer: sealer) }
-                if let consumption = commit.preKeyConsumption {
+                if commit.changesPreKeys {
                     guard var keys = try Self.readPreKeys(db, sealer: sealer) else { throw SessionError.unknownPreKey }
-                    try keys.apply(consumption)
+                    try commit.applyPreKeyChanges(to: &keys)
                     try Self.writePreKeys(keys, db: db, sealer: sealer)
                 }
                 if let write = commit.identity {
                     _ = try Self.recordObservation(
-                        write.identityKey.rawRepresentation, rowKey: sealer.rowKey(write.address.encoded, in: .trustAddress),
+                        write.identityKey, rowKey: sealer.rowKey(write.address.encoded, in: .trustAddress),
                         db: db, sealer: sealer)
                 }
                 return entry

@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Storage) import SessionKit
 
 extension SQLiteProtocolStore: IdentityKeyStore {
     /// This device's identity key pair, read (or created) when the store was opened.

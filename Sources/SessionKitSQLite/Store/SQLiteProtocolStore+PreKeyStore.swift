@@ -1,17 +1,10 @@
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Storage) import SessionKit
 import SignalPrimitives
 
 /// The prekeys are one sealed `LocalPreKeys.serialized()` blob in the one-row table `prekeys`.
 extension SQLiteProtocolStore: PreKeyStore {
-    /// What a prekey message with `prefix` needs, as far as it is held.
-    /// - Throws: `SessionError.storage` when the file fails or the blob is damaged,
-    ///   `.invalidPayload` / `.unsupportedVersion` when it opens but does not load.
-    public func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
-        (try await loadPreKeys())?.preKeySet(for: prefix) ?? PreKeySet()
-    }
-
     /// The prekeys, or `nil` when none were stored yet.
     /// - Throws: `SessionError.storage` when the file fails or the blob is damaged,
     ///   `.invalidPayload` / `.unsupportedVersion` when it opens but does not load.

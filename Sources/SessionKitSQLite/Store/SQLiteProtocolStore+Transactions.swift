@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Storage) import SessionKit
 import Verification
 
 /// The internal hooks every table of the store is built on: one transaction per operation, and

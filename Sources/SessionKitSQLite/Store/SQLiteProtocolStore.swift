@@ -7,7 +7,7 @@ import Darwin
 #endif
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Storage) import SessionKit
 import SignalPrimitives
 
 /// A durable store for one device of an account: its identity and prekeys, its sessions (stored

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Storage) import SessionKit
 import Verification
 
 /// Trust on first use, with exactly `InMemoryTrustStore`'s behaviour, one transaction per call.
@@ -11,10 +11,8 @@ import Verification
 extension SQLiteProtocolStore: TrustStore {
     /// Records `identityKey` for `address` and reports first use, no change, or a change (the
     /// contact then becomes `unverified`, sending refused, until the app accepts or verifies it).
-    /// - Throws: `VerificationError.invalidIdentityKey` for an empty or oversized key,
-    ///   `.storage` when the file fails or the record is damaged.
-    public func observeIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation {
-        guard TrustRecordCoding.isAcceptable(identityKey.count) else { throw .invalidIdentityKey }
+    /// - Throws: `VerificationError.storage` when the file fails or the record is damaged.
+    public func observeIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation {
         let rowKey = sealer.rowKey(address.encoded, in: .trustAddress)
         do {
             return try await writeTransaction { [sealer] db in
@@ -28,7 +26,7 @@ extension SQLiteProtocolStore: TrustStore {
     /// `observeIdentity` inside the caller's transaction (also `commit`'s identity write): the
     /// first key becomes trusted; a different key replaces it, unverified, awaiting acceptance.
     static func recordObservation(
-        _ identityKey: [UInt8], rowKey: [UInt8], db: Database, sealer: ValueSealer
+        _ identityKey: Ed25519.PublicKey, rowKey: [UInt8], db: Database, sealer: ValueSealer
     ) throws -> IdentityObservation {
         let current = try readTrustRecord(db, rowKey: rowKey, sealer: sealer)
         let next: TrustRecord
@@ -48,10 +46,8 @@ extension SQLiteProtocolStore: TrustStore {
 
     /// SessionKit's check: what `observeIdentity` would report, and whether encrypting to
     /// `identityKey` is allowed now. Records nothing.
-    /// - Throws: `VerificationError.invalidIdentityKey` for an empty or oversized key,
-    ///   `.storage` when the file fails or the record is damaged.
-    public func evaluateIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws(VerificationError) -> TrustDecision {
-        guard TrustRecordCoding.isAcceptable(identityKey.count) else { throw .invalidIdentityKey }
+    /// - Throws: `VerificationError.storage` when the file fails or the record is damaged.
+    public func evaluateIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) -> TrustDecision {
         guard let record = try await record(for: address) else { return TrustDecision(observation: .firstUse, allowsSending: true) }
         guard record.identityKey == identityKey else {
             return TrustDecision(observation: .changed(previous: record.identityKey), allowsSending: false)
@@ -62,7 +58,7 @@ extension SQLiteProtocolStore: TrustStore {
     /// SessionKit's record step, after an operation that saw `identityKey` succeeded:
     /// `observeIdentity`.
     /// - Throws: as `observeIdentity`.
-    public func recordIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation {
+    public func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation {
         try await observeIdentity(identityKey, for: address)
     }
 
@@ -86,9 +82,8 @@ extension SQLiteProtocolStore: TrustStore {
     /// Marks `identityKey` verified for `address` (recording it if no key was seen; accepting a
     /// pending change to it).
     /// - Throws: `VerificationError.identityKeyMismatch` when another key is on record,
-    ///   `.invalidIdentityKey` for an empty or oversized key, `.storage` when the file fails.
-    public func markVerified(_ identityKey: [UInt8], for address: ProtocolAddress) async throws(VerificationError) {
-        guard TrustRecordCoding.isAcceptable(identityKey.count) else { throw .invalidIdentityKey }
+    ///   `.storage` when the file fails.
+    public func markVerified(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) {
         try await trustWrite(address) { record throws(VerificationError) -> (TrustRecord??, Void) in
             if let record, record.identityKey != identityKey { throw .identityKeyMismatch(address) }
             return (.some(TrustRecord(identityKey: identityKey, status: .verified, previousIdentityKey: nil)), ())
@@ -110,7 +105,7 @@ extension SQLiteProtocolStore: TrustStore {
     /// allowed again. Does nothing when no change awaits acceptance.
     /// - Throws: `VerificationError.unknownContact` when no key was seen, `.identityKeyMismatch`
     ///   when `identityKey` is not the key on record, `.storage` when the file fails.
-    public func acceptIdentityChange(_ identityKey: [UInt8], for address: ProtocolAddress) async throws(VerificationError) {
+    public func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) {
         try await trustWrite(address) { record throws(VerificationError) -> (TrustRecord??, Void) in
             guard let record else { throw .unknownContact(address) }
             guard record.identityKey == identityKey else { throw .identityKeyMismatch(address) }

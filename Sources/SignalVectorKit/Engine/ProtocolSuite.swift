@@ -1,6 +1,7 @@
 import Foundation
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
+import Verification
 
 /// A failed vector test: what differed, in one line.
 public struct VectorFailure: Error, CustomStringConvertible, Sendable {
@@ -140,6 +141,7 @@ public enum ExpectedError {
     /// `invalidMessage`, which reaches this function as a `SessionError`.
     public static func name(of error: Error) -> String {
         if let error = error as? SessionError { return error.specName ?? "\(error)" }
+        if let error = error as? VerificationError { return error.specName ?? "\(error)" }
         if let error = error as? CryptoError {
             if case .invalidKeyLength = error { return "invalidKey" }
             if let mapped = SessionError(error).specName { return mapped }

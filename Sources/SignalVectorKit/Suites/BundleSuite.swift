@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 /// SPEC §8 suite `bundle` (the §3 encoding). A success test gives the responder's keys

@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Testing) import SessionKit
 
 /// The `padding` suite (SPEC §2, §8): `plaintext` → `padded`, checking both pad and unpad;
 /// error tests give `padded` only and expect unpad to fail.

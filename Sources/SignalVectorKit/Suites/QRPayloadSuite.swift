@@ -1,6 +1,6 @@
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 
 /// Suite `qr-payload` (SPEC §7, §8): `uid` (text, used as its UTF-8 bytes) and `identity_key`
 /// must encode to `payload`, and `payload` must decode back to both; error tests give
@@ -22,11 +22,11 @@ public enum QRPayloadSuite: ProtocolSuite {
         let uid = Array(try test.string("uid").utf8)
         let identityKey = try test.hex("identity_key")
 
-        let encoded = try QRPayload(uidBytes: uid, identityKey: identityKey).encoded
+        let encoded = try QRPayload(uidBytes: uid, identityKey: try Ed25519.PublicKey(rawRepresentation: identityKey)).encoded
         try ExpectedError.equal(encoded, payload, "payload")
         let decoded = try QRPayload(decoding: payload)
         try ExpectedError.equal(decoded.uidBytes, uid, "decoded uid")
-        try ExpectedError.equal(decoded.identityKey, identityKey, "decoded identity key")
+        try ExpectedError.equal(decoded.identityKey.rawRepresentation, identityKey, "decoded identity key")
         return .passed
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 /// The `ratchet` suite (SPEC §3–§4, §8): a scripted conversation between Alice (initiator at

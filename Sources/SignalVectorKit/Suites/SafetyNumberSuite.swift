@@ -1,6 +1,6 @@
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 
 /// Suite `safety-number` (SPEC §7, §8): from `version`, `iterations`, `local_id`, `local_key`,
 /// `remote_id`, `remote_key` (ids as UTF-8 text, used as their bytes), the library must give

@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 /// SPEC §8 suite `self-encryption`: `identity_seed`, `context`, `nonce`, `plaintext` → `sealed`

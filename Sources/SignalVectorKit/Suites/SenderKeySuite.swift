@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 /// SPEC §8 suite `sender-key` (§5). The sender at `sender_address` starts its chain for the

@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
 
 /// SPEC §8 suite `x3dh` (§3, with an optional KEM prekey). Bob's bundle is built from the

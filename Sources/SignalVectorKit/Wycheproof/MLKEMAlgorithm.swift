@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Testing) import SessionKit
 import SessionKitMLKEM
 import SignalPrimitives
 

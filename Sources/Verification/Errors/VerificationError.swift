@@ -1,10 +1,11 @@
 import SessionKit
 
-/// The errors of the `Verification` module that have no SPEC §8 name: fingerprint parameters,
-/// malformed scannable fingerprints and trust-store misuse.
+/// The one error type of the `Verification` module: every call of it (fingerprints, scannable
+/// fingerprints, the QR payload codec, the trust store and its persisted records) throws this,
+/// so verifying a contact (scan the QR code, compare, mark verified) handles one type.
 ///
-/// The QR payload codec and the persisted trust records report the SPEC §8 errors through
-/// `SessionError` (`unsupportedVersion`, `invalidPayload`, `invalidKey`) instead.
+/// `invalidPayload`, `unsupportedVersion` and `invalidKey` carry the SPEC §8 names
+/// (`specName`); the other cases have none.
 public enum VerificationError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
     /// A fingerprint iteration count outside `2...1_000_000` (SPEC §7: 1 < iterations ≤ 1,000,000).
     case invalidIterations(Int)
@@ -23,9 +24,14 @@ public enum VerificationError: Error, Equatable, Hashable, Sendable, CustomStrin
     case duplicateField(Int)
     /// A required field (version, local, remote, or a fingerprint's content) is absent.
     case missingField(Int)
-    /// An identity key given to the trust store is empty or longer than
-    /// `TrustRecord.maximumIdentityKeyByteCount` bytes.
-    case invalidIdentityKey
+    /// SPEC §8 `invalidPayload`: a QR payload or persisted trust records that do not decode
+    /// (truncated, trailing bytes, a malformed uid or field).
+    case invalidPayload
+    /// SPEC §8 `unsupportedVersion`: a QR payload or persisted trust records of a version this
+    /// library does not read.
+    case unsupportedVersion
+    /// SPEC §8 `invalidKey`: an identity key that is not a 32-byte Ed25519 public key.
+    case invalidKey
     /// The trust store holds no record for the address.
     case unknownContact(ProtocolAddress)
     /// The identity key passed to `markVerified` or `acceptIdentityChange` is not the key the
@@ -33,6 +39,17 @@ public enum VerificationError: Error, Equatable, Hashable, Sendable, CustomStrin
     case identityKeyMismatch(ProtocolAddress)
     /// A trust-store backend failed (for use by app-provided stores).
     case storage(String)
+
+    /// The SPEC §8 error name (`invalidPayload`, `unsupportedVersion`, `invalidKey`), or `nil`
+    /// for the errors SPEC §8 does not name.
+    public var specName: String? {
+        switch self {
+        case .invalidPayload: return "invalidPayload"
+        case .unsupportedVersion: return "unsupportedVersion"
+        case .invalidKey: return "invalidKey"
+        default: return nil
+        }
+    }
 
     /// A short description without key material.
     public var description: String {
@@ -44,7 +61,9 @@ public enum VerificationError: Error, Equatable, Hashable, Sendable, CustomStrin
         case let .unknownField(tag): return "scannable fingerprint holds an unexpected field (key \(tag))"
         case let .duplicateField(n): return "scannable fingerprint repeats field \(n)"
         case let .missingField(n): return "scannable fingerprint lacks field \(n)"
-        case .invalidIdentityKey: return "identity key empty or too long"
+        case .invalidPayload: return "invalid payload"
+        case .unsupportedVersion: return "unsupported version"
+        case .invalidKey: return "invalid identity key"
         case let .unknownContact(address): return "no trust record for \(address)"
         case let .identityKeyMismatch(address): return "identity key differs from the one on record for \(address)"
         case let .storage(why): return "trust storage failed: \(why)"

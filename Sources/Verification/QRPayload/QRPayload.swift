@@ -1,4 +1,3 @@
-import SessionKit
 import SignalPrimitives
 
 /// The QR payload a user shows so that a contact can record (and verify) their identity key
@@ -18,65 +17,61 @@ public struct QRPayload: Sendable, Hashable {
 
     /// The uid's UTF-8 bytes (well-formed, 1–255 bytes). Equality and hashing use these bytes.
     public let uidBytes: [UInt8]
-    /// The 32-byte identity key.
-    public let identityKey: [UInt8]
+    /// The Ed25519 identity key.
+    public let identityKey: Ed25519.PublicKey
 
     /// The uid as text (exactly the bytes of `uidBytes`; never normalised).
     public var uid: String { String(decoding: uidBytes, as: UTF8.self) }
 
-    /// A payload for `uid` (its UTF-8 bytes, unnormalised) and `identityKey`.
-    /// - Throws: `SessionError.invalidPayload` when the uid is empty or longer than 255 UTF-8
-    ///   bytes, `SessionError.invalidKey` when the key is not 32 bytes.
-    public init(uid: String, identityKey: [UInt8]) throws(SessionError) {
+    /// A payload for `uid` (its UTF-8 bytes, unnormalised) and an Ed25519 identity key.
+    /// - Throws: `VerificationError.invalidPayload` when the uid is empty or longer than 255
+    ///   UTF-8 bytes.
+    public init(uid: String, identityKey: Ed25519.PublicKey) throws(VerificationError) {
         try self.init(uidBytes: Array(uid.utf8), identityKey: identityKey)
     }
 
-    /// A payload for `uid` and an Ed25519 identity key.
-    /// - Throws: `SessionError.invalidPayload` when the uid is empty or longer than 255 UTF-8 bytes.
-    public init(uid: String, identityKey: Ed25519.PublicKey) throws(SessionError) {
-        try self.init(uidBytes: Array(uid.utf8), identityKey: identityKey.rawRepresentation)
-    }
-
     /// A payload from the uid's raw bytes.
-    /// - Throws: `SessionError.invalidPayload` when the uid is empty, longer than 255 bytes or
-    ///   not well-formed UTF-8; `SessionError.invalidKey` when the key is not 32 bytes.
-    public init(uidBytes: [UInt8], identityKey: [UInt8]) throws(SessionError) {
+    /// - Throws: `VerificationError.invalidPayload` when the uid is empty, longer than 255 bytes
+    ///   or not well-formed UTF-8.
+    public init(uidBytes: [UInt8], identityKey: Ed25519.PublicKey) throws(VerificationError) {
         guard Self.uidByteRange.contains(uidBytes.count), StrictUTF8.isValid(uidBytes) else { throw .invalidPayload }
-        guard identityKey.count == Self.identityKeyByteCount else { throw .invalidKey }
         self.uidBytes = uidBytes
         self.identityKey = identityKey
     }
 
     /// Decodes a scanned payload strictly.
-    /// - Throws: `SessionError.unsupportedVersion` when the first byte is not 0x01;
-    ///   `SessionError.invalidPayload` for an empty buffer, an empty uid, a uid that is not
+    /// - Throws: `VerificationError.unsupportedVersion` when the first byte is not 0x01;
+    ///   `VerificationError.invalidPayload` for an empty buffer, an empty uid, a uid that is not
     ///   well-formed UTF-8 (overlong forms, surrogates, truncated sequences, …), a buffer
     ///   shorter than the lengths announce, or trailing bytes.
-    public init(decoding payload: [UInt8]) throws(SessionError) {
+    public init(decoding payload: [UInt8]) throws(VerificationError) {
         guard let version = payload.first else { throw .invalidPayload }
         guard version == Self.version else { throw .unsupportedVersion }
         guard payload.count >= 2 else { throw .invalidPayload }
         let uidCount = Int(payload[1])
         guard uidCount > 0, payload.count == 2 + uidCount + Self.identityKeyByteCount else { throw .invalidPayload }
-        try self.init(uidBytes: Array(payload[2 ..< 2 + uidCount]),
-                      identityKey: Array(payload[(2 + uidCount)...]))
+        let identityKey: Ed25519.PublicKey
+        do { identityKey = try Ed25519.PublicKey(rawRepresentation: Array(payload[(2 + uidCount)...])) } catch {
+            throw .invalidKey
+        }
+        try self.init(uidBytes: Array(payload[2 ..< 2 + uidCount]), identityKey: identityKey)
     }
 
     /// The encoded payload (`0x01 || u8(len) || uid || key`).
     public var encoded: [UInt8] {
         var out = [UInt8]()
-        out.reserveCapacity(2 + uidBytes.count + identityKey.count)
+        out.reserveCapacity(2 + uidBytes.count + Self.identityKeyByteCount)
         out.append(Self.version)
         out.append(UInt8(truncatingIfNeeded: uidBytes.count))
         out.append(contentsOf: uidBytes)
-        out.append(contentsOf: identityKey)
+        out.append(contentsOf: identityKey.rawRepresentation)
         return out
     }
 
     /// Whether the payload names `uid` (compared as UTF-8 bytes) with `identityKey`
     /// (compared in constant time).
-    public func matches(uid: String, identityKey: [UInt8]) -> Bool {
-        let sameKey = ConstantTime.equals(self.identityKey, identityKey)
+    public func matches(uid: String, identityKey: Ed25519.PublicKey) -> Bool {
+        let sameKey = ConstantTime.equals(self.identityKey.rawRepresentation, identityKey.rawRepresentation)
         return Array(uid.utf8) == uidBytes && sameKey
     }
 }

@@ -10,7 +10,7 @@ public struct Fingerprint: Sendable, CustomStringConvertible {
 
     /// Computes a fingerprint without caching; see `FingerprintGenerator` for the parameters.
     /// - Throws: `VerificationError.invalidIterations` unless 1 < `iterations` ≤ 1,000,000.
-    public init(version: UInt32, iterations: Int = FingerprintGenerator.defaultIterations,
+    @_spi(Testing) public init(version: UInt32, iterations: Int = FingerprintGenerator.defaultIterations,
                 localIdentifier: [UInt8], localIdentityKey: [UInt8],
                 remoteIdentifier: [UInt8], remoteIdentityKey: [UInt8]) throws(VerificationError) {
         let generator = try FingerprintGenerator(iterations: iterations, cacheCapacity: 0)

@@ -36,7 +36,7 @@ public struct FingerprintGenerator: Sendable {
     /// identifiers and 2 for service ids; the displayable number does not depend on it). The
     /// identity keys and identifiers are opaque bytes (in this protocol the 32-byte Ed25519
     /// identity key and the UTF-8 user id).
-    public func fingerprint(version: UInt32,
+    @_spi(Testing) public func fingerprint(version: UInt32,
                             localIdentifier: [UInt8], localIdentityKey: [UInt8],
                             remoteIdentifier: [UInt8], remoteIdentityKey: [UInt8]) -> Fingerprint {
         let local = hash(identifier: localIdentifier, identityKey: localIdentityKey)

@@ -17,8 +17,8 @@ public actor InMemoryTrustStore: TrustStore {
     }
 
     /// A store loaded from a blob written by `serialized()`.
-    /// - Throws: `SessionError.invalidPayload` or `.unsupportedVersion` (see `TrustSnapshot`).
-    public init(serialized blob: [UInt8]) throws(SessionError) {
+    /// - Throws: `VerificationError.invalidPayload` or `.unsupportedVersion` (see `TrustSnapshot`).
+    public init(serialized blob: [UInt8]) throws(VerificationError) {
         records = try TrustSnapshot(serialized: blob).records
     }
 
@@ -31,9 +31,7 @@ public actor InMemoryTrustStore: TrustStore {
     /// Records `identityKey` for `address` and reports first use, no change, or a change.
     /// A change keeps the key it replaces as `previousIdentityKey` and makes the contact
     /// `unverified` (sending refused) until the app accepts or verifies the new key.
-    /// - Throws: `VerificationError.invalidIdentityKey` for an empty or oversized key.
-    public func observeIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws(VerificationError) -> IdentityObservation {
-        guard TrustRecord.isAcceptable(identityKey) else { throw .invalidIdentityKey }
+    public func observeIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) -> IdentityObservation {
         guard let record = records[address] else {
             records[address] = TrustRecord(identityKey: identityKey, status: .trusted, previousIdentityKey: nil)
             return .firstUse
@@ -45,9 +43,7 @@ public actor InMemoryTrustStore: TrustStore {
 
     /// SessionKit's check: what `observeIdentity` would report for `identityKey`, and whether
     /// encrypting to it is allowed now; records nothing.
-    /// - Throws: `VerificationError.invalidIdentityKey` for an empty or oversized key.
-    public func evaluateIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws(VerificationError) -> TrustDecision {
-        guard TrustRecord.isAcceptable(identityKey) else { throw .invalidIdentityKey }
+    public func evaluateIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) -> TrustDecision {
         guard let record = records[address] else { return TrustDecision(observation: .firstUse, allowsSending: true) }
         guard record.identityKey == identityKey else {
             return TrustDecision(observation: .changed(previous: record.identityKey), allowsSending: false)
@@ -57,9 +53,8 @@ public actor InMemoryTrustStore: TrustStore {
 
     /// SessionKit's record step, after an operation that saw `identityKey` succeeded:
     /// `observeIdentity`.
-    /// - Throws: `VerificationError.invalidIdentityKey` for an empty or oversized key.
-    public func recordIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) throws(VerificationError) -> IdentityObservation {
-        try observeIdentity(identityKey, for: address)
+    public func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) -> IdentityObservation {
+        observeIdentity(identityKey, for: address)
     }
 
     /// The record for `address`, or `nil`.
@@ -70,10 +65,8 @@ public actor InMemoryTrustStore: TrustStore {
 
     /// Marks `identityKey` verified for `address` (recording it if no key was seen; accepting
     /// a pending change to it).
-    /// - Throws: `VerificationError.identityKeyMismatch` when another key is on record,
-    ///   `.invalidIdentityKey` for an empty or oversized key.
-    public func markVerified(_ identityKey: [UInt8], for address: ProtocolAddress) throws(VerificationError) {
-        guard TrustRecord.isAcceptable(identityKey) else { throw .invalidIdentityKey }
+    /// - Throws: `VerificationError.identityKeyMismatch` when another key is on record.
+    public func markVerified(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) throws(VerificationError) {
         if let record = records[address], record.identityKey != identityKey { throw .identityKeyMismatch(address) }
         records[address] = TrustRecord(identityKey: identityKey, status: .verified, previousIdentityKey: nil)
     }
@@ -90,7 +83,7 @@ public actor InMemoryTrustStore: TrustStore {
     /// allowed again. Does nothing when no change awaits acceptance.
     /// - Throws: `VerificationError.unknownContact` when no key was seen,
     ///   `.identityKeyMismatch` when `identityKey` is not the key on record.
-    public func acceptIdentityChange(_ identityKey: [UInt8], for address: ProtocolAddress) throws(VerificationError) {
+    public func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) throws(VerificationError) {
         guard let record = records[address] else { throw .unknownContact(address) }
         guard record.identityKey == identityKey else { throw .identityKeyMismatch(address) }
         guard record.isAwaitingAcceptance else { return }

@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Storage) import SessionKit
 
 /// All trust records of a store at one moment, and their persisted form.
 ///
@@ -9,12 +9,12 @@ import SessionKit
 ///                                                 (user id UTF-8 bytes, device id))
 ///     record = u32(len) || user id (UTF-8)  || u32(device id)
 ///           || u8(status: 0 unverified, 1 trusted, 2 verified)
-///           || u32(len) || identity key     (1–1024 bytes)
-///           || [status 0 only] u32(len) || previous identity key (1–1024 bytes, ≠ identity key)
+///           || u32(len) || identity key     (32 bytes: an Ed25519 public key)
+///           || [status 0 only] u32(len) || previous identity key (32 bytes, ≠ identity key)
 ///
 /// Loading is strict: besides the envelope's checks, a user id that is not well-formed UTF-8,
-/// an unknown status byte, a key length outside 1–1024, a previous key equal to the current
-/// one, records out of order or repeated, or trailing bytes are `SessionError.invalidPayload`.
+/// an unknown status byte, a key that is not 32 bytes, a previous key equal to the current
+/// one, records out of order or repeated, or trailing bytes are `VerificationError.invalidPayload`.
 public struct TrustSnapshot: Sendable, Equatable {
     /// The envelope version written and read.
     public static let formatVersion: UInt8 = 1
@@ -36,18 +36,29 @@ public struct TrustSnapshot: Sendable, Equatable {
             writer.writeVariable(Array(address.userID.utf8))
             writer.write(address.deviceID)
             writer.write(record.status.rawValue)
-            writer.writeVariable(record.identityKey)
+            writer.writeVariable(record.identityKey.rawRepresentation)
             if record.status == .unverified {
-                writer.writeVariable(record.previousIdentityKey ?? [])
+                writer.writeVariable(record.previousIdentityKey?.rawRepresentation ?? [])
             }
         }
         return writer.finish()
     }
 
     /// Loads a blob written by `serialized`.
-    /// - Throws: `SessionError.invalidPayload` for a malformed blob (see the layout above),
-    ///   `SessionError.unsupportedVersion` for an envelope version other than 1.
-    public init(serialized blob: [UInt8]) throws(SessionError) {
+    /// - Throws: `VerificationError.invalidPayload` for a malformed blob (see the layout above),
+    ///   `VerificationError.unsupportedVersion` for an envelope version other than 1.
+    public init(serialized blob: [UInt8]) throws(VerificationError) {
+        do {
+            self.init(records: try Self.decode(blob))
+        } catch .unsupportedVersion {
+            throw .unsupportedVersion
+        } catch {
+            throw .invalidPayload
+        }
+    }
+
+    /// The records of a blob written by `serialized` (the envelope's errors as `SessionError`).
+    private static func decode(_ blob: [UInt8]) throws(SessionError) -> [ProtocolAddress: TrustRecord] {
         var reader = try StateReader(blob, kind: .trust, supportedVersions: Self.formatVersion ... Self.formatVersion)
         let count = try reader.readUInt32()
         var records: [ProtocolAddress: TrustRecord] = [:]
@@ -62,7 +73,7 @@ public struct TrustSnapshot: Sendable, Equatable {
             if let last, !Self.precedes(last, address) { throw .invalidPayload }
             guard let status = TrustStatus(rawValue: try reader.readByte()) else { throw .invalidPayload }
             let key = try Self.readKey(&reader)
-            var previous: [UInt8]?
+            var previous: Ed25519.PublicKey?
             if status == .unverified {
                 let earlier = try Self.readKey(&reader)
                 guard earlier != key else { throw .invalidPayload }
@@ -72,13 +83,13 @@ public struct TrustSnapshot: Sendable, Equatable {
             last = address
         }
         try reader.finish()
-        self.records = records
+        return records
     }
 
-    private static func readKey(_ reader: inout StateReader) throws(SessionError) -> [UInt8] {
-        let key = try reader.readVariable(maximum: TrustRecord.maximumIdentityKeyByteCount)
-        guard TrustRecord.isAcceptable(key) else { throw .invalidPayload }
-        return key
+    /// A stored identity key: 32 bytes (an Ed25519 public key).
+    private static func readKey(_ reader: inout StateReader) throws(SessionError) -> Ed25519.PublicKey {
+        let key = try reader.readVariable(maximum: Ed25519.keyByteCount)
+        do { return try Ed25519.PublicKey(rawRepresentation: key) } catch { throw .invalidPayload }
     }
 
     /// The persisted order: user id UTF-8 bytes, then device id.

@@ -13,9 +13,8 @@ import SessionKit
 /// implementation; an app may back the protocol with its own database.
 public protocol TrustStore: IdentityTrustEvaluator {
     /// Records `identityKey` for `address` and reports whether it is new, the same, or a change.
-    /// - Throws: `VerificationError.invalidIdentityKey` for an empty or oversized key;
-    ///   `VerificationError.storage` when a backend fails.
-    func observeIdentity(_ identityKey: [UInt8], for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation
+    /// - Throws: `VerificationError.storage` when a backend fails.
+    func observeIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation
 
     /// The record for `address`, or `nil` if no key was seen.
     /// - Throws: `VerificationError.storage` when a backend fails.
@@ -29,8 +28,8 @@ public protocol TrustStore: IdentityTrustEvaluator {
     /// scanned the QR code for this key). Records the key if none was seen; verifying the new
     /// key after a change also accepts the change.
     /// - Throws: `VerificationError.identityKeyMismatch` when another key is on record,
-    ///   `.invalidIdentityKey` for an empty or oversized key, `.storage` when a backend fails.
-    func markVerified(_ identityKey: [UInt8], for address: ProtocolAddress) async throws(VerificationError)
+    ///   `.storage` when a backend fails.
+    func markVerified(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError)
 
     /// Returns a verified contact to `trusted` (for example when the user withdraws the
     /// verification); other statuses are unchanged.
@@ -42,7 +41,7 @@ public protocol TrustStore: IdentityTrustEvaluator {
     /// - Throws: `VerificationError.unknownContact` when no key was seen,
     ///   `.identityKeyMismatch` when `identityKey` is not the key on record (it changed again
     ///   since the app asked the user), `.storage` when a backend fails.
-    func acceptIdentityChange(_ identityKey: [UInt8], for address: ProtocolAddress) async throws(VerificationError)
+    func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError)
 
     /// Forgets `address` (the next key seen is a first use).
     /// - Throws: `VerificationError.storage` when a backend fails.

@@ -1,4 +1,5 @@
 import BenchmarkHarness
+@_spi(Testing) import SessionKit
 
 /// The memory figures of the suite: serialized session sizes and heap growth.
 public enum MemoryCatalog {

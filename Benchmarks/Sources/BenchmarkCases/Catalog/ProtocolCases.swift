@@ -1,4 +1,5 @@
 import BenchmarkHarness
+@_spi(Testing) import SessionKit
 
 /// The protocol cases: SessionKit and Verification against the same protocol work composed
 /// naively on libsodium (the floor) and on swift-crypto. ML-KEM-768 is swift-crypto's

@@ -1,5 +1,5 @@
 import BenchmarkHarness
-import SessionKit
+@_spi(Testing) import SessionKit
 
 /// SessionKitSQLite's store under a `SessionManager` (group `store`): a message encrypted or
 /// decrypted and persisted to an SQLite file (`synchronous = NORMAL`), and the bytes each

@@ -1,8 +1,8 @@
 import BenchmarkHarness
 import Foundation
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 
 /// Bob's device in the `store.sqlite.*` cases: a `SessionManager` whose every encryption and
 /// decryption is persisted to an SQLite file before it returns (the library's

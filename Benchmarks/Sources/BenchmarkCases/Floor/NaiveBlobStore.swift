@@ -2,9 +2,9 @@ import BenchmarkHarness
 import CSodiumBench
 import Foundation
 import GRDB
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 
 /// The floor of the `store.sqlite.*` cases: what a team would write without a store designed
 /// for sessions, "serialize the record and store it as one blob".

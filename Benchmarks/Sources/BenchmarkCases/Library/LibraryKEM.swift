@@ -1,5 +1,5 @@
 import BenchmarkHarness
-import SessionKit
+@_spi(Testing) import SessionKit
 import SessionKitMLKEM
 import SignalPrimitives
 

@@ -1,7 +1,7 @@
 import BenchmarkHarness
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 
 /// The library's side of the `manager.hub.*` cases: one hub `SessionManager` and one
 /// `SessionManager` per peer, each over its own `InMemoryProtocolStore` and the `Verification`

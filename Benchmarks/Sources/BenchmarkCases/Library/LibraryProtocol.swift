@@ -1,7 +1,7 @@
 import BenchmarkHarness
-import SessionKit
+@_spi(Testing) import SessionKit
 import SignalPrimitives
-import Verification
+@_spi(Testing) import Verification
 
 /// The library's side of the protocol cases: SessionKit and Verification as an app calls them.
 enum LibraryProtocol {

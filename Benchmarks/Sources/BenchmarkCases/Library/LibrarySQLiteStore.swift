@@ -1,6 +1,6 @@
 import BenchmarkHarness
 import GRDB
-import SessionKit
+@_spi(Testing) import SessionKit
 import SessionKitSQLite
 import SignalPrimitives
 
