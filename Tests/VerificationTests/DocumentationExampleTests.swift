@@ -187,7 +187,7 @@ final class DocumentationExampleTests: XCTestCase {
         let phoneKey = try XCTUnwrap(phoneRecord)
         let laptopKey = try XCTUnwrap(laptopRecord)
         XCTAssertEqual(phoneKey.identityKey, laptopKey.identityKey)
-        XCTAssertEqual(phoneKey.identityKey, bobIdentity.publicKey.rawRepresentation)
+        XCTAssertEqual(phoneKey.identityKey, bobIdentity.publicKey)
 
         // Starting over: a fresh bundle makes a new current session; the old one still decrypts.
         let inFlight = try await alice.encrypt(Array("old session".utf8), to: bobPhone)
@@ -514,7 +514,7 @@ final class DocumentationExampleTests: XCTestCase {
         }
 
         let recorded = try await trust.record(for: bobPhone)
-        XCTAssertEqual(recorded?.identityKey, bobIdentity.publicKey.rawRepresentation, "recorded on first use")
+        XCTAssertEqual(recorded?.identityKey, bobIdentity.publicKey, "recorded on first use")
         // --- VerifyingContacts.md, "One number per pair of users" ---
         let generator = try FingerprintGenerator()   // 5,200 iterations, as libsignal
 
@@ -523,7 +523,7 @@ final class DocumentationExampleTests: XCTestCase {
         let fingerprint = generator.fingerprint(
             version: 2,
             localUserID: "alice", localIdentityKey: aliceIdentity.publicKey,
-            remoteUserID: "bob", remoteIdentityKey: try Ed25519.PublicKey(rawRepresentation: bobKey))
+            remoteUserID: "bob", remoteIdentityKey: bobKey)
 
         show(fingerprint.displayable.formatted)   // "12345 67890 …": 12 groups of 5 digits
         showQRCode(fingerprint.scannable.serialized)
@@ -591,12 +591,12 @@ final class DocumentationExampleTests: XCTestCase {
         // Bob's phone is reinstalled with a new identity: its new bundle is refused until accepted.
         let newBob = try await DocumentationDevice(bobPhone)
         let bundle = try await newBob.bundle()
-        let newKey = try Ed25519.PublicKey(rawRepresentation: bundle.identityKey.rawRepresentation)
+        let newKey = bundle.identityKey
         // --- VerifyingContacts.md, "When a key changes" ---
         do {
             try await alice.processBundle(bundle, for: bobPhone)
         } catch SessionError.untrustedIdentity {
-            let newKey = bundle.identityKey.rawRepresentation
+            let newKey = bundle.identityKey
             // Show the new safety number (computed with `newKey`); if the user accepts:
             _ = try await trust.observeIdentity(newKey, for: bobPhone)       // .changed(previous:)
             try await trust.acceptIdentityChange(newKey, for: bobPhone)
