@@ -123,7 +123,7 @@ public actor SessionManager {
     // MARK: Prekeys
 
     /// Generates this device's first prekeys when the store holds none, otherwise runs the
-    /// upkeep of `LocalPreKeys.maintain` at the clock's current time (rotate the signed prekey
+    /// prekey upkeep at the clock's current time (rotate the signed prekey
     /// when due, remove expired ones, replenish one-time prekeys and one-time KEM prekeys
     /// below the low-water mark). Returns what to upload to the server (`PreKeyUpload`, which
     /// encodes itself): everything the first time, afterwards only what changed (`isEmpty`
@@ -194,9 +194,10 @@ public actor SessionManager {
     /// the advanced session before returning the message (encrypt → persist → send).
     /// - Throws: `SessionError.noSession` when the device has no current session (process a
     ///   bundle first), `.untrustedIdentity` when the trust evaluator refuses the session's
-    ///   identity key (a changed key the app has not accepted), the errors of
-    ///   `SessionState.encrypt`, `.storage` when the store or the trust evaluator fails.
-    ///   Nothing changed when it throws.
+    ///   identity key (a changed key the app has not accepted), `.chainExhausted` after 2^32
+    ///   messages in one sending chain (start a new session), `.damagedState(.session)` when
+    ///   the stored session does not load, `.storage` when the store or the trust evaluator
+    ///   fails. Nothing changed when it throws.
     public func encrypt(_ plaintext: [UInt8], to address: ProtocolAddress) async throws(SessionError) -> [UInt8] {
         try await exclusive(.peer(address)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
@@ -293,8 +294,11 @@ public actor SessionManager {
     /// (`ProtocolStore.commit`), so a one-time prekey creates one session at most, even when two
     /// prekey messages naming it are decrypted concurrently, and a replayed prekey message whose
     /// session is gone is `duplicateMessage`.
-    /// - Throws: the errors of `SessionRecord.decrypt` (SPEC §8 names, in SPEC §4's order),
-    ///   `SessionError.unknownPreKey` also when a one-time prekey was consumed concurrently,
+    /// - Throws: the receiver's errors of SPEC §8 (`invalidMessage`, `duplicateMessage`,
+    ///   `tooManySkippedMessages`, `noSession`, `unknownPreKey`, `invalidKey`, `invalidPadding`,
+    ///   `unsupportedVersion`…, in SPEC §4's order), `SessionError.unknownPreKey` also when a
+    ///   one-time prekey was consumed concurrently, `.damagedState` when a stored state does
+    ///   not load,
     ///   `.storage` when the store or the trust evaluator fails. No session, prekey or chain
     ///   changed when it throws, and the same bytes can be retried.
     public func decrypt(_ bytes: [UInt8], from address: ProtocolAddress) async throws(SessionError) -> DecryptedMessage {
@@ -564,8 +568,9 @@ public actor SessionManager {
     /// Encrypts `plaintext` once for every member of `group` with our sending chain and
     /// stores the advanced chain before returning the message.
     /// - Throws: `SessionError.noSession` when we have no chain for `group` (create it with
-    ///   `senderKeyDistributionMessage(for:)` and distribute it first), the errors of
-    ///   `SenderKeySendingChain.encrypt`, `.storage`; nothing changed then.
+    ///   `senderKeyDistributionMessage(for:)` and distribute it first), `.chainExhausted` after
+    ///   2^32 messages (rotate the sender key), `.damagedState(.senderKeySendingChain)`,
+    ///   `.storage`; nothing changed then.
     public func groupEncrypt(_ plaintext: [UInt8], for group: GroupID) async throws(SessionError) -> [UInt8] {
         try await exclusive(.groupSending(group)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
@@ -590,7 +595,9 @@ public actor SessionManager {
     /// can never be decrypted here: do not mistake it for a duplicate the app has seen).
     /// - Throws: `SessionError.unknownChain` when nothing was received from `sender` (after
     ///   the type and length checks of SPEC §5; keep the message and retry once the
-    ///   distribution arrives), the errors of `SenderKeyReceiverState.decrypt`, `.storage`;
+    ///   distribution arrives), the receiver's errors of SPEC §5 (`invalidMessage`,
+    ///   `invalidSignature`, `duplicateMessage`, `tooManySkippedMessages`,
+    ///   `messageKeyUnavailable`…), `.damagedState(.senderKeyReceiverState)`, `.storage`;
     ///   nothing changed then.
     public func groupDecrypt(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) -> [UInt8] {
         try await groupDecrypt(bytes, for: group, from: sender, beforePersisting: { (_: [UInt8]) async throws(SessionError) in })
