@@ -143,6 +143,19 @@ final class DocumentationExampleTests: XCTestCase {
         }
         let uploads = await server.uploads
         XCTAssertEqual(uploads.count, 2)
+        do {
+            // The server's side, for the phone: its first upload, a later one, one bundle.
+            let firstUpload = uploads[0]
+            let laterUpload = try await phone.maintainPreKeys().serialized   // nothing new: merging changes nothing
+            // --- SessionsAndDevices.md, "Prekey upkeep", the server ---
+            var published = try PublishedPreKeys(registering: PreKeyUpload(serialized: firstUpload))
+            try published.merge(PreKeyUpload(serialized: laterUpload))
+            let bundle = published.takeBundle()        // bundle.serialized → the device starting a session
+            // --- end ---
+            let upload = try PreKeyUpload(serialized: firstUpload)
+            XCTAssertEqual(bundle.oneTimePreKey, upload.oneTimePreKeys.first)
+            XCTAssertEqual(published.oneTimePreKeys, Array(upload.oneTimePreKeys.dropFirst()))
+        }
         let phoneUpload = try PreKeyUpload(serialized: uploads[0])
         let laptopUpload = try PreKeyUpload(serialized: uploads[1])
         let phoneBundle = try XCTUnwrap(phoneUpload.bundle(oneTimePreKey: phoneUpload.oneTimePreKeys.first))
