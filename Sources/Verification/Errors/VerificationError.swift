@@ -37,6 +37,9 @@ public enum VerificationError: Error, Equatable, Hashable, Sendable, CustomStrin
     /// The identity key passed to `markVerified` or `acceptIdentityChange` is not the key the
     /// trust store holds for the address (the key changed again, or the app verified another key).
     case identityKeyMismatch(ProtocolAddress)
+    /// A scanned QR payload names another user than the contact it was scanned for (a code of
+    /// Carol's scanned on Bob's screen): nothing was verified.
+    case payloadForAnotherUser(ProtocolAddress)
     /// A trust-store backend failed (for use by app-provided stores).
     case storage(String)
 
@@ -66,6 +69,7 @@ public enum VerificationError: Error, Equatable, Hashable, Sendable, CustomStrin
         case .invalidKey: return "invalid identity key"
         case let .unknownContact(address): return "no trust record for \(address)"
         case let .identityKeyMismatch(address): return "identity key differs from the one on record for \(address)"
+        case let .payloadForAnotherUser(address): return "the scanned code names another user than \(address)"
         case let .storage(why): return "trust storage failed: \(why)"
         }
     }
