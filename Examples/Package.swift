@@ -3,7 +3,7 @@ import PackageDescription
 
 // The examples live in their own package so that the library keeps libsodium (and swift-crypto
 // for ML-KEM, GRDB for SQLite) as its only dependencies: Hummingbird and its WebSocket support
-// are needed only by the demo relay server and client.
+// are needed only by the demo relay server, SwiftNIO by the client's WebSocket.
 let package = Package(
     name: "Examples",
     // macOS 26: the client's post-quantum sessions use SessionKitMLKEM (CryptoKit's ML-KEM on
@@ -15,8 +15,11 @@ let package = Package(
         .package(name: "SessionKit", path: ".."),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.0.0"),
-        // Already in Hummingbird's graph; named for the client's `Logger`.
+        // Already in Hummingbird's graph; named for the relay's `Logger`.
         .package(url: "https://github.com/apple/swift-log.git", from: "1.5.0"),
+        // Already in Hummingbird's graph; named for the client's WebSocket (ws://, on NIO alone:
+        // hummingbird-websocket's client would bring swift-nio-ssl, a second BoringSSL to build).
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
     targets: [
         // The frames client and server exchange over the WebSocket (JSON text frames).
@@ -43,8 +46,10 @@ let package = Package(
                 .product(name: "Verification", package: "SessionKit"),
                 .product(name: "SessionKitSQLite", package: "SessionKit"),
                 .product(name: "SessionKitMLKEM", package: "SessionKit"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
     ],

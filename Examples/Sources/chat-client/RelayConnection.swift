@@ -1,11 +1,10 @@
-import HummingbirdWSClient
 import RelayWire
 import SessionKit
 
 /// The client's side of the relay's WebSocket: requests with their answers, and the frames the
 /// relay pushes (deliveries), which the inbound loop hands to `answer(_:)`.
 actor RelayConnection {
-    private let outbound: WebSocketOutboundWriter
+    private let outbound: WebSocketOutbound
     private var nextID = 1
     private var waiting: [Int: CheckedContinuation<ServerFrame, any Error>] = [:]
     /// Answers that arrived before their request started waiting for them.
@@ -13,7 +12,7 @@ actor RelayConnection {
     private var closed = false
 
     /// A connection writing to `outbound`.
-    init(_ outbound: WebSocketOutboundWriter) {
+    init(_ outbound: WebSocketOutbound) {
         self.outbound = outbound
     }
 
@@ -84,7 +83,7 @@ actor RelayConnection {
 
     private func write(_ frame: ClientFrame) async throws {
         guard !closed else { throw RelayConnectionError.closed }
-        try await outbound.write(.text(try WireCoding.text(frame)))
+        try await outbound.write(try WireCoding.text(frame))
     }
 }
 

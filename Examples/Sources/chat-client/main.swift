@@ -4,8 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import HummingbirdWSClient
-import Logging
 import RelayWire
 import SessionKit
 import SessionKitMLKEM
@@ -101,12 +99,8 @@ func runClient() async throws {
     say(isNew ? "new device \(address): created \(options.database)" : "restarted \(address) from \(options.database)")
 
     let commands = standardInputLines()
-    var logger = Logger(label: "chat-client")
-    logger.logLevel = .warning
-    var configuration = WebSocketClientConfiguration()
-    configuration.maxFrameSize = WireCoding.maximumFrameSize
-    try await WebSocketClient.connect(url: options.server + "/relay", configuration: configuration, logger: logger) {
-        inbound, outbound, _ in
+    try await WebSocketClient.connect(to: options.server + "/relay", maxMessageSize: WireCoding.maximumFrameSize) {
+        inbound, outbound in
         let relay = RelayConnection(outbound)
         let client = try ChatClient(
             address: address, manager: manager, store: store, relay: relay, exitsBeforeAcknowledging: options.exitsBeforeAcknowledging)
@@ -115,10 +109,8 @@ func runClient() async throws {
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask {
                 defer { delivered.finish() }
-                for try await message in inbound.messages(maxSize: WireCoding.maximumFrameSize) {
-                    guard case let .text(text) = message, let frame = try? WireCoding.decode(ServerFrame.self, from: text) else {
-                        continue
-                    }
+                for try await text in inbound {
+                    guard let frame = try? WireCoding.decode(ServerFrame.self, from: text) else { continue }
                     if case let .deliver(id, from, envelope) = frame {
                         delivered.yield((id, from, envelope))
                     } else {
@@ -141,7 +133,7 @@ func runClient() async throws {
                 await client.run(line)
             }
             // Closing ends the inbound loop (the relay answers the close), then the deliveries.
-            try await outbound.close(.normalClosure, reason: "bye")
+            try await outbound.close(reason: "bye")
             try await tasks.waitForAll()
         }
     }
