@@ -154,7 +154,7 @@ final class ChatClient: Sendable {
     /// its identity key changed: the users compare them (in person, or by scanning the QR
     /// form) before accepting the new key.
     func showSafetyNumbers(with user: String) async throws {
-        let local = try await manager.store.localIdentity().publicKey.rawRepresentation
+        let local = try await manager.store.localIdentity().publicKey
         for device in try await store.deviceIDs(ofUser: user) {
             let peer = try ProtocolAddress(userID: user, deviceID: device)
             guard let record = try await store.record(for: peer) else { continue }
@@ -186,10 +186,9 @@ final class ChatClient: Sendable {
         }
     }
 
-    private func safetyNumber(_ local: [UInt8], _ user: String, _ remote: [UInt8]) -> String {
+    private func safetyNumber(_ local: Ed25519.PublicKey, _ user: String, _ remote: Ed25519.PublicKey) -> String {
         fingerprints.fingerprint(
-            version: 2, localIdentifier: Array(address.userID.utf8), localIdentityKey: local,
-            remoteIdentifier: Array(user.utf8), remoteIdentityKey: remote
+            version: 2, localUserID: address.userID, localIdentityKey: local, remoteUserID: user, remoteIdentityKey: remote
         ).displayable.formatted
     }
 

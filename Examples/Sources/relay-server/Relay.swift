@@ -10,15 +10,6 @@ import SessionKit
 /// its recipient's mailbox until the recipient acknowledges it, and is delivered again on every
 /// connection until then (decrypt → persist → acknowledge on the client).
 actor Relay {
-    /// One device's published prekeys.
-    private struct Published {
-        var identityKey: Ed25519.PublicKey
-        var signedPreKey: PreKeyUpload.SignedKey
-        var lastResortKEMPreKey: PreKeyBundle.KEMKey?
-        var oneTimePreKeys: [PreKeyBundle.OneTimeKey]
-        var oneTimeKEMPreKeys: [PreKeyBundle.KEMKey]
-    }
-
     /// An envelope waiting for its recipient's acknowledgement.
     private struct Queued {
         let id: UInt64
@@ -32,7 +23,9 @@ actor Relay {
         let frames: AsyncStream<ServerFrame>.Continuation
     }
 
-    private var directory: [ProtocolAddress: Published] = [:]
+    /// Each device's published prekeys (SessionKit's `PublishedPreKeys`: every key checked as it
+    /// arrives, each one-time key handed out once, the last-resort KEM prekey after them).
+    private var directory: [ProtocolAddress: PublishedPreKeys] = [:]
     private var mailboxes: [ProtocolAddress: [Queued]] = [:]
     private var connections: [ProtocolAddress: Connection] = [:]
     private var nextMessageID: UInt64 = 1
@@ -74,29 +67,23 @@ actor Relay {
     /// Publishes `upload` for `device`. An upload with a new identity key must be complete (carry
     /// a signed prekey) and replaces everything published for the device: it registered again.
     func publish(_ upload: PreKeyUpload, for device: ProtocolAddress) throws(RelayError) {
-        if var published = directory[device], published.identityKey == upload.identityKey {
-            if let signed = upload.signedPreKey {
-                published.signedPreKey = signed
-                published.lastResortKEMPreKey = upload.lastResortKEMPreKey
+        do {
+            if var published = directory[device], published.identityKey == upload.identityKey {
+                try published.merge(upload)
+                directory[device] = published
+                log("\(device) published \(upload.oneTimePreKeys.count) one-time prekey(s), "
+                    + "\(upload.oneTimeKEMPreKeys.count) one-time KEM prekey(s)"
+                    + (upload.signedPreKey == nil ? "" : ", a new signed prekey"))
+                return
             }
-            published.oneTimePreKeys += upload.oneTimePreKeys
-            published.oneTimeKEMPreKeys += upload.oneTimeKEMPreKeys
-            directory[device] = published
-            log("\(device) published \(upload.oneTimePreKeys.count) one-time prekey(s), "
-                + "\(upload.oneTimeKEMPreKeys.count) one-time KEM prekey(s)"
-                + (upload.signedPreKey == nil ? "" : ", a new signed prekey"))
-            return
+            let replacing = directory[device] != nil
+            directory[device] = try PublishedPreKeys(registering: upload)
+            log("\(device) \(replacing ? "registered again with a NEW identity key" : "registered"): "
+                + "\(upload.oneTimePreKeys.count) one-time prekey(s), \(upload.oneTimeKEMPreKeys.count) one-time KEM prekey(s)"
+                + (upload.lastResortKEMPreKey == nil ? "" : ", a last-resort KEM prekey"))
+        } catch {
+            throw RelayError("the upload of \(device) was refused: \(error) (a first upload, or one with a new identity key, must carry a signed prekey)")
         }
-        guard let signed = upload.signedPreKey else {
-            throw RelayError("the first upload of \(device) (or one with a new identity key) must carry a signed prekey")
-        }
-        let replacing = directory[device] != nil
-        directory[device] = Published(
-            identityKey: upload.identityKey, signedPreKey: signed, lastResortKEMPreKey: upload.lastResortKEMPreKey,
-            oneTimePreKeys: upload.oneTimePreKeys, oneTimeKEMPreKeys: upload.oneTimeKEMPreKeys)
-        log("\(device) \(replacing ? "registered again with a NEW identity key" : "registered"): "
-            + "\(upload.oneTimePreKeys.count) one-time prekey(s), \(upload.oneTimeKEMPreKeys.count) one-time KEM prekey(s)"
-            + (upload.lastResortKEMPreKey == nil ? "" : ", a last-resort KEM prekey"))
     }
 
     /// One bundle per registered device of `user`, each taking (and removing) the device's next
@@ -104,18 +91,11 @@ actor Relay {
     func bundles(of user: String, for requester: ProtocolAddress) -> [PublishedBundle] {
         var result: [PublishedBundle] = []
         for (device, var published) in directory.filter({ $0.key.userID == user }).sorted(by: { $0.key.deviceID < $1.key.deviceID }) {
-            let oneTime = published.oneTimePreKeys.isEmpty ? nil : published.oneTimePreKeys.removeFirst()
-            let kem = published.oneTimeKEMPreKeys.isEmpty ? nil : published.oneTimeKEMPreKeys.removeFirst()
-            let upload = PreKeyUpload(
-                identityKey: published.identityKey, signedPreKey: published.signedPreKey,
-                lastResortKEMPreKey: published.lastResortKEMPreKey, oneTimePreKeys: [], oneTimeKEMPreKeys: [])
-            guard let bundle = upload.bundle(oneTimePreKey: oneTime, kemPreKey: kem) else { continue }
+            let bundle = published.takeBundle()
             directory[device] = published
-            var note = oneTime.map { "one-time prekey \($0.id)" } ?? "no one-time prekey left"
-            if let kem {
-                note += ", one-time KEM prekey \(kem.id)"
-            } else if let lastResort = published.lastResortKEMPreKey {
-                note += ", last-resort KEM prekey \(lastResort.id)"
+            var note = bundle.oneTimePreKey.map { "one-time prekey \($0.id)" } ?? "no one-time prekey left"
+            if let kem = bundle.kemPreKey {
+                note += kem == published.lastResortKEMPreKey ? ", last-resort KEM prekey \(kem.id)" : ", one-time KEM prekey \(kem.id)"
             }
             log("bundle of \(device) for \(requester): \(note)")
             result.append(PublishedBundle(device: device.deviceID, bundle: WireCoding.base64(bundle.serialized), note: note))
