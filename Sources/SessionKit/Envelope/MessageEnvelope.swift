@@ -148,7 +148,7 @@ public struct MessageEnvelope: Sendable, Hashable, Codable, CustomStringConverti
 
     // MARK: Codable
 
-    private enum CodingKeys: String, CodingKey, CaseIterable {
+    private enum CodingKeys: String, CodingKey {
         case version = "v", sender, recipient, kind, group, body
     }
 
@@ -156,11 +156,7 @@ public struct MessageEnvelope: Sendable, Hashable, Codable, CustomStringConverti
     /// - Throws: `EnvelopeError` for a value that is present but wrong, `DecodingError` for a
     ///   missing field or a JSON type mismatch.
     public init(from decoder: any Decoder) throws {
-        let any = try decoder.container(keyedBy: AnyKey.self)
-        for key in any.allKeys where CodingKeys(stringValue: key.stringValue) == nil {
-            throw EnvelopeError.unknownField(key.stringValue)
-        }
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         let version = try container.decode(Int.self, forKey: .version)
         guard version == Self.version else { throw EnvelopeError.unsupportedVersion(found: version) }
         let kindName = try container.decode(String.self, forKey: .kind)
@@ -198,6 +194,19 @@ struct AnyKey: CodingKey {
     var intValue: Int? { nil }
     init(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
+}
+
+extension Decoder {
+    /// The keyed container of a JSON object whose every key is one of `Keys`: envelopes and
+    /// their addresses are decoded strictly.
+    /// - Throws: `EnvelopeError.unknownField` for another key, `DecodingError` when the value is
+    ///   not an object.
+    func strictContainer<Keys: CodingKey>(keyedBy type: Keys.Type) throws -> KeyedDecodingContainer<Keys> {
+        for key in try container(keyedBy: AnyKey.self).allKeys where Keys(stringValue: key.stringValue) == nil {
+            throw EnvelopeError.unknownField(key.stringValue)
+        }
+        return try container(keyedBy: type)
+    }
 }
 
 /// Standard base64 that decodes only its canonical form (padding present, unused bits zero),

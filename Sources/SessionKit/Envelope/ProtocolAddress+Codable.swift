@@ -9,11 +9,7 @@ extension ProtocolAddress: Codable {
     /// - Throws: `EnvelopeError.unknownField` for another field, `.invalidField` for an invalid
     ///   user id or a device id outside `UInt32`, `DecodingError` for a missing field or a wrong JSON type.
     public init(from decoder: any Decoder) throws {
-        let any = try decoder.container(keyedBy: AnyKey.self)
-        for key in any.allKeys where CodingKeys(stringValue: key.stringValue) == nil {
-            throw EnvelopeError.unknownField(key.stringValue)
-        }
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         let user = try container.decode(String.self, forKey: .user)
         let device = try container.decode(Int64.self, forKey: .device)
         guard let deviceID = UInt32(exactly: device) else { throw EnvelopeError.invalidField("device") }
