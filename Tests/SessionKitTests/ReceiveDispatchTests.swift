@@ -47,13 +47,8 @@ final class ReceiveDispatchTests: XCTestCase {
         XCTAssertEqual(received.sender, alice.address)
 
         // A replay of the group message is a duplicate the app drops silently.
-        do {
-            _ = try await bob.manager.receive(groupMessage)
-            XCTFail("a replay decrypted")
-        } catch {
-            XCTAssertEqual(error, .duplicateMessage)
-            XCTAssertEqual(error.disposition, .dropSilently)
-        }
+        await assertThrowsAsync(.duplicateMessage) { try await bob.manager.receive(groupMessage) }
+        XCTAssertEqual(SessionError.duplicateMessage.disposition, .dropSilently)
     }
 
     func testReceiveRefusesAnEnvelopeForAnotherDeviceAndAGroupMessageBeforeItsSenderKey() async throws {
@@ -63,12 +58,7 @@ final class ReceiveDispatchTests: XCTestCase {
         let bobsOther = try await TestDevice("bob", 2, seed: 7203, server: server)
         try await alice.startSession(with: bob.address, server: server)
         let toBob = try await alice.manager.encryptEnvelope(utf8("for bob.1"), to: bob.address)
-        do {
-            _ = try await bobsOther.manager.receive(toBob)
-            XCTFail("another device's envelope was processed")
-        } catch {
-            XCTAssertEqual(error, .invalidMessage)
-        }
+        await assertThrowsAsync(.invalidMessage) { try await bobsOther.manager.receive(toBob) }
         // Still decryptable by its recipient: the refusal changed nothing.
         let atBob = try await bob.manager.receive(toBob)
         XCTAssertEqual(atBob.plaintext, utf8("for bob.1"))
@@ -76,13 +66,8 @@ final class ReceiveDispatchTests: XCTestCase {
         let team = groupID("team")
         _ = try await alice.manager.senderKeyDistributionMessage(for: team)
         let early = try await alice.manager.groupEncryptEnvelope(utf8("too early"), for: team)
-        do {
-            _ = try await bob.manager.receive(early)
-            XCTFail("decrypted without the sender key")
-        } catch {
-            XCTAssertEqual(error, .unknownChain)
-            XCTAssertEqual(error.disposition, .retryLater)
-        }
+        await assertThrowsAsync(.unknownChain) { try await bob.manager.receive(early) }
+        XCTAssertEqual(SessionError.unknownChain.disposition, .retryLater)
     }
 
     func testReceiveHandsTheMessageToTheStepBeforePersistingAndPersistsNothingWhenTheStepFails() async throws {
@@ -91,13 +76,10 @@ final class ReceiveDispatchTests: XCTestCase {
         let bob = try await TestDevice("bob", 1, seed: 7302, server: server)
         try await alice.startSession(with: bob.address, server: server)
         let envelope = try await alice.manager.encryptEnvelope(utf8("keep me"), to: bob.address)
-        do {
-            _ = try await bob.manager.receive(envelope, beforePersisting: { (_: ReceivedMessage) async throws(SessionError) in
+        await assertThrowsAsync(.storage("app database full")) {
+            try await bob.manager.receive(envelope, beforePersisting: { (_: ReceivedMessage) async throws(SessionError) in
                 throw .storage("app database full")
             })
-            XCTFail("the step's failure was not reported")
-        } catch {
-            XCTAssertEqual(error, .storage("app database full"))
         }
         let seen = SeenPlaintexts()
         let received = try await bob.manager.receive(envelope, beforePersisting: { (message: ReceivedMessage) async throws(SessionError) in
@@ -148,16 +130,16 @@ final class ReceiveDispatchTests: XCTestCase {
 
         await alice.store.setUndecodable(true)
         await bob.store.setUndecodable(true)
-        await assertThrows(.damagedState(.session)) { () async throws(SessionError) in
+        await assertThrowsAsync(.damagedState(.session)) {
             try await alice.manager.encrypt(utf8("again"), to: bob.address)
         }
-        await assertThrows(.damagedState(.senderKeySendingChain)) { () async throws(SessionError) in
+        await assertThrowsAsync(.damagedState(.senderKeySendingChain)) {
             try await alice.manager.groupEncrypt(utf8("again"), for: team)
         }
-        await assertThrows(.damagedState(.session)) { () async throws(SessionError) in
+        await assertThrowsAsync(.damagedState(.session)) {
             try await bob.manager.decrypt(message, from: alice.address)
         }
-        await assertThrows(.damagedState(.senderKeyReceiverState)) { () async throws(SessionError) in
+        await assertThrowsAsync(.damagedState(.senderKeyReceiverState)) {
             try await bob.manager.groupDecrypt(groupMessage, for: team, from: alice.address)
         }
         XCTAssertEqual(SessionError.damagedState(.session).disposition, .stopAndReport)
@@ -191,17 +173,6 @@ final class ReceiveDispatchTests: XCTestCase {
         XCTAssertEqual(Set(expected.values), Set(ErrorDisposition.allCases), "every disposition is used")
         // Every case of the enum is in the table (the count of cases, by their names).
         XCTAssertEqual(Set(expected.keys.map { "\($0)".prefix { $0 != "(" } }).count, 24)
-    }
-
-    private func assertThrows<T>(
-        _ expected: SessionError, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws(SessionError) -> T
-    ) async {
-        do {
-            _ = try await body()
-            XCTFail("no error", file: file, line: line)
-        } catch {
-            XCTAssertEqual(error, expected, file: file, line: line)
-        }
     }
 }
 
