@@ -97,7 +97,7 @@ final class SessionManagerTrustTests: XCTestCase {
         XCTAssertEqual(atBob.plaintext, Array("still you".utf8))
 
         let newKey = newBob.identity.publicKey
-        let observed = try await alice.trust.observeIdentity(newKey, for: bob.address)
+        let observed = await alice.trust.observeIdentity(newKey, for: bob.address)
         XCTAssertEqual(observed, .changed(previous: bob.identity.publicKey))
         try await alice.trust.acceptIdentityChange(newKey, for: bob.address)
         try await alice.manager.processBundle(try newBob.bundle(0), for: bob.address)

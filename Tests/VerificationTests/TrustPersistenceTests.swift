@@ -12,10 +12,10 @@ final class TrustPersistenceTests: XCTestCase {
     /// A store with a trusted, a verified and a changed (unverified) contact.
     private func populatedStore() async throws -> InMemoryTrustStore {
         let store = InMemoryTrustStore()
-        _ = try await store.observeIdentity(identityKey(0xa1), for: alice)
+        _ = await store.observeIdentity(identityKey(0xa1), for: alice)
         try await store.markVerified(identityKey(0xb1), for: bob)
-        _ = try await store.observeIdentity(identityKey(0xc1), for: carol)
-        _ = try await store.observeIdentity(identityKey(0xc2), for: carol)
+        _ = await store.observeIdentity(identityKey(0xc1), for: carol)
+        _ = await store.observeIdentity(identityKey(0xc2), for: carol)
         return store
     }
 
@@ -31,7 +31,7 @@ final class TrustPersistenceTests: XCTestCase {
         XCTAssertEqual(reserialized, blob, "the encoding is deterministic")
 
         // The restored store keeps blocking the pending change and trusts the others.
-        let carolDecision = try await restored.evaluateIdentity(identityKey(0xc2), for: carol)
+        let carolDecision = await restored.evaluateIdentity(identityKey(0xc2), for: carol)
         XCTAssertEqual(carolDecision, TrustDecision(observation: .unchanged, allowsSending: false))
         let bobStatus = await restored.status(for: bob)
         XCTAssertEqual(bobStatus, .verified)
