@@ -38,6 +38,15 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
 
     /// The peer's identity key changed and the app has not accepted the new key yet.
     case untrustedIdentity
+    /// A message came under an identity key that the peer's user had before the app accepted
+    /// another one (`SessionManager.acceptIdentityChange(_:forUser:)`): an old device, a
+    /// restored old state, or someone holding the old key. Refused, nothing recorded.
+    case supersededIdentity
+    /// A device of the local user (same user id as `SessionManager.localAddress`) presented an
+    /// identity key other than the local identity key: a user's devices share one identity
+    /// key, so this is a device the server added to the account, not one of ours. Refused,
+    /// nothing recorded; a linked device must share the identity (`DeviceLink`).
+    case ownDeviceIdentityMismatch
     /// A user id that is empty or longer than 255 UTF-8 bytes (`ProtocolAddress`).
     case invalidAddress
     /// A group id that is empty or longer than 255 bytes (`GroupID`).
@@ -85,7 +94,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .invalidPayload: return "invalidPayload"
         case .chainExhausted: return "chainExhausted"
         case .messageKeyUnavailable: return "messageKeyUnavailable"
-        case .untrustedIdentity, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
+        case .untrustedIdentity, .supersededIdentity, .ownDeviceIdentityMismatch, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
              .staleState, .damagedState, .invalidConfiguration, .primitive, .storage:
             return nil
         }
@@ -108,6 +117,8 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case let .primitive(error): return "primitive(\(error))"
         case let .storage(why): return "storage(\(why))"
         case .untrustedIdentity: return "untrustedIdentity"
+        case .supersededIdentity: return "supersededIdentity"
+        case .ownDeviceIdentityMismatch: return "ownDeviceIdentityMismatch"
         case .invalidAddress: return "invalidAddress"
         case .invalidGroupID: return "invalidGroupID"
         case .kemUnavailable: return "kemUnavailable"

@@ -17,21 +17,29 @@ public struct DecryptedMessage: Sendable, CustomStringConvertible {
     public let identityObservation: IdentityObservation
     /// Whether X3DH ran: the message was a prekey message that started a new session.
     public let establishedSession: Bool
+    /// Whether the message is quarantined: it came under an identity key other than the one
+    /// the user verified (`identityObservation` is `.changed`). Show it apart, marked as from
+    /// an unverified key (or not at all), never as the contact's message. Nothing was
+    /// recorded: the contact stays verified, its session stays the one messages are sent to,
+    /// and the new key is trusted only when the app accepts it
+    /// (`SessionManager.acceptIdentityChange(_:forUser:)` with `senderIdentityKey`).
+    public let isQuarantined: Bool
 
     /// Creates a decrypted message.
     init(
         plaintext: [UInt8], sender: ProtocolAddress, senderIdentityKey: Ed25519.PublicKey,
-        identityObservation: IdentityObservation, establishedSession: Bool
+        identityObservation: IdentityObservation, establishedSession: Bool, isQuarantined: Bool = false
     ) {
         self.plaintext = plaintext
         self.sender = sender
         self.senderIdentityKey = senderIdentityKey
         self.identityObservation = identityObservation
         self.establishedSession = establishedSession
+        self.isQuarantined = isQuarantined
     }
 
     /// The sender, the size and the observation, never the plaintext.
     public var description: String {
-        "DecryptedMessage(from: \(sender), \(plaintext.count) bytes, identity: \(identityObservation), new session: \(establishedSession))"
+        "DecryptedMessage(from: \(sender), \(plaintext.count) bytes, identity: \(identityObservation), new session: \(establishedSession)\(isQuarantined ? ", quarantined" : ""))"
     }
 }

@@ -62,7 +62,7 @@ import SignalPrimitives
 /// refused until the app accepts the key. A message that fails to decrypt, whose processing
 /// step fails or whose commit fails records nothing.
 public actor SessionManager {
-    private enum LockKey: Hashable, Sendable {
+    enum LockKey: Hashable, Sendable {
         /// The device's prekeys, while a prekey message's X3DH runs (taken after a peer lock).
         case preKeys
         case peer(ProtocolAddress)
@@ -84,7 +84,7 @@ public actor SessionManager {
     public nonisolated let preKeyPolicy: PreKeyPolicy
     private let clock: any WallClock
     private let random: any RandomSource
-    private let locks = KeyedAsyncLock<LockKey>()
+    let locks = KeyedAsyncLock<LockKey>()
     /// Whether the store records identity keys in its commits (it keeps the trust records and
     /// is this manager's trust evaluator).
     private nonisolated let recordsIdentitiesInStore: Bool
@@ -176,16 +176,18 @@ public actor SessionManager {
                     initiatingWith: bundle, identity: identity, localAddress: localAddress, remoteAddress: address, kem: kem,
                     configuration: configuration, random: random)
             }
-            let decision = try await trustDecision(bundle.identityKey, for: address)
-            guard decision.allowsSending else { throw .untrustedIdentity }
             try await retryingStaleState { () async throws(SessionError) in
                 var record = try await loadSession(for: address) ?? SessionRecord()
+                let decision = try await identityDecision(bundle.identityKey, for: address, knownDevice: !record.isEmpty)
+                if decision.isSuperseded { throw .supersededIdentity }
+                guard decision.allowsSending else { throw .untrustedIdentity }
                 try record.promote(session)
                 var commit = StoreCommit()
                 commit.store(record, for: address)
-                // A first use is recorded with the session (`allowsSending` refused a change).
+                // A first use or a new device is recorded with the session (`allowsSending`
+                // refused a change).
                 try await self.commit(
-                    commit, recording: decision.observation == .unchanged ? nil : bundle.identityKey, for: address)
+                    commit, recording: recordsIdentity(decision.observation, for: address) ? bundle.identityKey : nil, for: address)
             }
         }
     }
@@ -204,7 +206,10 @@ public actor SessionManager {
                 guard let record = try await loadSession(for: address), let remote = record.remoteIdentityKey else {
                     throw .noSession
                 }
-                guard try await trustDecision(remote, for: address).allowsSending else { throw .untrustedIdentity }
+                let decision = try await identityDecision(remote, for: address, knownDevice: true)
+                // A session under a key the app replaced by accepting another is dead: start anew.
+                if decision.isSuperseded { throw .noSession }
+                guard decision.allowsSending else { throw .untrustedIdentity }
                 let (updated, message) = try await Self.compute { [record] () throws(SessionError) in
                     var record = record
                     let message = try record.encrypt(plaintext)
@@ -337,11 +342,12 @@ public actor SessionManager {
     ) async throws(SessionError) -> DecryptedMessage {
         let message = try IncomingMessage(serialized: bytes)
         return try await decryptAndCommit(message, from: address, wipingPlaintext: false) {
-            (decryption: SessionRecord.Decryption, observation: IdentityObservation, _: inout StoreCommit)
+            (decryption: SessionRecord.Decryption, identity: IdentityOutcome, _: inout StoreCommit)
                 async throws(SessionError) -> DecryptedMessage in
             let decrypted = DecryptedMessage(
                 plaintext: decryption.plaintext, sender: address, senderIdentityKey: decryption.remoteIdentityKey,
-                identityObservation: observation, establishedSession: decryption.establishedSession)
+                identityObservation: identity.observation, establishedSession: decryption.establishedSession,
+                isQuarantined: identity.isQuarantined)
             try await process(decrypted)
             return decrypted
         }
@@ -358,7 +364,7 @@ public actor SessionManager {
     /// `handle` never sees a plaintext whose commit could still fail because of it.
     private func decryptAndCommit<Result: Sendable>(
         _ message: IncomingMessage, from address: ProtocolAddress, wipingPlaintext: Bool,
-        _ handle: (SessionRecord.Decryption, IdentityObservation, inout StoreCommit) async throws(SessionError) -> Result
+        _ handle: (SessionRecord.Decryption, IdentityOutcome, inout StoreCommit) async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         let identity = try await localIdentity()
         return try await exclusive(.peer(address)) { () async throws(SessionError) -> Result in
@@ -383,7 +389,7 @@ public actor SessionManager {
     private func decryptAndCommit<Result: Sendable>(
         _ message: IncomingMessage, from address: ProtocolAddress, record loaded: SessionRecord, preKeys: PreKeySet,
         identity: IdentityKeyPair, wipingPlaintext: Bool,
-        _ handle: (SessionRecord.Decryption, IdentityObservation, inout StoreCommit) async throws(SessionError) -> Result
+        _ handle: (SessionRecord.Decryption, IdentityOutcome, inout StoreCommit) async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         let (localAddress, kem, configuration, random) = (localAddress, kem, configuration, random)
         let computed: (SessionRecord, SessionRecord.Decryption)
@@ -404,15 +410,17 @@ public actor SessionManager {
         }
         var (record, decryption) = computed
         defer { if wipingPlaintext { decryption.wipePlaintext() } }
-        let decision = try await trustDecision(decryption.remoteIdentityKey, for: address)
+        let identityOutcome = try await identityOutcome(of: decryption, from: address, knownDevice: !loaded.isEmpty)
+        // A message under a key that is not the user's (quarantined) never makes its session the
+        // one we send to.
+        if identityOutcome.setsSessionAside { record.setAsideCurrentSession(restoring: loaded.currentSession) }
         var commit = StoreCommit()
-        let result = try await handle(decryption, decision.observation, &commit)
+        let result = try await handle(decryption, identityOutcome, &commit)
         commit.store(record, for: address)
         commit.preKeyConsumption = decryption.consumption
         // The key is recorded once the message decrypted and was processed, with the state
         // (in the same transaction when the store keeps the trust records).
-        try await self.commit(
-            commit, recording: decision.observation == .unchanged ? nil : decryption.remoteIdentityKey, for: address)
+        try await self.commit(commit, recording: identityOutcome.recordsKey ? decryption.remoteIdentityKey : nil, for: address)
         return result
     }
 
@@ -550,8 +558,11 @@ public actor SessionManager {
     ) async throws(SessionError) -> IdentityObservation {
         let message = try IncomingMessage(serialized: bytes)
         return try await decryptAndCommit(message, from: sender, wipingPlaintext: true) {
-            (decryption: SessionRecord.Decryption, observation: IdentityObservation, commit: inout StoreCommit)
+            (decryption: SessionRecord.Decryption, identity: IdentityOutcome, commit: inout StoreCommit)
                 async throws(SessionError) -> IdentityObservation in
+            // A quarantined sender (not under the verified user's key) cannot give us chains that
+            // its group messages would then be shown under.
+            if identity.isQuarantined { throw .untrustedIdentity }
             // Parsing copies the chain key into wiping storage; the plaintext is wiped after this.
             let distribution = try SenderKeyDistributionMessage(serialized: decryption.plaintext)
             // The chain is committed with the pairwise session, in one transaction. The group lock
@@ -561,7 +572,7 @@ public actor SessionManager {
                 try await self.receiverState(processing: distribution, for: group, from: sender)
             }
             commit.store(state, for: group, sender: sender)
-            return observation
+            return identity.observation
         }
     }
 
@@ -647,7 +658,7 @@ public actor SessionManager {
     /// that calls for different peers (each holding its own lock) compute in parallel; the
     /// actor only orders locks and store calls.
     @concurrent
-    private nonisolated static func compute<Result: Sendable>(
+    nonisolated static func compute<Result: Sendable>(
         _ work: @Sendable () throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         try work()
@@ -661,7 +672,7 @@ public actor SessionManager {
 
     /// Runs `body` (load, compute, commit) again from the fresh state while its commit is
     /// refused as stale, at most `staleStateRetries` more times.
-    private func retryingStaleState<Result: Sendable>(
+    func retryingStaleState<Result: Sendable>(
         _ body: () async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         var retries = 0
@@ -686,7 +697,7 @@ public actor SessionManager {
     /// transaction when the store keeps the trust records and is the trust evaluator, otherwise
     /// with the trust evaluator once the commit succeeded (a failure then leaves the state
     /// committed and the key unrecorded: the next message observes it again).
-    private func commit(
+    func commit(
         _ commit: StoreCommit, recording identityKey: Ed25519.PublicKey?, for address: ProtocolAddress
     ) async throws(SessionError) {
         var commit = commit
@@ -704,7 +715,7 @@ public actor SessionManager {
     /// it throws `reentrantCall` instead. The one nesting the manager does itself (`nested`:
     /// a sender-key distribution stored inside the pairwise decryption that carried it) always
     /// takes the peer lock first and the group lock second.
-    private func exclusive<Result: Sendable>(
+    func exclusive<Result: Sendable>(
         _ key: LockKey, nested: Bool = false, _ body: () async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         let manager = ObjectIdentifier(self)
@@ -722,28 +733,10 @@ public actor SessionManager {
     }
 
     /// The local identity, read from the store once.
-    private func localIdentity() async throws(SessionError) -> IdentityKeyPair {
+    func localIdentity() async throws(SessionError) -> IdentityKeyPair {
         if let identityCache { return identityCache }
         let identity = try await loadLocalIdentity()
         identityCache = identity
         return identity
-    }
-
-    /// Asks the trust evaluator about `identityKey` (which records nothing).
-    private func trustDecision(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(SessionError) -> TrustDecision {
-        do {
-            return try await trust.evaluateIdentity(identityKey, for: address)
-        } catch {
-            throw .storage("trust evaluator: \(error)")
-        }
-    }
-
-    /// Records `identityKey` with the trust evaluator, after the operation that saw it succeeded.
-    private func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(SessionError) -> IdentityObservation {
-        do {
-            return try await trust.recordIdentity(identityKey, for: address)
-        } catch {
-            throw .storage("trust evaluator: \(error)")
-        }
     }
 }

@@ -159,6 +159,36 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         }
     }
 
+    /// Undoes what a decryption did to which session is current, keeping its work: the session
+    /// that decrypted (now current) goes back among the previous sessions, most recent first,
+    /// and `original` (the current session before the decryption, which the decryption did not
+    /// change) is current again. Used for a message whose identity key is not the user's on
+    /// record (`SessionManager`'s quarantine): its session must not become the one we send to.
+    /// Does nothing when the current session is `original`'s session.
+    mutating func setAsideCurrentSession(restoring original: SessionState?) {
+        guard let session = currentSession else { return }
+        if let original, original.isSameSession(as: session) { return }
+        currentSession = nil
+        if let original { previousSessions.removeAll { $0.isSameSession(as: original) } }
+        previousSessions.insert(session, at: 0)
+        currentSession = original
+        if previousSessions.count > ProtocolLimits.maxPreviousSessions {
+            previousSessions.removeLast(previousSessions.count - ProtocolLimits.maxPreviousSessions)
+        }
+    }
+
+    /// Removes every session whose peer identity key is not `identityKey` (the user's key the
+    /// app accepted; the others are superseded). When the current session goes, the most
+    /// recent remaining one becomes current. Returns whether anything was removed.
+    mutating func retainSessions(withRemoteIdentity identityKey: Ed25519.PublicKey) -> Bool {
+        let before = previousSessions.count + (currentSession == nil ? 0 : 1)
+        previousSessions.removeAll { $0.remoteIdentityKey != identityKey }
+        if let current = currentSession, current.remoteIdentityKey != identityKey {
+            currentSession = previousSessions.isEmpty ? nil : previousSessions.removeFirst()
+        }
+        return previousSessions.count + (currentSession == nil ? 0 : 1) != before
+    }
+
     /// Whether a session of this record (current or previous) was created by a prekey
     /// message with `prefix`'s EK_A: such a message is decrypted by that session, without X3DH
     /// and without prekeys.

@@ -6,8 +6,10 @@ struct RowKeyDomain: Sendable, Hashable {
     /// The label hashed in front of the id (ASCII, at most 255 bytes).
     let label: String
 
-    /// An address (`ProtocolAddress.encoded`) in the trust table.
+    /// An address (`ProtocolAddress.encoded`) in the schema-1 trust table (per device).
     static let trustAddress = RowKeyDomain(label: "trust.address")
+    /// A user id (UTF-8) in `trust_users`.
+    static let trustUser = RowKeyDomain(label: "trust.user")
     /// A conversation id in the archive.
     static let archiveConversation = RowKeyDomain(label: "archive.conversation")
     /// A message id in the archive (hashed with its conversation id, so equal message ids in two

@@ -17,8 +17,11 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     static let identity = SealedTable(name: "identity", valueVersion: 1)
     /// This device's prekeys, one sealed `LocalPreKeys` blob (one row).
     static let preKeys = SealedTable(name: "prekeys", valueVersion: 1)
-    /// Trust records, by hashed address.
+    /// Trust records of schema 1 and 2, by hashed address (one per device); read only to fold
+    /// them into `trustUsers`.
     static let trust = SealedTable(name: "trust", valueVersion: 1)
+    /// Trust records, one per user, by hashed user id (schema 3).
+    static let trustUsers = SealedTable(name: "trust_users", valueVersion: 3)
     /// The message archive, by hashed conversation and message ids.
     static let archive = SealedTable(name: "archive", valueVersion: 1)
 

@@ -22,6 +22,7 @@ enum Schema {
     static let steps: [@Sendable (Database) throws -> Void] = [
         SchemaVersion1.apply,
         SchemaVersion2.apply,
+        SchemaVersion3.apply,
     ]
 
     /// The newest schema this library reads and writes.

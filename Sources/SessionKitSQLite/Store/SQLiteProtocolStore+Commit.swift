@@ -34,7 +34,7 @@ extension SQLiteProtocolStore: ProtocolStore {
                 }
                 if let write = commit.identity {
                     _ = try Self.recordObservation(
-                        write.identityKey, rowKey: sealer.rowKey(write.address.encoded, in: .trustAddress),
+                        write.identityKey, device: write.address.deviceID, user: TrustUserID(write.address),
                         db: db, sealer: sealer)
                 }
                 return entry

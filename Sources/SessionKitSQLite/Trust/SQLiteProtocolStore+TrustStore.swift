@@ -1,58 +1,50 @@
 import Foundation
 import GRDB
 @_spi(Storage) import SessionKit
-import Verification
+@_spi(Storage) import Verification
 
-/// Trust on first use, with exactly `InMemoryTrustStore`'s behaviour, one transaction per call.
+/// Trust on first use per user, with exactly `InMemoryTrustStore`'s behaviour (`TrustRecord`'s
+/// transitions), one transaction per call.
 ///
-/// A record lives in `trust` under the keyed hash of its address (`ProtocolAddress.encoded`:
-/// user id bytes and device id), its value sealed for that hash: the file does not list
-/// contacts, and a record copied to another address does not open.
+/// A record lives in `trust_users` under the keyed hash of its user id, its value sealed for
+/// that hash: the file does not list contacts, and a record copied to another user does not
+/// open. Records of schema 1 and 2 (per device, in `trust`) are folded per user, as
+/// `TrustSnapshot` folds a version-1 blob, the first time their user is looked up
+/// (`SchemaVersion3`); a read reports the folded record, the next write stores it.
 extension SQLiteProtocolStore: TrustStore {
-    /// Records `identityKey` for `address` and reports first use, no change, or a change (the
-    /// contact then becomes `unverified`, sending refused, until the app accepts or verifies it).
+    /// Records `identityKey` seen on `address` (`TrustRecord.observing`): first use, the user's
+    /// key on a known or a new device, or a change (the user then becomes `unverified`, sending
+    /// refused, until the app accepts or verifies it).
     /// - Throws: `VerificationError.storage` when the file fails or the record is damaged.
     public func observeIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation {
-        let rowKey = sealer.rowKey(address.encoded, in: .trustAddress)
+        let user = TrustUserID(address)
         do {
             return try await writeTransaction { [sealer] db in
-                try Self.recordObservation(identityKey, rowKey: rowKey, db: db, sealer: sealer)
+                try Self.recordObservation(identityKey, device: address.deviceID, user: user, db: db, sealer: sealer)
             }
         } catch {
             throw Self.verificationError(error)
         }
     }
 
-    /// `observeIdentity` inside the caller's transaction (also `commit`'s identity write): the
-    /// first key becomes trusted; a different key replaces it, unverified, awaiting acceptance.
+    /// `observeIdentity` inside the caller's transaction (also `commit`'s identity write).
     static func recordObservation(
-        _ identityKey: Ed25519.PublicKey, rowKey: [UInt8], db: Database, sealer: ValueSealer
+        _ identityKey: Ed25519.PublicKey, device: UInt32, user: TrustUserID, db: Database, sealer: ValueSealer
     ) throws -> IdentityObservation {
-        let current = try readTrustRecord(db, rowKey: rowKey, sealer: sealer)
-        let next: TrustRecord
-        let observation: IdentityObservation
-        if let current {
-            if current.identityKey == identityKey { return .unchanged }
-            next = TrustRecord(identityKey: identityKey, status: .unverified, previousIdentityKey: current.identityKey)
-            observation = .changed(previous: current.identityKey)
-        } else {
-            next = TrustRecord(identityKey: identityKey, status: .trusted, previousIdentityKey: nil)
-            observation = .firstUse
+        let stored = try readUserRecord(db, user: user, sealer: sealer)
+        let (next, observation) = TrustRecord.observing(identityKey, device: device, in: stored.record)
+        if let next {
+            try writeUserRecord(next, user: user, replacing: stored, db: db, sealer: sealer)
+        } else if !stored.legacyRowKeys.isEmpty, let record = stored.record {
+            try writeUserRecord(record, user: user, replacing: stored, db: db, sealer: sealer)
         }
-        let sealed = try sealer.seal(TrustRecordCoding.encode(next), table: .trust, rowKey: rowKey)
-        try db.execute(sql: "INSERT OR REPLACE INTO trust (address_hash, sealed) VALUES (?, ?)", arguments: [Data(rowKey), Data(sealed)])
         return observation
     }
 
-    /// SessionKit's check: what `observeIdentity` would report, and whether encrypting to
-    /// `identityKey` is allowed now. Records nothing.
+    /// SessionKit's check (`TrustRecord.decision`). Records nothing.
     /// - Throws: `VerificationError.storage` when the file fails or the record is damaged.
     public func evaluateIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) -> TrustDecision {
-        guard let record = try await record(for: address) else { return TrustDecision(observation: .firstUse, allowsSending: true) }
-        guard record.identityKey == identityKey else {
-            return TrustDecision(observation: .changed(previous: record.identityKey), allowsSending: false)
-        }
-        return TrustDecision(observation: .unchanged, allowsSending: record.allowsSending(to: identityKey))
+        TrustRecord.decision(for: identityKey, device: address.deviceID, in: try await record(of: TrustUserID(address)))
     }
 
     /// SessionKit's record step, after an operation that saw `identityKey` succeeded:
@@ -62,67 +54,62 @@ extension SQLiteProtocolStore: TrustStore {
         try await observeIdentity(identityKey, for: address)
     }
 
-    /// The record for `address`, or `nil`.
-    /// - Throws: `VerificationError.storage` when the file fails or the record is damaged.
-    public func record(for address: ProtocolAddress) async throws(VerificationError) -> TrustRecord? {
-        let rowKey = sealer.rowKey(address.encoded, in: .trustAddress)
-        do {
-            return try await singleStatementRead { [sealer] db in try Self.readTrustRecord(db, rowKey: rowKey, sealer: sealer) }
-        } catch {
-            throw Self.verificationError(error)
-        }
+    /// The record for the user, or `nil`.
+    /// - Throws: `VerificationError.invalidPayload` for a malformed user id, `.storage` when the
+    ///   file fails or the record is damaged.
+    public func record(forUser userID: String) async throws(VerificationError) -> TrustRecord? {
+        try await record(of: try TrustUserID(userID))
     }
 
-    /// The status of `address` (`unverified` when no key was seen).
-    /// - Throws: `VerificationError.storage` when the file fails or the record is damaged.
-    public func status(for address: ProtocolAddress) async throws(VerificationError) -> TrustStatus {
-        try await record(for: address)?.status ?? .unverified
+    /// The status of the user (`unverified` when no key was seen).
+    /// - Throws: as `record(forUser:)`.
+    public func status(forUser userID: String) async throws(VerificationError) -> TrustStatus {
+        try await record(forUser: userID)?.status ?? .unverified
     }
 
-    /// Marks `identityKey` verified for `address` (recording it if no key was seen; accepting a
-    /// pending change to it).
+    /// Marks `identityKey` verified for the user (`TrustRecord.verifying`).
     /// - Throws: `VerificationError.identityKeyMismatch` when another key is on record,
-    ///   `.storage` when the file fails.
-    public func markVerified(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) {
-        try await trustWrite(address) { record throws(VerificationError) -> (TrustRecord??, Void) in
-            if let record, record.identityKey != identityKey { throw .identityKeyMismatch(address) }
-            return (.some(TrustRecord(identityKey: identityKey, status: .verified, previousIdentityKey: nil)), ())
+    ///   `.invalidPayload` for a malformed user id, `.storage` when the file fails.
+    public func markVerified(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws(VerificationError) {
+        try await trustWrite(try TrustUserID(userID)) { record throws(VerificationError) in
+            try TrustRecord.verifying(identityKey, of: userID, in: record)
         }
     }
 
-    /// Returns a verified contact to `trusted`; other statuses are unchanged.
-    /// - Throws: `VerificationError.unknownContact` when no key was seen, `.storage` when the
-    ///   file fails.
-    public func clearVerification(for address: ProtocolAddress) async throws(VerificationError) {
-        try await trustWrite(address) { record throws(VerificationError) -> (TrustRecord??, Void) in
-            guard let record else { throw .unknownContact(address) }
-            guard record.status == .verified else { return (nil, ()) }
-            return (.some(TrustRecord(identityKey: record.identityKey, status: .trusted, previousIdentityKey: nil)), ())
+    /// Returns a verified user to `trusted`; other statuses are unchanged.
+    /// - Throws: `VerificationError.unknownContact` when no key was seen, `.invalidPayload` for
+    ///   a malformed user id, `.storage` when the file fails.
+    public func clearVerification(forUser userID: String) async throws(VerificationError) {
+        try await trustWrite(try TrustUserID(userID)) { record throws(VerificationError) in
+            guard let record else { throw .unknownContact(userID) }
+            return record.clearingVerification
         }
     }
 
-    /// Accepts the changed key for `address`: the contact becomes `trusted` and sending is
-    /// allowed again. Does nothing when no change awaits acceptance.
-    /// - Throws: `VerificationError.unknownContact` when no key was seen, `.identityKeyMismatch`
-    ///   when `identityKey` is not the key on record, `.storage` when the file fails.
-    public func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) {
-        try await trustWrite(address) { record throws(VerificationError) -> (TrustRecord??, Void) in
-            guard let record else { throw .unknownContact(address) }
-            guard record.identityKey == identityKey else { throw .identityKeyMismatch(address) }
-            guard record.isAwaitingAcceptance else { return (nil, ()) }
-            return (.some(TrustRecord(identityKey: identityKey, status: .trusted, previousIdentityKey: nil)), ())
+    /// Accepts `identityKey` for the user (`TrustRecord.accepting`).
+    /// - Throws: `VerificationError.identityKeyMismatch` when a change to another key awaits
+    ///   acceptance, `.invalidPayload` for a malformed user id, `.storage` when the file fails.
+    public func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws(VerificationError) {
+        try await trustWrite(try TrustUserID(userID)) { record throws(VerificationError) in
+            try TrustRecord.accepting(identityKey, of: userID, in: record)
         }
     }
 
-    /// Forgets `address` (the next key seen is a first use). The row is deleted without being
+    /// Forgets the user (the next key seen is a first use). The rows are deleted without being
     /// read, so this also clears a record that no longer opens (`VerificationError.storage`
     /// naming a damaged value).
-    /// - Throws: `VerificationError.storage` when the file fails.
-    public func removeRecord(for address: ProtocolAddress) async throws(VerificationError) {
-        let rowKey = sealer.rowKey(address.encoded, in: .trustAddress)
+    /// - Throws: `VerificationError.invalidPayload` for a malformed user id, `.storage` when the
+    ///   file fails.
+    public func removeRecord(forUser userID: String) async throws(VerificationError) {
+        let user = try TrustUserID(userID)
         do {
-            try await writeTransaction { db in
-                try db.execute(sql: "DELETE FROM trust WHERE address_hash = ?", arguments: [Data(rowKey)])
+            try await writeTransaction { [sealer] db in
+                try db.execute(
+                    sql: "DELETE FROM trust_users WHERE user_hash = ?",
+                    arguments: [Data(sealer.rowKey(user.utf8, in: .trustUser))])
+                for rowKey in try Self.legacyRowKeys(db, user: user, sealer: sealer) {
+                    try db.execute(sql: "DELETE FROM trust WHERE address_hash = ?", arguments: [Data(rowKey)])
+                }
             }
         } catch {
             throw Self.verificationError(error)
@@ -131,41 +118,93 @@ extension SQLiteProtocolStore: TrustStore {
 
     // MARK: Support
 
-    /// One read-modify-write of the record of `address` in a write transaction. `change`
-    /// returns what to store (`nil`: leave the row; `.some(nil)`: delete it; `.some(record)`:
-    /// store it) and the call's result.
-    private func trustWrite<Result: Sendable>(
-        _ address: ProtocolAddress,
-        _ change: @escaping @Sendable (TrustRecord?) throws(VerificationError) -> (TrustRecord??, Result)
-    ) async throws(VerificationError) -> Result {
-        let rowKey = sealer.rowKey(address.encoded, in: .trustAddress)
+    /// A user's record as read: the record (folded from per-device rows when `trust_users` has
+    /// none) and the per-device rows it came from (to delete when it is written).
+    struct StoredTrustRecord {
+        let record: TrustRecord?
+        let legacyRowKeys: [[UInt8]]
+    }
+
+    /// The most device ids probed for per-device records of schema 1 and 2, besides the devices
+    /// with a stored session: 0 … 64.
+    static let legacyProbedDeviceIDs: ClosedRange<UInt32> = 0 ... 64
+
+    /// The record of `user` in a read.
+    private func record(of user: TrustUserID) async throws(VerificationError) -> TrustRecord? {
         do {
-            return try await writeTransaction { [sealer] db in
-                let current = try Self.readTrustRecord(db, rowKey: rowKey, sealer: sealer)
-                let (next, result) = try change(current)
-                switch next {
-                case .none: break
-                case .some(.none):
-                    try db.execute(sql: "DELETE FROM trust WHERE address_hash = ?", arguments: [Data(rowKey)])
-                case let .some(.some(record)):
-                    let sealed = try sealer.seal(TrustRecordCoding.encode(record), table: .trust, rowKey: rowKey)
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO trust (address_hash, sealed) VALUES (?, ?)",
-                        arguments: [Data(rowKey), Data(sealed)])
+            return try await readTransaction { [sealer] db in try Self.readUserRecord(db, user: user, sealer: sealer).record }
+        } catch {
+            throw Self.verificationError(error)
+        }
+    }
+
+    /// One read-modify-write of `user`'s record in a write transaction. `change` returns what
+    /// to store (`nil`: leave it as it was, a folded record still being stored).
+    private func trustWrite(
+        _ user: TrustUserID, _ change: @escaping @Sendable (TrustRecord?) throws(VerificationError) -> TrustRecord?
+    ) async throws(VerificationError) {
+        do {
+            try await writeTransaction { [sealer] db in
+                let stored = try Self.readUserRecord(db, user: user, sealer: sealer)
+                if let next = try change(stored.record) ?? (stored.legacyRowKeys.isEmpty ? nil : stored.record) {
+                    try Self.writeUserRecord(next, user: user, replacing: stored, db: db, sealer: sealer)
                 }
-                return result
             }
         } catch {
             throw Self.verificationError(error)
         }
     }
 
-    /// The record stored under `rowKey`, inside the caller's transaction.
-    static func readTrustRecord(_ db: Database, rowKey: [UInt8], sealer: ValueSealer) throws -> TrustRecord? {
-        let statement = try db.cachedStatement(sql: "SELECT sealed FROM trust WHERE address_hash = ?")
-        guard let value = try DatabaseValue.fetchOne(statement, arguments: [Data(rowKey)]) else {
-            return nil
+    /// The record of `user` inside the caller's transaction: its `trust_users` row, else its
+    /// per-device rows of schema 1 and 2, folded.
+    static func readUserRecord(_ db: Database, user: TrustUserID, sealer: ValueSealer) throws -> StoredTrustRecord {
+        let rowKey = sealer.rowKey(user.utf8, in: .trustUser)
+        let statement = try db.cachedStatement(sql: "SELECT sealed FROM trust_users WHERE user_hash = ?")
+        if let value = try DatabaseValue.fetchOne(statement, arguments: [Data(rowKey)]) {
+            let opened = try sealer.open(try blob(value, table: .trustUsers), table: .trustUsers, rowKey: rowKey)
+            return StoredTrustRecord(record: try TrustRecordCoding.decode(opened), legacyRowKeys: [])
         }
-        return try TrustRecordCoding.decode(try sealer.open(try blob(value, table: .trust), table: .trust, rowKey: rowKey))
+        var devices: [(device: UInt32, record: TrustRecord)] = []
+        var rowKeys: [[UInt8]] = []
+        for (device, legacyKey) in try legacyRows(db, user: user, sealer: sealer) {
+            let statement = try db.cachedStatement(sql: "SELECT sealed FROM trust WHERE address_hash = ?")
+            guard let value = try DatabaseValue.fetchOne(statement, arguments: [Data(legacyKey)]) else { continue }
+            let opened = try sealer.open(try blob(value, table: .trust), table: .trust, rowKey: legacyKey)
+            devices.append((device, try TrustRecordCoding.decode(opened, perDevice: true)))
+            rowKeys.append(legacyKey)
+        }
+        return StoredTrustRecord(record: TrustSnapshot.fold(devices), legacyRowKeys: rowKeys)
+    }
+
+    /// Stores `record` for `user` and deletes the per-device rows it was folded from.
+    static func writeUserRecord(
+        _ record: TrustRecord, user: TrustUserID, replacing stored: StoredTrustRecord, db: Database, sealer: ValueSealer
+    ) throws {
+        let rowKey = sealer.rowKey(user.utf8, in: .trustUser)
+        let sealed = try sealer.seal(TrustRecordCoding.encode(record), table: .trustUsers, rowKey: rowKey)
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO trust_users (user_hash, sealed) VALUES (?, ?)", arguments: [Data(rowKey), Data(sealed)])
+        for legacyKey in stored.legacyRowKeys {
+            try db.execute(sql: "DELETE FROM trust WHERE address_hash = ?", arguments: [Data(legacyKey)])
+        }
+    }
+
+    /// The row keys of `user`'s possible per-device rows, in increasing device order: the
+    /// devices with a stored session and `legacyProbedDeviceIDs`. None once `trust` is empty.
+    private static func legacyRows(_ db: Database, user: TrustUserID, sealer: ValueSealer) throws -> [(UInt32, [UInt8])] {
+        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM trust)") == true else { return [] }
+        let sessionDevices = try Int64.fetchAll(
+            db, sql: "SELECT device_id FROM sessions WHERE user_hash = ?",
+            arguments: [Data(sealer.rowKey(user.utf8, in: .sessionUser))]
+        ).map { UInt32(truncatingIfNeeded: $0) }
+        let devices = Set(sessionDevices).union(legacyProbedDeviceIDs).sorted()
+        return try devices.map { device in
+            (device, sealer.rowKey(try ProtocolAddress(userID: user.userID, deviceID: device).encoded, in: .trustAddress))
+        }
+    }
+
+    /// The per-device row keys of `user` (see `legacyRows`).
+    private static func legacyRowKeys(_ db: Database, user: TrustUserID, sealer: ValueSealer) throws -> [[UInt8]] {
+        try legacyRows(db, user: user, sealer: sealer).map(\.1)
     }
 }

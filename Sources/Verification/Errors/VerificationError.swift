@@ -32,14 +32,15 @@ public enum VerificationError: Error, Equatable, Hashable, Sendable, CustomStrin
     case unsupportedVersion
     /// SPEC §8 `invalidKey`: an identity key that is not a 32-byte Ed25519 public key.
     case invalidKey
-    /// The trust store holds no record for the address.
-    case unknownContact(ProtocolAddress)
-    /// The identity key passed to `markVerified` or `acceptIdentityChange` is not the key the
-    /// trust store holds for the address (the key changed again, or the app verified another key).
-    case identityKeyMismatch(ProtocolAddress)
+    /// The trust store holds no record for the user (its user id).
+    case unknownContact(String)
+    /// The identity key passed to `markVerified` or `acceptIdentity` is not the key the trust
+    /// store holds for the user (its user id): the key changed again since the app asked the
+    /// user, or the app verified another key.
+    case identityKeyMismatch(String)
     /// A scanned QR payload names another user than the contact it was scanned for (a code of
-    /// Carol's scanned on Bob's screen): nothing was verified.
-    case payloadForAnotherUser(ProtocolAddress)
+    /// Carol's scanned on Bob's screen): nothing was verified. The user id is the contact's.
+    case payloadForAnotherUser(String)
     /// A trust-store backend failed (for use by app-provided stores).
     case storage(String)
 
@@ -67,9 +68,9 @@ public enum VerificationError: Error, Equatable, Hashable, Sendable, CustomStrin
         case .invalidPayload: return "invalid payload"
         case .unsupportedVersion: return "unsupported version"
         case .invalidKey: return "invalid identity key"
-        case let .unknownContact(address): return "no trust record for \(address)"
-        case let .identityKeyMismatch(address): return "identity key differs from the one on record for \(address)"
-        case let .payloadForAnotherUser(address): return "the scanned code names another user than \(address)"
+        case let .unknownContact(userID): return "no trust record for user \(userID)"
+        case let .identityKeyMismatch(userID): return "identity key differs from the one on record for user \(userID)"
+        case let .payloadForAnotherUser(userID): return "the scanned code names another user than \(userID)"
         case let .storage(why): return "trust storage failed: \(why)"
         }
     }

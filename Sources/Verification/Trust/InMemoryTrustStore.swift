@@ -1,10 +1,10 @@
 import SessionKit
 
-/// A `TrustStore` held in memory, persistable through `TrustSnapshot`.
+/// A `TrustStore` held in memory, persistable through `TrustSnapshot`: one record per user.
 ///
 /// Every method runs on the actor, so each observation, verification or acceptance is atomic.
 public actor InMemoryTrustStore: TrustStore {
-    private var records: [ProtocolAddress: TrustRecord]
+    private var records: [TrustUserID: TrustRecord]
 
     /// An empty store.
     public init() {
@@ -16,7 +16,8 @@ public actor InMemoryTrustStore: TrustStore {
         records = snapshot.records
     }
 
-    /// A store loaded from a blob written by `serialized()`.
+    /// A store loaded from a blob written by `serialized()` (or by an earlier version, whose
+    /// per-device records are folded per user as `TrustSnapshot` says).
     /// - Throws: `VerificationError.invalidPayload` or `.unsupportedVersion` (see `TrustSnapshot`).
     public init(serialized blob: [UInt8]) throws(VerificationError) {
         records = try TrustSnapshot(serialized: blob).records
@@ -28,27 +29,19 @@ public actor InMemoryTrustStore: TrustStore {
     /// The persisted form of the current records (see `TrustSnapshot` for the layout).
     public func serialized() -> [UInt8] { snapshot().serialized }
 
-    /// Records `identityKey` for `address` and reports first use, no change, or a change.
-    /// A change keeps the key it replaces as `previousIdentityKey` and makes the contact
-    /// `unverified` (sending refused) until the app accepts or verifies the new key.
+    /// Records `identityKey` seen on `address` (`TrustRecord.observing`): first use, the user's
+    /// key on a known or a new device, or a change (the user becomes `unverified`, sending
+    /// refused, until the app accepts or verifies the new key).
     public func observeIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) -> IdentityObservation {
-        guard let record = records[address] else {
-            records[address] = TrustRecord(identityKey: identityKey, status: .trusted, previousIdentityKey: nil)
-            return .firstUse
-        }
-        if record.identityKey == identityKey { return .unchanged }
-        records[address] = TrustRecord(identityKey: identityKey, status: .unverified, previousIdentityKey: record.identityKey)
-        return .changed(previous: record.identityKey)
+        let user = TrustUserID(address)
+        let (next, observation) = TrustRecord.observing(identityKey, device: address.deviceID, in: records[user])
+        if let next { records[user] = next }
+        return observation
     }
 
-    /// SessionKit's check: what `observeIdentity` would report for `identityKey`, and whether
-    /// encrypting to it is allowed now; records nothing.
+    /// SessionKit's check (`TrustRecord.decision`); records nothing.
     public func evaluateIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) -> TrustDecision {
-        guard let record = records[address] else { return TrustDecision(observation: .firstUse, allowsSending: true) }
-        guard record.identityKey == identityKey else {
-            return TrustDecision(observation: .changed(previous: record.identityKey), allowsSending: false)
-        }
-        return TrustDecision(observation: .unchanged, allowsSending: record.allowsSending(to: identityKey))
+        TrustRecord.decision(for: identityKey, device: address.deviceID, in: records[TrustUserID(address)])
     }
 
     /// SessionKit's record step, after an operation that saw `identityKey` succeeded:
@@ -57,41 +50,44 @@ public actor InMemoryTrustStore: TrustStore {
         observeIdentity(identityKey, for: address)
     }
 
-    /// The record for `address`, or `nil`.
-    public func record(for address: ProtocolAddress) -> TrustRecord? { records[address] }
+    /// The record for the user, or `nil`.
+    /// - Throws: `VerificationError.invalidPayload` for a malformed user id.
+    public func record(forUser userID: String) throws(VerificationError) -> TrustRecord? { records[try TrustUserID(userID)] }
 
-    /// The status of `address` (`unverified` when no key was seen).
-    public func status(for address: ProtocolAddress) -> TrustStatus { records[address]?.status ?? .unverified }
-
-    /// Marks `identityKey` verified for `address` (recording it if no key was seen; accepting
-    /// a pending change to it).
-    /// - Throws: `VerificationError.identityKeyMismatch` when another key is on record.
-    public func markVerified(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) throws(VerificationError) {
-        if let record = records[address], record.identityKey != identityKey { throw .identityKeyMismatch(address) }
-        records[address] = TrustRecord(identityKey: identityKey, status: .verified, previousIdentityKey: nil)
+    /// The status of the user (`unverified` when no key was seen).
+    /// - Throws: `VerificationError.invalidPayload` for a malformed user id.
+    public func status(forUser userID: String) throws(VerificationError) -> TrustStatus {
+        try record(forUser: userID)?.status ?? .unverified
     }
 
-    /// Returns a verified contact to `trusted`; other statuses are unchanged.
-    /// - Throws: `VerificationError.unknownContact` when no key was seen.
-    public func clearVerification(for address: ProtocolAddress) throws(VerificationError) {
-        guard let record = records[address] else { throw .unknownContact(address) }
-        guard record.status == .verified else { return }
-        records[address] = TrustRecord(identityKey: record.identityKey, status: .trusted, previousIdentityKey: nil)
+    /// Marks `identityKey` verified for the user (`TrustRecord.verifying`).
+    /// - Throws: `VerificationError.identityKeyMismatch` when another key is on record,
+    ///   `.invalidPayload` for a malformed user id.
+    public func markVerified(_ identityKey: Ed25519.PublicKey, forUser userID: String) throws(VerificationError) {
+        let user = try TrustUserID(userID)
+        records[user] = try TrustRecord.verifying(identityKey, of: userID, in: records[user])
     }
 
-    /// Accepts the changed key for `address`: the contact becomes `trusted` and sending is
-    /// allowed again. Does nothing when no change awaits acceptance.
-    /// - Throws: `VerificationError.unknownContact` when no key was seen,
-    ///   `.identityKeyMismatch` when `identityKey` is not the key on record.
-    public func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) throws(VerificationError) {
-        guard let record = records[address] else { throw .unknownContact(address) }
-        guard record.identityKey == identityKey else { throw .identityKeyMismatch(address) }
-        guard record.isAwaitingAcceptance else { return }
-        records[address] = TrustRecord(identityKey: identityKey, status: .trusted, previousIdentityKey: nil)
+    /// Returns a verified user to `trusted`; other statuses are unchanged.
+    /// - Throws: `VerificationError.unknownContact` when no key was seen, `.invalidPayload` for
+    ///   a malformed user id.
+    public func clearVerification(forUser userID: String) throws(VerificationError) {
+        let user = try TrustUserID(userID)
+        guard let record = records[user] else { throw .unknownContact(userID) }
+        if let next = record.clearingVerification { records[user] = next }
     }
 
-    /// Forgets `address`.
-    public func removeRecord(for address: ProtocolAddress) {
-        records[address] = nil
+    /// Accepts `identityKey` for the user (`TrustRecord.accepting`).
+    /// - Throws: `VerificationError.identityKeyMismatch` when a change to another key awaits
+    ///   acceptance, `.invalidPayload` for a malformed user id.
+    public func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) throws(VerificationError) {
+        let user = try TrustUserID(userID)
+        if let next = try TrustRecord.accepting(identityKey, of: userID, in: records[user]) { records[user] = next }
+    }
+
+    /// Forgets the user.
+    /// - Throws: `VerificationError.invalidPayload` for a malformed user id.
+    public func removeRecord(forUser userID: String) throws(VerificationError) {
+        records[try TrustUserID(userID)] = nil
     }
 }

@@ -1,49 +1,65 @@
 import SessionKit
 
-/// Trust on first use (SPEC §7) for identity keys, per (user, device).
+/// Trust on first use (SPEC §7) for identity keys, per user.
 ///
-/// The store records the first identity key seen for each `ProtocolAddress` and trusts it
-/// (`TrustStatus.trusted`); the app marks a contact `verified` once the user compared the
-/// safety number or scanned the contact's QR code. A different key later is reported as
-/// `IdentityObservation.changed`: the contact drops to `unverified` (also from `verified`),
-/// and `evaluateIdentity` (the check SessionKit runs before encrypting) refuses sending until the
-/// app calls `acceptIdentityChange` (or `markVerified`) for the new key.
+/// A user's devices share one identity key, so the store keeps one record per user (user ids
+/// compared as UTF-8 bytes, `TrustUserID`): the first key seen for the user is trusted
+/// (`TrustStatus.trusted`); the app marks the user `verified` once the user compared the
+/// safety number or scanned the contact's QR code. Every device presenting the user's key
+/// inherits the user's status (a verified contact's new device is verified, and is reported
+/// as `IdentityObservation.newDevice` so that the app can tell the user); a different key on
+/// any device, a new device id included, is a change (`IdentityObservation.changed`): the user
+/// drops to `unverified`, and `evaluateIdentity` (the check SessionKit runs before encrypting)
+/// refuses sending to every device of the user until the app accepts the new key
+/// (`acceptIdentity(_:forUser:)`, or `SessionManager.acceptIdentityChange(_:forUser:)`, which
+/// also retires the sessions under the old key) or verifies it (`markVerified`). Keys the app
+/// replaced are kept as superseded, and messages under them are refused.
 ///
-/// Implementations must perform each call atomically. `InMemoryTrustStore` is the reference
-/// implementation; an app may back the protocol with its own database.
+/// Implementations must perform each call atomically, and apply `TrustRecord`'s transitions
+/// (`TrustRecord.observing`, `.decision`, `.verifying`, `.accepting`). `InMemoryTrustStore`
+/// is the reference implementation; an app may back the protocol with its own database.
 public protocol TrustStore: IdentityTrustEvaluator {
-    /// Records `identityKey` for `address` and reports whether it is new, the same, or a change.
+    /// Records `identityKey` seen on the device `address` and reports whether it is new to the
+    /// user, the user's key (on a known or a new device), or a change.
     /// - Throws: `VerificationError.storage` when a backend fails.
     func observeIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation
 
-    /// The record for `address`, or `nil` if no key was seen.
-    /// - Throws: `VerificationError.storage` when a backend fails.
-    func record(for address: ProtocolAddress) async throws(VerificationError) -> TrustRecord?
-
-    /// The status of `address` (`unverified` when no key was seen).
-    /// - Throws: `VerificationError.storage` when a backend fails.
-    func status(for address: ProtocolAddress) async throws(VerificationError) -> TrustStatus
-
-    /// Marks `identityKey` verified for `address` (the user compared the safety number or
-    /// scanned the QR code for this key). Records the key if none was seen; verifying the new
-    /// key after a change also accepts the change.
-    /// - Throws: `VerificationError.identityKeyMismatch` when another key is on record,
+    /// The record for the user `userID`, or `nil` if no key was seen.
+    /// - Throws: `VerificationError.invalidPayload` for a user id that is not 1–255 UTF-8 bytes,
     ///   `.storage` when a backend fails.
-    func markVerified(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError)
+    func record(forUser userID: String) async throws(VerificationError) -> TrustRecord?
 
-    /// Returns a verified contact to `trusted` (for example when the user withdraws the
+    /// The status of the user `userID` (`unverified` when no key was seen).
+    /// - Throws: as `record(forUser:)`.
+    func status(forUser userID: String) async throws(VerificationError) -> TrustStatus
+
+    /// Marks `identityKey` verified for the user `userID` (the user compared the safety number
+    /// or scanned the QR code for this key): every device with this key is then verified.
+    /// Records the key if none was seen; verifying the new key after a change also accepts
+    /// the change.
+    /// - Throws: `VerificationError.identityKeyMismatch` when another key is on record,
+    ///   `.invalidPayload` for a malformed user id, `.storage` when a backend fails.
+    func markVerified(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws(VerificationError)
+
+    /// Returns a verified user to `trusted` (for example when the user withdraws the
     /// verification); other statuses are unchanged.
-    /// - Throws: `VerificationError.unknownContact` when no key was seen, `.storage` when a backend fails.
-    func clearVerification(for address: ProtocolAddress) async throws(VerificationError)
+    /// - Throws: `VerificationError.unknownContact` when no key was seen, `.invalidPayload` for
+    ///   a malformed user id, `.storage` when a backend fails.
+    func clearVerification(forUser userID: String) async throws(VerificationError)
 
-    /// Accepts the changed key `identityKey` for `address`: the contact becomes `trusted` and
-    /// sending is allowed again. Does nothing when no change awaits acceptance for this key.
-    /// - Throws: `VerificationError.unknownContact` when no key was seen,
-    ///   `.identityKeyMismatch` when `identityKey` is not the key on record (it changed again
-    ///   since the app asked the user), `.storage` when a backend fails.
-    func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError)
+    /// Accepts `identityKey` for the user `userID` (`TrustRecord.accepting`): the key on record
+    /// after a change becomes `trusted` and sending is allowed again; a key that is not on
+    /// record (a quarantined message's) replaces a trusted or verified user's key, trusted.
+    /// The replaced key becomes superseded. With no record, the key is trusted. Prefer
+    /// `SessionManager.acceptIdentityChange(_:forUser:)`, which calls this and retires the
+    /// sessions under other keys.
+    /// - Throws: `VerificationError.identityKeyMismatch` when a change to another key awaits
+    ///   acceptance (it changed again since the app asked the user), `.invalidPayload` for a
+    ///   malformed user id, `.storage` when a backend fails.
+    func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws(VerificationError)
 
-    /// Forgets `address` (the next key seen is a first use).
-    /// - Throws: `VerificationError.storage` when a backend fails.
-    func removeRecord(for address: ProtocolAddress) async throws(VerificationError)
+    /// Forgets the user `userID` (the next key seen is a first use, superseded keys included).
+    /// - Throws: `VerificationError.invalidPayload` for a malformed user id, `.storage` when a
+    ///   backend fails.
+    func removeRecord(forUser userID: String) async throws(VerificationError)
 }

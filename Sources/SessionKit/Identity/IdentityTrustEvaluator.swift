@@ -1,0 +1,80 @@
+import SignalPrimitives
+
+/// The hook through which SessionKit asks whether a peer's identity key may be used, and
+/// through which it records the keys it has seen.
+///
+/// Trust belongs to the user, not to the device: a user's devices share one identity key
+/// (`IdentityKeyPair`, `DeviceLink`), so an evaluator keeps one record per user id (compared
+/// as UTF-8 bytes) with the key, its status and the devices seen with it. A device whose key
+/// is the user's inherits the user's status (a verified contact's new device is verified); a
+/// different key for a known user is a change whatever the device id, and nothing is sent to
+/// any device of that user until the app accepts it.
+///
+/// The `Verification` module's trust stores conform (trust on first use); an app may supply
+/// its own policy. Checking never writes: SessionKit asks `evaluateIdentity` before encrypting
+/// to a device, when a bundle starts a session and when a message decrypts, and calls
+/// `recordIdentity` only once the operation that saw the key has succeeded (a bundle refused
+/// for any reason, a message that fails to decrypt or a failed processing step records
+/// nothing). The local user's own devices never reach the evaluator with a key other than
+/// the local identity key: `SessionManager` refuses those first
+/// (`SessionError.ownDeviceIdentityMismatch`).
+public protocol IdentityTrustEvaluator: Sendable {
+    /// What recording `identityKey` for `address` would observe, and whether encrypting to it is
+    /// allowed now (not for a changed key, nor after a change the app has not accepted).
+    /// Records nothing.
+    func evaluateIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws -> TrustDecision
+
+    /// Records `identityKey` for `address`'s user and device: on first use it becomes the
+    /// user's trusted key; the user's key on a device not seen before adds the device; a
+    /// different key replaces the user's key and awaits the app's acceptance. Returns what
+    /// was observed.
+    func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws -> IdentityObservation
+
+    /// Makes `identityKey` the trusted key of the user `userID` because the app accepted it
+    /// (the user confirmed a key change, or a quarantined message's key): the key it replaces
+    /// becomes superseded, so that messages under it are refused from now on. Accepting the
+    /// key already on record ends a pending change (nothing else changes).
+    func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws
+}
+
+/// What a trust evaluator concluded about an identity key (`IdentityTrustEvaluator`).
+public struct TrustDecision: Sendable, Hashable {
+    /// What the evaluator saw: the first key for the user, the recorded one (on a known or a
+    /// new device), or a change.
+    public let observation: IdentityObservation
+    /// Whether encrypting to the key is allowed now.
+    public let allowsSending: Bool
+    /// Whether the user's key on record is verified. `SessionManager` quarantines a message
+    /// under any other key (`DecryptedMessage.isQuarantined`): it is shown as such and records
+    /// nothing, and the session it started does not become current.
+    public let isVerified: Bool
+    /// Whether the key was the user's before the app accepted another one: a message under it
+    /// is refused (`SessionError.supersededIdentity`), and nothing is encrypted to it.
+    public let isSuperseded: Bool
+
+    /// Creates a decision.
+    public init(observation: IdentityObservation, allowsSending: Bool, isVerified: Bool = false, isSuperseded: Bool = false) {
+        self.observation = observation
+        self.allowsSending = allowsSending
+        self.isVerified = isVerified
+        self.isSuperseded = isSuperseded
+    }
+}
+
+/// What a trust store concluded when it saw an identity key for a device of a user.
+public enum IdentityObservation: Equatable, Hashable, Sendable {
+    /// No key was known for the user: this one is now recorded and trusted on first use.
+    case firstUse
+    /// The key is the user's on record, seen before on this device (sending is allowed unless
+    /// an earlier change still awaits acceptance).
+    case unchanged
+    /// The key is the user's on record, on a device not seen before: the user added a device
+    /// (tell the user, as messengers do; a verified contact's new device is verified too,
+    /// because it holds the verified key). For the local user's own devices this reports a
+    /// device linked to the account.
+    case newDevice
+    /// The key differs from the user's on record, which was `previous`. The user is now
+    /// `unverified` and sending to any of its devices is refused until the app accepts the new
+    /// key (for a verified user the key is not recorded at all: the message is quarantined).
+    case changed(previous: Ed25519.PublicKey)
+}
