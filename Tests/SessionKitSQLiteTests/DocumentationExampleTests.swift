@@ -105,7 +105,7 @@ final class SQLiteDocumentationExampleTests: XCTestCase {
             let reply = try await restarted.encrypt(Array("Hi Bob".utf8), to: bobAddress)
             let atBob = try await bob.decrypt(reply, from: aliceAddress)
             XCTAssertEqual(atBob.plaintext, Array("Hi Bob".utf8))
-            let status = try await store.status(for: bobAddress)
+            let status = try await store.status(forUser: bobAddress.userID)
             XCTAssertEqual(status, .trusted, "Bob's key was recorded on first use, with the session")
             try store.close()
         }

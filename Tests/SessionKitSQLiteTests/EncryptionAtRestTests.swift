@@ -36,12 +36,12 @@ final class EncryptionAtRestTests: XCTestCase {
             sealed[30] ^= 0x01
             try db.execute(sql: "UPDATE trust SET sealed = ? WHERE address_hash = ?", arguments: [sealed, Data(bobRow)])
         }
-        let error = await thrownError { _ = try await store.record(for: self.bob) }
+        let error = await thrownError { _ = try await store.record(forUser: self.bob.userID) }
         XCTAssertEqual(error as? VerificationError, .storage("SessionKitSQLite: damaged value in table trust: it does not open under this store's key"))
-        let carolRecord = try await store.record(for: carol)
+        let carolRecord = try await store.record(forUser: carol.userID)
         XCTAssertEqual(carolRecord, TrustRecord(identityKey: carolKey, status: .trusted, previousIdentityKey: nil))
         // Removing the damaged record and seeing Bob again works.
-        try await store.removeRecord(for: bob)
+        try await store.removeRecord(forUser: bob.userID)
         let event = try await store.observeIdentity(bobKey, for: bob)
         XCTAssertEqual(event, .firstUse)
     }
@@ -72,7 +72,7 @@ final class EncryptionAtRestTests: XCTestCase {
         let path = try temporaryStorePath()
         let store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
         _ = try await store.observeIdentity(bobKey, for: bob)
-        try await store.markVerified(carolKey, for: carol)
+        try await store.markVerified(carolKey, forUser: carol.userID)
         let bobRow = store.sealer.rowKey(bob.encoded, in: .trustAddress)
         let carolRow = store.sealer.rowKey(carol.encoded, in: .trustAddress)
         // An attacker gives Carol's "verified" record to Bob.
@@ -81,9 +81,9 @@ final class EncryptionAtRestTests: XCTestCase {
                 sql: "UPDATE trust SET sealed = (SELECT sealed FROM trust WHERE address_hash = ?) WHERE address_hash = ?",
                 arguments: [Data(carolRow), Data(bobRow)])
         }
-        let error = await thrownError { _ = try await store.status(for: self.bob) }
+        let error = await thrownError { _ = try await store.status(forUser: self.bob.userID) }
         XCTAssertEqual(error as? VerificationError, .storage("SessionKitSQLite: damaged value in table trust: it does not open under this store's key"))
-        let carolStatus = try await store.status(for: carol)
+        let carolStatus = try await store.status(forUser: carol.userID)
         XCTAssertEqual(carolStatus, .verified)
     }
 
@@ -120,7 +120,7 @@ final class EncryptionAtRestTests: XCTestCase {
         let messageID = "message-id-b7c2d9"
         let plaintext = Array("the plaintext of a secret message 42".utf8)
         _ = try await store.observeIdentity(bobKey, for: bob)
-        try await store.markVerified(carolKey, for: carol)
+        try await store.markVerified(carolKey, forUser: carol.userID)
         try await store.appendArchivedMessage(plaintext, messageID: messageID, conversationID: conversation, timestamp: 1000)
         try await store.appendArchivedMessage(plaintext, messageID: messageID + "-2", conversationID: bob.userID, timestamp: 1001)
         let identity = try await store.localIdentity()

@@ -81,9 +81,9 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(preKeys?.currentSignedPreKey.key.id, 1)
         XCTAssertEqual(preKeys?.oneTimePreKeyCount, PreKeyPolicy.default.oneTimePreKeyBatchSize)
 
-        let bob = try await store.record(for: Schema1Fixture.bob)
+        let bob = try await store.record(forUser: Schema1Fixture.bob.userID)
         XCTAssertEqual(bob, TrustRecord(identityKey: try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.bobKey), status: .verified, previousIdentityKey: nil))
-        let carol = try await store.record(for: Schema1Fixture.carol)
+        let carol = try await store.record(forUser: Schema1Fixture.carol.userID)
         XCTAssertEqual(carol, TrustRecord(
             identityKey: try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.carolNewKey), status: .unverified,
             previousIdentityKey: try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.carolKey)))

@@ -52,7 +52,7 @@ final class SessionStorageTests: XCTestCase {
         let received = try await b.manager.decrypt(first, from: alice)
         XCTAssertEqual(received.plaintext, utf8("hello bob"))
         XCTAssertEqual(received.identityObservation, .firstUse)
-        let recorded = try await b.store.record(for: alice)
+        let recorded = try await b.store.record(forUser: alice.userID)
         let aliceIdentity = try await a.store.localIdentity()
         XCTAssertEqual(recorded?.identityKey, aliceIdentity.publicKey,
                        "the identity was recorded in the same transaction as the session")
@@ -126,7 +126,7 @@ final class SessionStorageTests: XCTestCase {
         await assertThrows(.invalidMessage) { try await b.manager.decrypt(message, from: alice) }
         let after = try rows(bobPath)
         XCTAssertEqual(after, before, "no table changed")
-        let trust = try await b.store.record(for: alice)
+        let trust = try await b.store.record(forUser: alice.userID)
         XCTAssertNil(trust)
     }
 
@@ -330,8 +330,8 @@ final class SessionStorageTests: XCTestCase {
         migrated = try Device(alice, path: path)
         let record = try await migrated.store.loadSession(for: bob)
         XCTAssertEqual(record?.generation, 2)
-        let trust = try await migrated.store.record(for: address("fixture-bob", 1))
-        XCTAssertEqual(trust?.status, .verified, "schema 1's rows are untouched by the migration")
+        let trust = try await migrated.store.record(forUser: "fixture-bob")
+        XCTAssertEqual(trust?.status, .verified, "schema 1's per-device rows are folded into the user's record")
     }
 
     // MARK: Support

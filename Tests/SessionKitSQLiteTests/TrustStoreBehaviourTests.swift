@@ -22,8 +22,8 @@ final class TrustStoreBehaviourTests: XCTestCase {
 
     func testAnUnknownContactIsUnverifiedWithoutARecord() async throws {
         try await forEachStore { store, name in
-            let status = try await store.status(for: bob)
-            let record = try await store.record(for: bob)
+            let status = try await store.status(forUser: bob.userID)
+            let record = try await store.record(forUser: bob.userID)
             XCTAssertEqual(status, .unverified, name)
             XCTAssertNil(record, name)
         }
@@ -33,11 +33,11 @@ final class TrustStoreBehaviourTests: XCTestCase {
         try await forEachStore { store, name in
             let first = try await store.observeIdentity(original, for: bob)
             XCTAssertEqual(first, .firstUse, name)
-            let status = try await store.status(for: bob)
+            let status = try await store.status(forUser: bob.userID)
             XCTAssertEqual(status, .trusted, name)
             let again = try await store.observeIdentity(original, for: bob)
             XCTAssertEqual(again, .unchanged, name)
-            let record = try await store.record(for: bob)
+            let record = try await store.record(forUser: bob.userID)
             XCTAssertEqual(record, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil), name)
             let allowed = try await store.evaluateIdentity(original, for: bob).allowsSending
             XCTAssertTrue(allowed, name)
@@ -47,11 +47,11 @@ final class TrustStoreBehaviourTests: XCTestCase {
     func testVerifyingMovesATrustedContactToVerified() async throws {
         try await forEachStore { store, name in
             _ = try await store.observeIdentity(original, for: bob)
-            try await store.markVerified(original, for: bob)
-            let status = try await store.status(for: bob)
+            try await store.markVerified(original, forUser: bob.userID)
+            let status = try await store.status(forUser: bob.userID)
             XCTAssertEqual(status, .verified, name)
-            try await store.clearVerification(for: bob)
-            let cleared = try await store.status(for: bob)
+            try await store.clearVerification(forUser: bob.userID)
+            let cleared = try await store.status(forUser: bob.userID)
             XCTAssertEqual(cleared, .trusted, name)
         }
     }
@@ -61,17 +61,17 @@ final class TrustStoreBehaviourTests: XCTestCase {
             let evaluator: any IdentityTrustEvaluator = store
             let recorded = try await evaluator.recordIdentity(original, for: bob)
             XCTAssertEqual(recorded, .firstUse, name)
-            try await store.markVerified(original, for: bob)
+            try await store.markVerified(original, forUser: bob.userID)
             let event = try await store.observeIdentity(replacement, for: bob)
             XCTAssertEqual(event, .changed(previous: original), name)
-            let dropped = try await store.record(for: bob)
+            let dropped = try await store.record(forUser: bob.userID)
             XCTAssertEqual(dropped, TrustRecord(identityKey: replacement, status: .unverified, previousIdentityKey: original), name)
             for _ in 0 ..< 3 {
                 let decision = try await evaluator.evaluateIdentity(replacement, for: bob)
                 XCTAssertEqual(decision, TrustDecision(observation: .unchanged, allowsSending: false), name)
             }
-            try await store.acceptIdentityChange(replacement, for: bob)
-            let accepted = try await store.record(for: bob)
+            try await store.acceptIdentity(replacement, forUser: bob.userID)
+            let accepted = try await store.record(forUser: bob.userID)
             XCTAssertEqual(accepted, TrustRecord(identityKey: replacement, status: .trusted, previousIdentityKey: nil), name)
             let allowed = try await evaluator.evaluateIdentity(replacement, for: bob).allowsSending
             XCTAssertTrue(allowed, name)
@@ -82,38 +82,38 @@ final class TrustStoreBehaviourTests: XCTestCase {
         try await forEachStore { store, name in
             let first = try await store.evaluateIdentity(original, for: bob)
             XCTAssertEqual(first, TrustDecision(observation: .firstUse, allowsSending: true), name)
-            let unrecorded = try await store.record(for: bob)
+            let unrecorded = try await store.record(forUser: bob.userID)
             XCTAssertNil(unrecorded, name)
             _ = try await store.recordIdentity(original, for: bob)
             let changed = try await store.evaluateIdentity(replacement, for: bob)
             XCTAssertEqual(changed, TrustDecision(observation: .changed(previous: original), allowsSending: false), name)
-            let still = try await store.record(for: bob)
+            let still = try await store.record(forUser: bob.userID)
             XCTAssertEqual(still, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil), name)
         }
     }
 
     func testMismatchedAndUnknownContactsAreTheSameErrors() async throws {
         try await forEachStore { store, name in
-            await assertThrows(VerificationError.unknownContact(bob)) { try await store.acceptIdentityChange(self.original, for: self.bob) }
-            await assertThrows(VerificationError.unknownContact(bob)) { try await store.clearVerification(for: self.bob) }
+            await assertThrows(VerificationError.unknownContact(bob.userID)) { try await store.acceptIdentity(self.original, forUser: self.bob.userID) }
+            await assertThrows(VerificationError.unknownContact(bob.userID)) { try await store.clearVerification(forUser: self.bob.userID) }
             _ = try await store.observeIdentity(original, for: bob)
-            await assertThrows(VerificationError.identityKeyMismatch(bob)) { try await store.markVerified(self.replacement, for: self.bob) }
+            await assertThrows(VerificationError.identityKeyMismatch(bob.userID)) { try await store.markVerified(self.replacement, forUser: self.bob.userID) }
             _ = try await store.observeIdentity(replacement, for: bob)
-            await assertThrows(VerificationError.identityKeyMismatch(bob)) { try await store.acceptIdentityChange(self.original, for: self.bob) }
-            let status = try await store.status(for: bob)
+            await assertThrows(VerificationError.identityKeyMismatch(bob.userID)) { try await store.acceptIdentity(self.original, forUser: self.bob.userID) }
+            let status = try await store.status(forUser: bob.userID)
             XCTAssertEqual(status, .unverified, name)
         }
     }
 
-    func testDevicesAndUidBytesAreSeparateContactsAndRemovingForgets() async throws {
+    func testAnotherDevicesKeyIsAChangeUidBytesAreSeparateUsersAndRemovingForgets() async throws {
         try await forEachStore { store, name in
             _ = try await store.observeIdentity(original, for: bob)
             let otherDevice = try await store.observeIdentity(replacement, for: address("bob", 2))
-            XCTAssertEqual(otherDevice, .firstUse, name)
+            XCTAssertEqual(otherDevice, .changed(previous: original), name, "trust is the user's: another key on another device is a change")
             _ = try await store.observeIdentity(original, for: address("\u{e9}", 1))
             let decomposed = try await store.observeIdentity(replacement, for: address("e\u{301}", 1))
             XCTAssertEqual(decomposed, .firstUse, name)
-            try await store.removeRecord(for: bob)
+            try await store.removeRecord(forUser: bob.userID)
             let event = try await store.observeIdentity(replacement, for: bob)
             XCTAssertEqual(event, .firstUse, name)
         }
@@ -149,23 +149,23 @@ final class TrustStoreBehaviourTests: XCTestCase {
                 expected = await outcome { () throws(VerificationError) in await reference.recordIdentity(key, for: target) }
                 actual = await outcome { () throws(VerificationError) in try await sqlite.recordIdentity(key, for: target) }
             case 3:
-                expected = await outcome { () throws(VerificationError) in try await reference.markVerified(key, for: target) == () }
-                actual = await outcome { () throws(VerificationError) in try await sqlite.markVerified(key, for: target) == () }
+                expected = await outcome { () throws(VerificationError) in try await reference.markVerified(key, forUser: target.userID) == () }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.markVerified(key, forUser: target.userID) == () }
             case 4:
-                expected = await outcome { () throws(VerificationError) in try await reference.clearVerification(for: target) == () }
-                actual = await outcome { () throws(VerificationError) in try await sqlite.clearVerification(for: target) == () }
+                expected = await outcome { () throws(VerificationError) in try await reference.clearVerification(forUser: target.userID) == () }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.clearVerification(forUser: target.userID) == () }
             case 5:
-                expected = await outcome { () throws(VerificationError) in try await reference.acceptIdentityChange(key, for: target) == () }
-                actual = await outcome { () throws(VerificationError) in try await sqlite.acceptIdentityChange(key, for: target) == () }
+                expected = await outcome { () throws(VerificationError) in try await reference.acceptIdentity(key, forUser: target.userID) == () }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.acceptIdentity(key, forUser: target.userID) == () }
             case 6:
-                expected = await outcome { () throws(VerificationError) in await reference.removeRecord(for: target) == () }
-                actual = await outcome { () throws(VerificationError) in try await sqlite.removeRecord(for: target) == () }
+                expected = await outcome { () throws(VerificationError) in try await reference.removeRecord(forUser: target.userID) == () }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.removeRecord(forUser: target.userID) == () }
             case 7:
-                expected = await outcome { () throws(VerificationError) in await reference.status(for: target) }
-                actual = await outcome { () throws(VerificationError) in try await sqlite.status(for: target) }
+                expected = await outcome { () throws(VerificationError) in try await reference.status(forUser: target.userID) }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.status(forUser: target.userID) }
             default:
-                expected = await outcome { () throws(VerificationError) in await reference.record(for: target) }
-                actual = await outcome { () throws(VerificationError) in try await sqlite.record(for: target) }
+                expected = await outcome { () throws(VerificationError) in try await reference.record(forUser: target.userID) }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.record(forUser: target.userID) }
             }
             XCTAssertEqual(actual, expected, "step \(step): operation \(operation) for \(target) with key \(key.rawRepresentation[0])")
             if step % 150 == 149 {
@@ -174,8 +174,8 @@ final class TrustStoreBehaviourTests: XCTestCase {
             }
         }
         for target in addresses {
-            let expected = await reference.record(for: target)
-            let actual = try await sqlite.record(for: target)
+            let expected = try await reference.record(forUser: target.userID)
+            let actual = try await sqlite.record(forUser: target.userID)
             XCTAssertEqual(actual, expected, "\(target)")
         }
     }

@@ -68,6 +68,12 @@ actor TestTrustEvaluator: IdentityTrustEvaluator {
         return .changed(previous: known)
     }
 
+    func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) {
+        for (address, key) in keys where address.userID.utf8.elementsEqual(userID.utf8) && key == identityKey {
+            awaitingAcceptance.remove(address)
+        }
+    }
+
     func accept(_ address: ProtocolAddress) { awaitingAcceptance.remove(address) }
     func key(for address: ProtocolAddress) -> Ed25519.PublicKey? { keys[address] }
     func setFailing(_ failing: Bool) { isFailing = failing }

@@ -195,8 +195,8 @@ final class DocumentationExampleTests: XCTestCase {
         XCTAssertEqual(three[1].error, .noSession)
 
         // One identity per user: one safety number for both of Bob's devices.
-        let phoneRecord = await aliceTrust.record(for: bobPhone)
-        let laptopRecord = await aliceTrust.record(for: bobLaptop)
+        let phoneRecord = try await aliceTrust.record(forUser: bobPhone.userID)
+        let laptopRecord = try await aliceTrust.record(forUser: bobLaptop.userID)
         let phoneKey = try XCTUnwrap(phoneRecord)
         let laptopKey = try XCTUnwrap(laptopRecord)
         XCTAssertEqual(phoneKey.identityKey, laptopKey.identityKey)
@@ -526,13 +526,13 @@ final class DocumentationExampleTests: XCTestCase {
             try await bob.startSession(from: alice, at: aliceAddress)
         }
 
-        let recorded = try await trust.record(for: bobPhone)
+        let recorded = try await trust.record(forUser: bobPhone.userID)
         XCTAssertEqual(recorded?.identityKey, bobIdentity.publicKey, "recorded on first use")
         // --- VerifyingContacts.md, "One number per pair of users" ---
         let generator = try FingerprintGenerator()   // 5,200 iterations, as libsignal
 
         // Bob's identity key as this device uses it: the one on record for his device.
-        guard let bobKey = try await trust.record(for: bobPhone)?.identityKey else { return }
+        guard let bobKey = try await trust.record(forUser: bobPhone.userID)?.identityKey else { return }
         let fingerprint = generator.fingerprint(
             version: 2,
             localUserID: "alice", localIdentityKey: aliceIdentity.publicKey,
@@ -555,7 +555,7 @@ final class DocumentationExampleTests: XCTestCase {
         case .match:
             // Each phone holds the other's key: mark the key the number was computed from.
             for device in bobsDevices {
-                try await trust.markVerified(bobKey, for: device)
+                try await trust.markVerified(bobKey, forUser: device.userID)
             }
         case .mismatch:
             warn("These safety numbers do not match. Someone may be intercepting your messages.")
@@ -564,7 +564,7 @@ final class DocumentationExampleTests: XCTestCase {
         }
         // --- end ---
         for device in bobsDevices {
-            let status = try await trust.status(for: device)
+            let status = try await trust.status(forUser: device.userID)
             XCTAssertEqual(status, .verified)
         }
         XCTAssertEqual(warnings, [])
@@ -576,14 +576,14 @@ final class DocumentationExampleTests: XCTestCase {
             do {
                 // Verifies only Bob's own code (his user id, compared as bytes) with the key on record.
                 for device in bobsDevices {
-                    try await trust.markVerified(scanned: scanned, for: device)
+                    try await trust.markVerified(scanned: scanned, forUser: device.userID)
                 }
             } catch .payloadForAnotherUser, .identityKeyMismatch {
                 warn("This code does not match Bob's safety number.")
             }
             // --- end ---
         }
-        for device in bobsDevices { try await trust.clearVerification(for: device) }
+        for device in bobsDevices { try await trust.clearVerification(forUser: device.userID) }
         let carolIdentity = try IdentityKeyPair()
         for (code, verifies) in [
             (try QRPayload(uid: "bob", identityKey: bobIdentity.publicKey).encoded, true),
@@ -593,10 +593,10 @@ final class DocumentationExampleTests: XCTestCase {
             scannedBytes = code
             try await verifyScannedPayload()
             for device in bobsDevices {
-                let status = try await trust.status(for: device)
+                let status = try await trust.status(forUser: device.userID)
                 XCTAssertEqual(status, verifies ? .verified : .trusted, "\(code)")
             }
-            for device in bobsDevices { try await trust.clearVerification(for: device) }
+            for device in bobsDevices { try await trust.clearVerification(forUser: device.userID) }
         }
         XCTAssertEqual(warnings.count, 2)
 
@@ -611,13 +611,13 @@ final class DocumentationExampleTests: XCTestCase {
             let newKey = bundle.identityKey
             // Show the new safety number (computed with `newKey`); if the user accepts:
             _ = try await trust.observeIdentity(newKey, for: bobPhone)       // .changed(previous:)
-            try await trust.acceptIdentityChange(newKey, for: bobPhone)
+            try await trust.acceptIdentity(newKey, forUser: bobPhone.userID)
             try await alice.processBundle(bundle, for: bobPhone)
         }
         // --- end ---
-        let phoneStatus = try await trust.status(for: bobPhone)
+        let phoneStatus = try await trust.status(forUser: bobPhone.userID)
         XCTAssertEqual(phoneStatus, .trusted)
-        let laptopStatus = try await trust.status(for: bobLaptop)
+        let laptopStatus = try await trust.status(forUser: bobLaptop.userID)
         XCTAssertEqual(laptopStatus, .trusted, "the laptop's record is its own")
         let message = try await alice.encrypt(Array("Welcome back".utf8), to: bobPhone)
         let atNewBob = try await newBob.manager.decrypt(message, from: aliceAddress)

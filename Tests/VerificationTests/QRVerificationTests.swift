@@ -16,27 +16,27 @@ final class QRVerificationTests: XCTestCase {
         // Carol's code, scanned on Bob's contact screen, verifies nothing.
         let carolsCode = try QRPayload(decoding: QRPayload(uid: "carol", identityKey: carol.publicKey).encoded)
         do {
-            try await trust.markVerified(scanned: carolsCode, for: bobPhone)
+            try await trust.markVerified(scanned: carolsCode, forUser: bobPhone.userID)
             XCTFail("another user's code verified bob")
         } catch {
-            XCTAssertEqual(error, .payloadForAnotherUser(bobPhone))
+            XCTAssertEqual(error, .payloadForAnotherUser(bobPhone.userID))
         }
         // A code with Bob's user id but another key (not the one Bob's sessions use).
         let forged = try QRPayload(uid: "bob", identityKey: carol.publicKey)
         do {
-            try await trust.markVerified(scanned: forged, for: bobPhone)
+            try await trust.markVerified(scanned: forged, forUser: bobPhone.userID)
             XCTFail("a code with another key verified bob")
         } catch {
-            XCTAssertEqual(error, .identityKeyMismatch(bobPhone))
+            XCTAssertEqual(error, .identityKeyMismatch(bobPhone.userID))
         }
-        let statusAfterRefusals = await trust.status(for: bobPhone)
+        let statusAfterRefusals = try await trust.status(forUser: bobPhone.userID)
         XCTAssertEqual(statusAfterRefusals, .trusted)
 
         // Bob's own code verifies each of his devices (they share his identity key).
         let bobsCode = try QRPayload(decoding: QRPayload(uid: "bob", identityKey: bob.publicKey).encoded)
-        for device in [bobPhone, bobLaptop] { try await trust.markVerified(scanned: bobsCode, for: device) }
-        let phoneStatus = await trust.status(for: bobPhone)
-        let laptopStatus = await trust.status(for: bobLaptop)
+        for device in [bobPhone, bobLaptop] { try await trust.markVerified(scanned: bobsCode, forUser: device.userID) }
+        let phoneStatus = try await trust.status(forUser: bobPhone.userID)
+        let laptopStatus = try await trust.status(forUser: bobLaptop.userID)
         XCTAssertEqual(phoneStatus, .verified)
         XCTAssertEqual(laptopStatus, .verified)
     }
@@ -48,12 +48,12 @@ final class QRVerificationTests: XCTestCase {
         let decomposedCode = try QRPayload(uid: "e\u{301}", identityKey: key)   // e + combining accent
         XCTAssertEqual("\u{E9}", "e\u{301}", "equal as Swift strings")
         do {
-            try await trust.markVerified(scanned: decomposedCode, for: composed)
+            try await trust.markVerified(scanned: decomposedCode, forUser: composed.userID)
             XCTFail("different user-id bytes verified")
         } catch {
-            XCTAssertEqual(error, .payloadForAnotherUser(composed))
+            XCTAssertEqual(error, .payloadForAnotherUser(composed.userID))
         }
-        let status = await trust.status(for: composed)
+        let status = try await trust.status(forUser: composed.userID)
         XCTAssertEqual(status, .unverified)
     }
 }

@@ -43,7 +43,7 @@ final class SessionManagerTrustTests: XCTestCase {
         let atBob = try await bob.manager.decrypt(try await alice.manager.encrypt(Array("hi".utf8), to: bob.address), from: alice.address)
         XCTAssertEqual(atBob.identityObservation, .firstUse)
         XCTAssertEqual(atBob.senderIdentityKey, alice.identity.publicKey)
-        let firstUse = await alice.trust.record(for: bob.address)
+        let firstUse = try await alice.trust.record(forUser: bob.address.userID)
         XCTAssertEqual(firstUse, TrustRecord(identityKey: bob.identity.publicKey, status: .trusted, previousIdentityKey: nil))
 
         // Bob reinstalls: a new identity, and he starts a new session with Alice.
@@ -56,7 +56,7 @@ final class SessionManagerTrustTests: XCTestCase {
                        "the app learns of the change with the message")
         XCTAssertEqual(received.senderIdentityKey, newBob.identity.publicKey)
         XCTAssertTrue(received.establishedSession)
-        let changed = await alice.trust.record(for: bob.address)
+        let changed = try await alice.trust.record(forUser: bob.address.userID)
         XCTAssertEqual(changed, TrustRecord(
             identityKey: newBob.identity.publicKey, status: .unverified,
             previousIdentityKey: bob.identity.publicKey))
@@ -65,7 +65,7 @@ final class SessionManagerTrustTests: XCTestCase {
         let outcomes = try await alice.manager.encrypt(Array("to all of bob".utf8), toUser: "bob")
         XCTAssertEqual(outcomes.map(\.error), [.untrustedIdentity])
 
-        try await alice.trust.acceptIdentityChange(newBob.identity.publicKey, for: bob.address)
+        try await alice.trust.acceptIdentity(newBob.identity.publicKey, forUser: bob.address.userID)
         let reply = try await alice.manager.encrypt(Array("welcome back".utf8), to: bob.address)
         let atNewBob = try await newBob.manager.decrypt(reply, from: alice.address)
         XCTAssertEqual(atNewBob.plaintext, Array("welcome back".utf8))
@@ -79,7 +79,7 @@ final class SessionManagerTrustTests: XCTestCase {
     func testABundleWithAnotherKeyForAVerifiedContactIsRefusedAndChangesNothing() async throws {
         let alice = try await Device("alice")
         let bob = try await Device("bob")
-        try await alice.trust.markVerified(bob.identity.publicKey, for: bob.address)
+        try await alice.trust.markVerified(bob.identity.publicKey, forUser: bob.address.userID)
         try await alice.manager.processBundle(try bob.bundle(0), for: bob.address)
         _ = try await alice.manager.encrypt(Array("verified".utf8), to: bob.address)
 
@@ -90,7 +90,7 @@ final class SessionManagerTrustTests: XCTestCase {
                 return []
             }
         }
-        let status = await alice.trust.status(for: bob.address)
+        let status = try await alice.trust.status(forUser: bob.address.userID)
         XCTAssertEqual(status, .verified, "a refused bundle records nothing")
         let stillSending = try await alice.manager.encrypt(Array("still you".utf8), to: bob.address)
         let atBob = try await bob.manager.decrypt(stillSending, from: alice.address)
@@ -99,7 +99,7 @@ final class SessionManagerTrustTests: XCTestCase {
         let newKey = newBob.identity.publicKey
         let observed = await alice.trust.observeIdentity(newKey, for: bob.address)
         XCTAssertEqual(observed, .changed(previous: bob.identity.publicKey))
-        try await alice.trust.acceptIdentityChange(newKey, for: bob.address)
+        try await alice.trust.acceptIdentity(newKey, forUser: bob.address.userID)
         try await alice.manager.processBundle(try newBob.bundle(0), for: bob.address)
         let message = try await alice.manager.encrypt(Array("hello again".utf8), to: bob.address)
         let received = try await newBob.manager.decrypt(message, from: alice.address)

@@ -3,7 +3,8 @@ import SignalPrimitives
 @_spi(Testing) import Verification
 import XCTest
 
-/// Persisted trust records: SessionKit's envelope (kind .trust, version 1), loaded strictly.
+/// Persisted trust records: SessionKit's envelope (kind .trust, version 2, per user), loaded
+/// strictly; version-1 blobs (per device) fold per user.
 final class TrustPersistenceTests: XCTestCase {
     private let alice = address("alice", 1)
     private let bob = address("bob", 7)
@@ -13,7 +14,7 @@ final class TrustPersistenceTests: XCTestCase {
     private func populatedStore() async throws -> InMemoryTrustStore {
         let store = InMemoryTrustStore()
         _ = await store.observeIdentity(identityKey(0xa1), for: alice)
-        try await store.markVerified(identityKey(0xb1), for: bob)
+        try await store.markVerified(identityKey(0xb1), forUser: bob.userID)
         _ = await store.observeIdentity(identityKey(0xc1), for: carol)
         _ = await store.observeIdentity(identityKey(0xc2), for: carol)
         return store
@@ -33,9 +34,9 @@ final class TrustPersistenceTests: XCTestCase {
         // The restored store keeps blocking the pending change and trusts the others.
         let carolDecision = await restored.evaluateIdentity(identityKey(0xc2), for: carol)
         XCTAssertEqual(carolDecision, TrustDecision(observation: .unchanged, allowsSending: false))
-        let bobStatus = await restored.status(for: bob)
+        let bobStatus = try await restored.status(forUser: bob.userID)
         XCTAssertEqual(bobStatus, .verified)
-        let decomposedOnly = await restored.record(for: address("\u{e9}", 2))
+        let decomposedOnly = try await restored.record(forUser: "\u{e9}")
         XCTAssertNil(decomposedOnly, "user ids are restored byte for byte")
     }
 
@@ -46,7 +47,7 @@ final class TrustPersistenceTests: XCTestCase {
 
     func testTheBlobUsesTheTrustEnvelope() async throws {
         let blob = await InMemoryTrustStore().serialized()
-        XCTAssertEqual(Array(blob.prefix(6)), Array("SKST".utf8) + [StateKind.trust.rawValue, 1])
+        XCTAssertEqual(Array(blob.prefix(6)), Array("SKST".utf8) + [StateKind.trust.rawValue, 2])
         XCTAssertEqual(blob.count, 6 + 4 + 16)
     }
 
@@ -87,16 +88,69 @@ final class TrustPersistenceTests: XCTestCase {
         }
     }
 
-    func testAWellFormedHandWrittenBlobLoads() throws {
+    /// Version 1 (per device) folds per user: devices with different keys become a change
+    /// awaiting acceptance, from the lowest device's key to the first other key.
+    func testAVersion1BlobWithDifferentKeysFoldsIntoAPendingChange() throws {
         let bytes = blob { writer in
             writer.write(UInt32(2))
             writeRecord(&writer, device: 1, status: 2)
             writeRecord(&writer, device: 2, status: 0, key: [UInt8](repeating: 3, count: 32), previous: [UInt8](repeating: 4, count: 32))
         }
         let records = try TrustSnapshot(serialized: bytes).records
-        XCTAssertEqual(records[address("bob", 1)]?.status, .verified)
-        XCTAssertEqual(records[address("bob", 2)],
-                       TrustRecord(identityKey: identityKey(3), status: .unverified, previousIdentityKey: identityKey(4)))
+        XCTAssertEqual(records.count, 1)
+        XCTAssertEqual(records[try TrustUserID("bob")],
+                       TrustRecord(identityKey: identityKey(5), status: .unverified, previousIdentityKey: identityKey(3), devices: [1]))
+    }
+
+    /// Version 1 devices with one key fold into one record with the strongest status and every device.
+    func testAVersion1BlobWithOneKeyFoldsWithTheStrongestStatus() throws {
+        let bytes = blob { writer in
+            writer.write(UInt32(3))
+            writeRecord(&writer, device: 1, status: 1)
+            writeRecord(&writer, device: 4, status: 2)
+            writeRecord(&writer, user: Array("carol".utf8), device: 9, status: 1)
+        }
+        let records = try TrustSnapshot(serialized: bytes).records
+        XCTAssertEqual(records[try TrustUserID("bob")],
+                       TrustRecord(identityKey: identityKey(5), status: .verified, previousIdentityKey: nil, devices: [1, 4]))
+        XCTAssertEqual(records[try TrustUserID("carol")],
+                       TrustRecord(identityKey: identityKey(5), status: .trusted, previousIdentityKey: nil, devices: [9]))
+    }
+
+    func testAVersion2RecordWithDevicesAndSupersededKeysRoundTrips() throws {
+        let record = TrustRecord(
+            identityKey: identityKey(7), status: .verified, previousIdentityKey: nil, devices: [3, 1, 2],
+            supersededIdentityKeys: [identityKey(8), identityKey(9)])
+        let snapshot = TrustSnapshot(records: [try TrustUserID("dana"): record])
+        XCTAssertEqual(try TrustSnapshot(serialized: snapshot.serialized), snapshot)
+    }
+
+    func testVersion2BodiesWithRepeatsOrTooManyEntriesAreInvalid() {
+        func v2(_ devices: [UInt32], _ superseded: [[UInt8]]) -> [UInt8] {
+            blob(version: 2) { writer in
+                writer.write(UInt32(1))
+                writer.writeVariable(Array("bob".utf8))
+                writer.write(UInt8(1))
+                writer.writeVariable([UInt8](repeating: 5, count: 32))
+                writer.write(UInt32(devices.count))
+                for device in devices { writer.write(device) }
+                writer.write(UInt32(superseded.count))
+                for key in superseded { writer.writeVariable(key) }
+            }
+        }
+        XCTAssertNoThrow(try TrustSnapshot(serialized: v2([1, 2], [[UInt8](repeating: 6, count: 32)])))
+        let cases: [(String, [UInt8])] = [
+            ("repeated device", v2([1, 1], [])),
+            ("repeated superseded key", v2([], [[UInt8](repeating: 6, count: 32), [UInt8](repeating: 6, count: 32)])),
+            ("superseded key equal to the key", v2([], [[UInt8](repeating: 5, count: 32)])),
+            ("too many devices", v2(Array(0 ..< 257), [])),
+            ("too many superseded keys", v2([], (10 ..< 27).map { [UInt8](repeating: UInt8($0), count: 32) })),
+        ]
+        for (what, bytes) in cases {
+            XCTAssertThrowsError(try TrustSnapshot(serialized: bytes), what) {
+                XCTAssertEqual($0 as? VerificationError, .invalidPayload, what)
+            }
+        }
     }
 
     func testCorruptedBodiesAreInvalid() {
@@ -128,7 +182,7 @@ final class TrustPersistenceTests: XCTestCase {
     }
 
     func testAnUnknownVersionIsUnsupported() {
-        assertLoading(blob(version: 2) { $0.write(UInt32(0)) }, fails: .unsupportedVersion)
+        assertLoading(blob(version: 3) { $0.write(UInt32(0)) }, fails: .unsupportedVersion)
         assertLoading(blob(version: 0) { $0.write(UInt32(0)) }, fails: .unsupportedVersion)
     }
 }

@@ -11,8 +11,8 @@ final class TrustStoreTests: XCTestCase {
 
     func testAnUnknownContactIsUnverifiedWithoutARecord() async throws {
         let store: any TrustStore = InMemoryTrustStore()
-        let status = try await store.status(for: bob)
-        let record = try await store.record(for: bob)
+        let status = try await store.status(forUser: bob.userID)
+        let record = try await store.record(forUser: bob.userID)
         XCTAssertEqual(status, .unverified)
         XCTAssertNil(record)
     }
@@ -21,12 +21,12 @@ final class TrustStoreTests: XCTestCase {
         let store: any TrustStore = InMemoryTrustStore()
         let first = try await store.observeIdentity(original, for: bob)
         XCTAssertEqual(first, .firstUse)
-        let status = try await store.status(for: bob)
+        let status = try await store.status(forUser: bob.userID)
         XCTAssertEqual(status, .trusted)
         let again = try await store.observeIdentity(original, for: bob)
         XCTAssertEqual(again, .unchanged)
-        let record = try await store.record(for: bob)
-        XCTAssertEqual(record, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil))
+        let record = try await store.record(forUser: bob.userID)
+        XCTAssertEqual(record, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil, devices: [1]))
         let allowed = try await store.evaluateIdentity(original, for: bob).allowsSending
         XCTAssertTrue(allowed)
     }
@@ -34,13 +34,13 @@ final class TrustStoreTests: XCTestCase {
     func testVerifyingMovesATrustedContactToVerified() async throws {
         let store: any TrustStore = InMemoryTrustStore()
         _ = try await store.observeIdentity(original, for: bob)
-        try await store.markVerified(original, for: bob)
-        let status = try await store.status(for: bob)
+        try await store.markVerified(original, forUser: bob.userID)
+        let status = try await store.status(forUser: bob.userID)
         XCTAssertEqual(status, .verified)
         let allowed = try await store.evaluateIdentity(original, for: bob).allowsSending
         XCTAssertTrue(allowed)
-        try await store.clearVerification(for: bob)
-        let cleared = try await store.status(for: bob)
+        try await store.clearVerification(forUser: bob.userID)
+        let cleared = try await store.status(forUser: bob.userID)
         XCTAssertEqual(cleared, .trusted)
     }
 
@@ -51,11 +51,11 @@ final class TrustStoreTests: XCTestCase {
         XCTAssertTrue(firstCheck)
         let recorded = try await evaluator.recordIdentity(original, for: bob)
         XCTAssertEqual(recorded, .firstUse)
-        try await store.markVerified(original, for: bob)
+        try await store.markVerified(original, forUser: bob.userID)
 
         let event = try await store.observeIdentity(replacement, for: bob)
         XCTAssertEqual(event, .changed(previous: original))
-        let dropped = try await store.record(for: bob)
+        let dropped = try await store.record(forUser: bob.userID)
         XCTAssertEqual(dropped?.status, .unverified)
         XCTAssertEqual(dropped?.identityKey, replacement)
         XCTAssertEqual(dropped?.previousIdentityKey, original)
@@ -67,12 +67,13 @@ final class TrustStoreTests: XCTestCase {
             let decision = try await evaluator.evaluateIdentity(replacement, for: bob)
             XCTAssertEqual(decision, TrustDecision(observation: .unchanged, allowsSending: false))
         }
-        let stillBlocked = try await store.status(for: bob)
+        let stillBlocked = try await store.status(forUser: bob.userID)
         XCTAssertEqual(stillBlocked, .unverified)
 
-        try await store.acceptIdentityChange(replacement, for: bob)
-        let accepted = try await store.record(for: bob)
-        XCTAssertEqual(accepted, TrustRecord(identityKey: replacement, status: .trusted, previousIdentityKey: nil))
+        try await store.acceptIdentity(replacement, forUser: bob.userID)
+        let accepted = try await store.record(forUser: bob.userID)
+        XCTAssertEqual(accepted, TrustRecord(
+            identityKey: replacement, status: .trusted, previousIdentityKey: nil, devices: [1], supersededIdentityKeys: [original]))
         let allowedAfterAccepting = try await evaluator.evaluateIdentity(replacement, for: bob).allowsSending
         XCTAssertTrue(allowedAfterAccepting)
     }
@@ -82,7 +83,7 @@ final class TrustStoreTests: XCTestCase {
         let evaluator: any IdentityTrustEvaluator = store
         let first = try await evaluator.evaluateIdentity(original, for: bob)
         XCTAssertEqual(first, TrustDecision(observation: .firstUse, allowsSending: true))
-        let unrecorded = try await store.record(for: bob)
+        let unrecorded = try await store.record(forUser: bob.userID)
         XCTAssertNil(unrecorded, "evaluating records nothing")
         let recorded = try await evaluator.recordIdentity(original, for: bob)
         XCTAssertEqual(recorded, .firstUse)
@@ -90,12 +91,12 @@ final class TrustStoreTests: XCTestCase {
         XCTAssertEqual(again, TrustDecision(observation: .unchanged, allowsSending: true))
         let changed = try await evaluator.evaluateIdentity(replacement, for: bob)
         XCTAssertEqual(changed, TrustDecision(observation: .changed(previous: original), allowsSending: false))
-        let stillTrusted = try await store.record(for: bob)
+        let stillTrusted = try await store.record(forUser: bob.userID)
         XCTAssertEqual(stillTrusted, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil),
                        "a refused key changes nothing")
         let recordedChange = try await evaluator.recordIdentity(replacement, for: bob)
         XCTAssertEqual(recordedChange, .changed(previous: original))
-        let record = try await store.record(for: bob)
+        let record = try await store.record(forUser: bob.userID)
         XCTAssertEqual(record?.previousIdentityKey, original)
         XCTAssertEqual(record?.status, .unverified)
     }
@@ -104,12 +105,12 @@ final class TrustStoreTests: XCTestCase {
     /// refused without making Bob unverified or blocking the genuine session.
     func testEvaluatingAnotherKeyLeavesAVerifiedContactVerified() async throws {
         let store: any TrustStore = InMemoryTrustStore()
-        try await store.markVerified(original, for: bob)
+        try await store.markVerified(original, forUser: bob.userID)
         for _ in 0 ..< 3 {
             let decision = try await store.evaluateIdentity(replacement, for: bob)
             XCTAssertFalse(decision.allowsSending)
         }
-        let status = try await store.status(for: bob)
+        let status = try await store.status(forUser: bob.userID)
         XCTAssertEqual(status, .verified)
         let allowed = try await store.evaluateIdentity(original, for: bob).allowsSending
         XCTAssertTrue(allowed)
@@ -130,12 +131,12 @@ final class TrustStoreTests: XCTestCase {
         _ = try await store.observeIdentity(original, for: bob)
         _ = try await store.observeIdentity(replacement, for: bob)
         do {
-            try await store.acceptIdentityChange(original, for: bob)
+            try await store.acceptIdentity(original, forUser: bob.userID)
             XCTFail("accepting a stale key must fail")
         } catch {
-            XCTAssertEqual(error, .identityKeyMismatch(bob))
+            XCTAssertEqual(error, .identityKeyMismatch(bob.userID))
         }
-        let status = try await store.status(for: bob)
+        let status = try await store.status(forUser: bob.userID)
         XCTAssertEqual(status, .unverified)
     }
 
@@ -143,9 +144,10 @@ final class TrustStoreTests: XCTestCase {
         let store: any TrustStore = InMemoryTrustStore()
         _ = try await store.observeIdentity(original, for: bob)
         _ = try await store.observeIdentity(replacement, for: bob)
-        try await store.markVerified(replacement, for: bob)
-        let record = try await store.record(for: bob)
-        XCTAssertEqual(record, TrustRecord(identityKey: replacement, status: .verified, previousIdentityKey: nil))
+        try await store.markVerified(replacement, forUser: bob.userID)
+        let record = try await store.record(forUser: bob.userID)
+        XCTAssertEqual(record, TrustRecord(
+            identityKey: replacement, status: .verified, previousIdentityKey: nil, devices: [1], supersededIdentityKeys: [original]))
         let allowed = try await store.evaluateIdentity(replacement, for: bob).allowsSending
         XCTAssertTrue(allowed)
     }
@@ -154,55 +156,118 @@ final class TrustStoreTests: XCTestCase {
         let store: any TrustStore = InMemoryTrustStore()
         _ = try await store.observeIdentity(original, for: bob)
         do {
-            try await store.markVerified(replacement, for: bob)
+            try await store.markVerified(replacement, forUser: bob.userID)
             XCTFail("verifying a key that is not on record must fail")
         } catch {
-            XCTAssertEqual(error, .identityKeyMismatch(bob))
+            XCTAssertEqual(error, .identityKeyMismatch(bob.userID))
         }
-        let status = try await store.status(for: bob)
+        let status = try await store.status(forUser: bob.userID)
         XCTAssertEqual(status, .trusted)
     }
 
     func testVerifyingAnUnknownContactRecordsTheKeyAsVerified() async throws {
         let store: any TrustStore = InMemoryTrustStore()
-        try await store.markVerified(original, for: bob)
-        let record = try await store.record(for: bob)
+        try await store.markVerified(original, forUser: bob.userID)
+        let record = try await store.record(forUser: bob.userID)
         XCTAssertEqual(record, TrustRecord(identityKey: original, status: .verified, previousIdentityKey: nil))
     }
 
-    func testUnknownContactsCannotBeAcceptedOrCleared() async throws {
+    func testAnUnknownUsersKeyCanBeAcceptedButNotCleared() async throws {
         let store: any TrustStore = InMemoryTrustStore()
+        try await store.acceptIdentity(original, forUser: bob.userID)
+        let record = try await store.record(forUser: bob.userID)
+        XCTAssertEqual(record, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil))
         do {
-            try await store.acceptIdentityChange(original, for: bob)
-            XCTFail("no record to accept")
-        } catch {
-            XCTAssertEqual(error, .unknownContact(bob))
-        }
-        do {
-            try await store.clearVerification(for: bob)
+            try await store.clearVerification(forUser: "carol")
             XCTFail("no record to clear")
         } catch {
-            XCTAssertEqual(error, .unknownContact(bob))
+            XCTAssertEqual(error, .unknownContact("carol"))
         }
     }
 
-    func testDevicesAndUidBytesAreSeparateContacts() async throws {
+    /// Issue 17's ghost device: a device id the user never had, with another key, is a change
+    /// of the user's key (not a first use), and blocks sending to every device of the user.
+    func testAnotherKeyOnANewDeviceIsAChangeOfTheUsersKey() async throws {
         let store: any TrustStore = InMemoryTrustStore()
-        let secondDevice = address("bob", 2)
+        _ = try await store.observeIdentity(original, for: bob)
+        let ghost = address("bob", 99)
+        let decision = try await store.evaluateIdentity(replacement, for: ghost)
+        XCTAssertEqual(decision.observation, .changed(previous: original))
+        XCTAssertFalse(decision.allowsSending)
+        let event = try await store.observeIdentity(replacement, for: ghost)
+        XCTAssertEqual(event, .changed(previous: original))
+        let allowedToTheRealDevice = try await store.evaluateIdentity(replacement, for: bob).allowsSending
+        XCTAssertFalse(allowedToTheRealDevice, "nothing is sent to any device of the user until the change is accepted")
+    }
+
+    func testTheUsersKeyOnANewDeviceIsANewDeviceWithTheUsersStatus() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        _ = try await store.observeIdentity(original, for: bob)
+        try await store.markVerified(original, forUser: bob.userID)
+        let tablet = address("bob", 2)
+        let decision = try await store.evaluateIdentity(original, for: tablet)
+        XCTAssertEqual(decision, TrustDecision(observation: .newDevice, allowsSending: true, isVerified: true))
+        let event = try await store.observeIdentity(original, for: tablet)
+        XCTAssertEqual(event, .newDevice)
+        let again = try await store.observeIdentity(original, for: tablet)
+        XCTAssertEqual(again, .unchanged)
+        let record = try await store.record(forUser: bob.userID)
+        XCTAssertEqual(record, TrustRecord(identityKey: original, status: .verified, previousIdentityKey: nil, devices: [1, 2]))
+    }
+
+    func testUserIDsAreComparedAsBytes() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
         let precomposed = address("\u{e9}", 1)
         let decomposed = address("e\u{301}", 1)
-        _ = try await store.observeIdentity(original, for: bob)
-        let otherDevice = try await store.observeIdentity(replacement, for: secondDevice)
-        XCTAssertEqual(otherDevice, .firstUse)
         _ = try await store.observeIdentity(original, for: precomposed)
         let decomposedEvent = try await store.observeIdentity(replacement, for: decomposed)
         XCTAssertEqual(decomposedEvent, .firstUse)
     }
 
+    func testAcceptingAChangeSupersedesTheOldKey() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        _ = try await store.observeIdentity(original, for: bob)
+        _ = try await store.observeIdentity(replacement, for: bob)
+        try await store.acceptIdentity(replacement, forUser: bob.userID)
+        let record = try await store.record(forUser: bob.userID)
+        XCTAssertEqual(record, TrustRecord(
+            identityKey: replacement, status: .trusted, previousIdentityKey: nil, devices: [1], supersededIdentityKeys: [original]))
+        let old = try await store.evaluateIdentity(original, for: address("bob", 3))
+        XCTAssertTrue(old.isSuperseded)
+        XCTAssertFalse(old.allowsSending)
+        let current = try await store.evaluateIdentity(replacement, for: bob)
+        XCTAssertFalse(current.isSuperseded)
+        XCTAssertTrue(current.allowsSending)
+    }
+
+    /// A quarantined message's key (the record was left verified) can be accepted: it replaces
+    /// the verified key, trusted, and the verified key is superseded.
+    func testAcceptingAKeyNotOnRecordReplacesAVerifiedKey() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        _ = try await store.observeIdentity(original, for: bob)
+        try await store.markVerified(original, forUser: bob.userID)
+        try await store.acceptIdentity(replacement, forUser: bob.userID)
+        let record = try await store.record(forUser: bob.userID)
+        XCTAssertEqual(record, TrustRecord(
+            identityKey: replacement, status: .trusted, previousIdentityKey: nil, devices: [], supersededIdentityKeys: [original]))
+        let reaccepted = try await store.evaluateIdentity(original, for: bob)
+        XCTAssertTrue(reaccepted.isSuperseded)
+    }
+
+    func testAMalformedUserIDIsRefused() async throws {
+        let store: any TrustStore = InMemoryTrustStore()
+        do {
+            _ = try await store.record(forUser: "")
+            XCTFail("an empty user id must be refused")
+        } catch {
+            XCTAssertEqual(error, .invalidPayload)
+        }
+    }
+
     func testRemovingARecordMakesTheNextKeyAFirstUse() async throws {
         let store: any TrustStore = InMemoryTrustStore()
         _ = try await store.observeIdentity(original, for: bob)
-        try await store.removeRecord(for: bob)
+        try await store.removeRecord(forUser: bob.userID)
         let event = try await store.observeIdentity(replacement, for: bob)
         XCTAssertEqual(event, .firstUse)
     }

@@ -157,7 +157,7 @@ final class ChatClient: Sendable {
         let local = try await manager.store.localIdentity().publicKey
         for device in try await store.deviceIDs(ofUser: user) {
             let peer = try ProtocolAddress(userID: user, deviceID: device)
-            guard let record = try await store.record(for: peer) else { continue }
+            guard let record = try await store.record(forUser: peer.userID) else { continue }
             if let previous = record.previousIdentityKey {
                 say("safety number with \(peer) before its key changed: \(safetyNumber(local, user, previous))")
             }
@@ -170,8 +170,8 @@ final class ChatClient: Sendable {
     func acceptIdentityChange(of user: String) async throws {
         for device in try await store.deviceIDs(ofUser: user) {
             let peer = try ProtocolAddress(userID: user, deviceID: device)
-            guard let record = try await store.record(for: peer), record.isAwaitingAcceptance else { continue }
-            try await store.acceptIdentityChange(record.identityKey, for: peer)
+            guard let record = try await store.record(forUser: peer.userID), record.isAwaitingAcceptance else { continue }
+            try await store.acceptIdentity(record.identityKey, forUser: peer.userID)
             say("accepted the new identity key of \(peer)")
         }
     }
