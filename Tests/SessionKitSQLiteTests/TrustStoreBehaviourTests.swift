@@ -70,7 +70,7 @@ final class TrustStoreBehaviourTests: XCTestCase {
                 let decision = try await evaluator.evaluateIdentity(replacement, for: bob)
                 XCTAssertEqual(decision, TrustDecision(observation: .unchanged, allowsSending: false), name)
             }
-            try await store.acceptIdentity(replacement, forUser: bob.userID)
+            try await store.acceptIdentityChange(replacement, forUser: bob.userID)
             let accepted = try await store.record(forUser: bob.userID)
             XCTAssertEqual(accepted, TrustRecord(identityKey: replacement, status: .trusted, previousIdentityKey: nil), name)
             let allowed = try await evaluator.evaluateIdentity(replacement, for: bob).allowsSending
@@ -94,12 +94,12 @@ final class TrustStoreBehaviourTests: XCTestCase {
 
     func testMismatchedAndUnknownContactsAreTheSameErrors() async throws {
         try await forEachStore { store, name in
-            await assertThrows(VerificationError.unknownContact(bob.userID)) { try await store.acceptIdentity(self.original, forUser: self.bob.userID) }
+            await assertThrows(VerificationError.unknownContact(bob.userID)) { try await store.acceptIdentityChange(self.original, forUser: self.bob.userID) }
             await assertThrows(VerificationError.unknownContact(bob.userID)) { try await store.clearVerification(forUser: self.bob.userID) }
             _ = try await store.observeIdentity(original, for: bob)
             await assertThrows(VerificationError.identityKeyMismatch(bob.userID)) { try await store.markVerified(self.replacement, forUser: self.bob.userID) }
             _ = try await store.observeIdentity(replacement, for: bob)
-            await assertThrows(VerificationError.identityKeyMismatch(bob.userID)) { try await store.acceptIdentity(self.original, forUser: self.bob.userID) }
+            await assertThrows(VerificationError.identityKeyMismatch(bob.userID)) { try await store.acceptIdentityChange(self.original, forUser: self.bob.userID) }
             let status = try await store.status(forUser: bob.userID)
             XCTAssertEqual(status, .unverified, name)
         }
@@ -109,7 +109,7 @@ final class TrustStoreBehaviourTests: XCTestCase {
         try await forEachStore { store, name in
             _ = try await store.observeIdentity(original, for: bob)
             let otherDevice = try await store.observeIdentity(replacement, for: address("bob", 2))
-            XCTAssertEqual(otherDevice, .changed(previous: original), name, "trust is the user's: another key on another device is a change")
+            XCTAssertEqual(otherDevice, .changed(previous: original), "\(name): trust is the user's, another key on another device is a change")
             _ = try await store.observeIdentity(original, for: address("\u{e9}", 1))
             let decomposed = try await store.observeIdentity(replacement, for: address("e\u{301}", 1))
             XCTAssertEqual(decomposed, .firstUse, name)
@@ -155,8 +155,8 @@ final class TrustStoreBehaviourTests: XCTestCase {
                 expected = await outcome { () throws(VerificationError) in try await reference.clearVerification(forUser: target.userID) == () }
                 actual = await outcome { () throws(VerificationError) in try await sqlite.clearVerification(forUser: target.userID) == () }
             case 5:
-                expected = await outcome { () throws(VerificationError) in try await reference.acceptIdentity(key, forUser: target.userID) == () }
-                actual = await outcome { () throws(VerificationError) in try await sqlite.acceptIdentity(key, forUser: target.userID) == () }
+                expected = await outcome { () throws(VerificationError) in try await reference.acceptIdentityChange(key, forUser: target.userID) == () }
+                actual = await outcome { () throws(VerificationError) in try await sqlite.acceptIdentityChange(key, forUser: target.userID) == () }
             case 6:
                 expected = await outcome { () throws(VerificationError) in try await reference.removeRecord(forUser: target.userID) == () }
                 actual = await outcome { () throws(VerificationError) in try await sqlite.removeRecord(forUser: target.userID) == () }

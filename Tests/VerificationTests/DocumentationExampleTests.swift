@@ -611,7 +611,7 @@ final class DocumentationExampleTests: XCTestCase {
             let newKey = bundle.identityKey
             // Show the new safety number (computed with `newKey`); if the user accepts:
             _ = try await trust.observeIdentity(newKey, for: bobPhone)       // .changed(previous:)
-            try await trust.acceptIdentity(newKey, forUser: bobPhone.userID)
+            try await trust.acceptIdentityChange(newKey, forUser: bobPhone.userID)
             try await alice.processBundle(bundle, for: bobPhone)
         }
         // --- end ---

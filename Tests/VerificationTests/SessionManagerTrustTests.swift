@@ -44,7 +44,7 @@ final class SessionManagerTrustTests: XCTestCase {
         XCTAssertEqual(atBob.identityObservation, .firstUse)
         XCTAssertEqual(atBob.senderIdentityKey, alice.identity.publicKey)
         let firstUse = try await alice.trust.record(forUser: bob.address.userID)
-        XCTAssertEqual(firstUse, TrustRecord(identityKey: bob.identity.publicKey, status: .trusted, previousIdentityKey: nil))
+        XCTAssertEqual(firstUse, TrustRecord(identityKey: bob.identity.publicKey, status: .trusted, previousIdentityKey: nil, devices: [1]))
 
         // Bob reinstalls: a new identity, and he starts a new session with Alice.
         let newBob = try await Device("bob")
@@ -59,13 +59,13 @@ final class SessionManagerTrustTests: XCTestCase {
         let changed = try await alice.trust.record(forUser: bob.address.userID)
         XCTAssertEqual(changed, TrustRecord(
             identityKey: newBob.identity.publicKey, status: .unverified,
-            previousIdentityKey: bob.identity.publicKey))
+            previousIdentityKey: bob.identity.publicKey, devices: [1]))
 
         await assertUntrusted { try await alice.manager.encrypt(Array("are you bob?".utf8), to: bob.address) }
         let outcomes = try await alice.manager.encrypt(Array("to all of bob".utf8), toUser: "bob")
         XCTAssertEqual(outcomes.map(\.error), [.untrustedIdentity])
 
-        try await alice.trust.acceptIdentity(newBob.identity.publicKey, forUser: bob.address.userID)
+        try await alice.trust.acceptIdentityChange(newBob.identity.publicKey, forUser: bob.address.userID)
         let reply = try await alice.manager.encrypt(Array("welcome back".utf8), to: bob.address)
         let atNewBob = try await newBob.manager.decrypt(reply, from: alice.address)
         XCTAssertEqual(atNewBob.plaintext, Array("welcome back".utf8))
@@ -99,7 +99,7 @@ final class SessionManagerTrustTests: XCTestCase {
         let newKey = newBob.identity.publicKey
         let observed = await alice.trust.observeIdentity(newKey, for: bob.address)
         XCTAssertEqual(observed, .changed(previous: bob.identity.publicKey))
-        try await alice.trust.acceptIdentity(newKey, forUser: bob.address.userID)
+        try await alice.trust.acceptIdentityChange(newKey, forUser: bob.address.userID)
         try await alice.manager.processBundle(try newBob.bundle(0), for: bob.address)
         let message = try await alice.manager.encrypt(Array("hello again".utf8), to: bob.address)
         let received = try await newBob.manager.decrypt(message, from: alice.address)

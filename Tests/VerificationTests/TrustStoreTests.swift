@@ -70,7 +70,7 @@ final class TrustStoreTests: XCTestCase {
         let stillBlocked = try await store.status(forUser: bob.userID)
         XCTAssertEqual(stillBlocked, .unverified)
 
-        try await store.acceptIdentity(replacement, forUser: bob.userID)
+        try await store.acceptIdentityChange(replacement, forUser: bob.userID)
         let accepted = try await store.record(forUser: bob.userID)
         XCTAssertEqual(accepted, TrustRecord(
             identityKey: replacement, status: .trusted, previousIdentityKey: nil, devices: [1], supersededIdentityKeys: [original]))
@@ -92,7 +92,7 @@ final class TrustStoreTests: XCTestCase {
         let changed = try await evaluator.evaluateIdentity(replacement, for: bob)
         XCTAssertEqual(changed, TrustDecision(observation: .changed(previous: original), allowsSending: false))
         let stillTrusted = try await store.record(forUser: bob.userID)
-        XCTAssertEqual(stillTrusted, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil),
+        XCTAssertEqual(stillTrusted, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil, devices: [1]),
                        "a refused key changes nothing")
         let recordedChange = try await evaluator.recordIdentity(replacement, for: bob)
         XCTAssertEqual(recordedChange, .changed(previous: original))
@@ -131,7 +131,7 @@ final class TrustStoreTests: XCTestCase {
         _ = try await store.observeIdentity(original, for: bob)
         _ = try await store.observeIdentity(replacement, for: bob)
         do {
-            try await store.acceptIdentity(original, forUser: bob.userID)
+            try await store.acceptIdentityChange(original, forUser: bob.userID)
             XCTFail("accepting a stale key must fail")
         } catch {
             XCTAssertEqual(error, .identityKeyMismatch(bob.userID))
@@ -174,7 +174,7 @@ final class TrustStoreTests: XCTestCase {
 
     func testAnUnknownUsersKeyCanBeAcceptedButNotCleared() async throws {
         let store: any TrustStore = InMemoryTrustStore()
-        try await store.acceptIdentity(original, forUser: bob.userID)
+        try await store.acceptIdentityChange(original, forUser: bob.userID)
         let record = try await store.record(forUser: bob.userID)
         XCTAssertEqual(record, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil))
         do {
@@ -228,7 +228,7 @@ final class TrustStoreTests: XCTestCase {
         let store: any TrustStore = InMemoryTrustStore()
         _ = try await store.observeIdentity(original, for: bob)
         _ = try await store.observeIdentity(replacement, for: bob)
-        try await store.acceptIdentity(replacement, forUser: bob.userID)
+        try await store.acceptIdentityChange(replacement, forUser: bob.userID)
         let record = try await store.record(forUser: bob.userID)
         XCTAssertEqual(record, TrustRecord(
             identityKey: replacement, status: .trusted, previousIdentityKey: nil, devices: [1], supersededIdentityKeys: [original]))
@@ -246,7 +246,7 @@ final class TrustStoreTests: XCTestCase {
         let store: any TrustStore = InMemoryTrustStore()
         _ = try await store.observeIdentity(original, for: bob)
         try await store.markVerified(original, forUser: bob.userID)
-        try await store.acceptIdentity(replacement, forUser: bob.userID)
+        try await store.acceptIdentityChange(replacement, forUser: bob.userID)
         let record = try await store.record(forUser: bob.userID)
         XCTAssertEqual(record, TrustRecord(
             identityKey: replacement, status: .trusted, previousIdentityKey: nil, devices: [], supersededIdentityKeys: [original]))

@@ -171,7 +171,7 @@ final class ChatClient: Sendable {
         for device in try await store.deviceIDs(ofUser: user) {
             let peer = try ProtocolAddress(userID: user, deviceID: device)
             guard let record = try await store.record(forUser: peer.userID), record.isAwaitingAcceptance else { continue }
-            try await store.acceptIdentity(record.identityKey, forUser: peer.userID)
+            try await store.acceptIdentityChange(record.identityKey, forUser: peer.userID)
             say("accepted the new identity key of \(peer)")
         }
     }

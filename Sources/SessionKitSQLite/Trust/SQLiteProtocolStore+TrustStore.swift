@@ -89,7 +89,7 @@ extension SQLiteProtocolStore: TrustStore {
     /// Accepts `identityKey` for the user (`TrustRecord.accepting`).
     /// - Throws: `VerificationError.identityKeyMismatch` when a change to another key awaits
     ///   acceptance, `.invalidPayload` for a malformed user id, `.storage` when the file fails.
-    public func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws(VerificationError) {
+    public func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws(VerificationError) {
         try await trustWrite(try TrustUserID(userID)) { record throws(VerificationError) in
             try TrustRecord.accepting(identityKey, of: userID, in: record)
         }

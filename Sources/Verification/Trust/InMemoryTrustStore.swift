@@ -80,7 +80,7 @@ public actor InMemoryTrustStore: TrustStore {
     /// Accepts `identityKey` for the user (`TrustRecord.accepting`).
     /// - Throws: `VerificationError.identityKeyMismatch` when a change to another key awaits
     ///   acceptance, `.invalidPayload` for a malformed user id.
-    public func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) throws(VerificationError) {
+    public func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, forUser userID: String) throws(VerificationError) {
         let user = try TrustUserID(userID)
         if let next = try TrustRecord.accepting(identityKey, of: userID, in: records[user]) { records[user] = next }
     }

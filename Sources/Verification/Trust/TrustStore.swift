@@ -11,7 +11,7 @@ import SessionKit
 /// any device, a new device id included, is a change (`IdentityObservation.changed`): the user
 /// drops to `unverified`, and `evaluateIdentity` (the check SessionKit runs before encrypting)
 /// refuses sending to every device of the user until the app accepts the new key
-/// (`acceptIdentity(_:forUser:)`, or `SessionManager.acceptIdentityChange(_:forUser:)`, which
+/// (`acceptIdentityChange(_:forUser:)`, or `SessionManager.acceptIdentityChange(_:forUser:)`, which
 /// also retires the sessions under the old key) or verifies it (`markVerified`). Keys the app
 /// replaced are kept as superseded, and messages under them are refused.
 ///
@@ -56,10 +56,18 @@ public protocol TrustStore: IdentityTrustEvaluator {
     /// - Throws: `VerificationError.identityKeyMismatch` when a change to another key awaits
     ///   acceptance (it changed again since the app asked the user), `.invalidPayload` for a
     ///   malformed user id, `.storage` when a backend fails.
-    func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws(VerificationError)
+    func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws(VerificationError)
 
     /// Forgets the user `userID` (the next key seen is a first use, superseded keys included).
     /// - Throws: `VerificationError.invalidPayload` for a malformed user id, `.storage` when a
     ///   backend fails.
     func removeRecord(forUser userID: String) async throws(VerificationError)
+}
+
+extension TrustStore {
+    /// SessionKit's acceptance step (`IdentityTrustEvaluator`): `acceptIdentityChange(_:forUser:)`.
+    /// - Throws: the errors of `acceptIdentityChange(_:forUser:)`.
+    public func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws {
+        try await acceptIdentityChange(identityKey, forUser: userID)
+    }
 }

@@ -1,0 +1,218 @@
+@_spi(Testing) import SessionKit
+import SignalPrimitives
+@_spi(Testing) import Verification
+import XCTest
+
+/// Issue 17: trust belongs to the user. Each test replays a finding of the second review
+/// through `SessionManager` and `InMemoryTrustStore` (it failed before trust was per user).
+final class TrustPerUserTests: XCTestCase {
+    private struct Device {
+        let address: ProtocolAddress
+        let identity: IdentityKeyPair
+        let trust: InMemoryTrustStore
+        let manager: SessionManager
+        let upload: PreKeyUpload
+
+        /// A device of `user`; `identity` shares an existing identity (a linked device).
+        init(_ user: String, _ device: UInt32 = 1, identity: IdentityKeyPair? = nil) async throws {
+            address = try ProtocolAddress(userID: user, deviceID: device)
+            self.identity = try identity ?? IdentityKeyPair()
+            trust = InMemoryTrustStore()
+            manager = SessionManager(store: InMemoryProtocolStore(identity: self.identity), trust: trust, localAddress: address)
+            upload = try await manager.maintainPreKeys()
+        }
+
+        /// A bundle with the `index`th published one-time prekey.
+        func bundle(_ index: Int = 0) throws -> PreKeyBundle {
+            try XCTUnwrap(upload.bundle(oneTimePreKey: upload.oneTimePreKeys[index]))
+        }
+
+        /// Sends `text` to `peer` (starting a session from its bundle when there is none) and
+        /// returns the bytes.
+        func send(_ text: String, to peer: Device, bundle index: Int = 0) async throws -> [UInt8] {
+            if try await manager.store.loadSession(for: peer.address)?.remoteIdentityKey == nil {
+                try await manager.processBundle(try peer.bundle(index), for: peer.address)
+            }
+            return try await manager.encrypt(Array(text.utf8), to: peer.address)
+        }
+    }
+
+    private func assertThrows<T>(
+        _ expected: SessionError, _ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line
+    ) async {
+        do {
+            _ = try await body()
+            XCTFail("expected \(expected)", file: file, line: line)
+        } catch {
+            XCTAssertEqual(error as? SessionError, expected, file: file, line: line)
+        }
+    }
+
+    /// A verified contact's talking session: alice and bob exchanged a message each, and alice
+    /// verified bob.
+    private func verifiedPair() async throws -> (alice: Device, bob: Device) {
+        let alice = try await Device("alice")
+        let bob = try await Device("bob")
+        _ = try await bob.manager.decrypt(try await alice.send("hi", to: bob), from: alice.address)
+        _ = try await alice.manager.decrypt(try await bob.manager.encrypt(Array("hey".utf8), to: alice.address), from: bob.address)
+        try await alice.trust.markVerified(bob.identity.publicKey, forUser: "bob")
+        return (alice, bob)
+    }
+
+    /// The ghost device: the server adds `bob.99` with its own identity key. Its bundle is a
+    /// change of bob's key (refused), fan-out to bob's listed devices does not reach it, and
+    /// the verified contact stays verified.
+    func testAGhostDeviceOfAContactIsRefusedAndNeverReceives() async throws {
+        let (alice, bob) = try await verifiedPair()
+        let ghost = try await Device("bob", 99)
+        await assertThrows(.untrustedIdentity) { try await alice.manager.processBundle(try ghost.bundle(), for: ghost.address) }
+        let outcomes = try await alice.manager.encrypt(Array("to all of bob".utf8), toUser: "bob", devices: [1, 99])
+        XCTAssertEqual(outcomes.map(\.address), [bob.address, ghost.address])
+        XCTAssertNoThrow(try outcomes[0].result.get())
+        XCTAssertEqual(outcomes[1].result.failure, .noSession, "no session was started with the ghost")
+        let status = try await alice.trust.status(forUser: "bob")
+        XCTAssertEqual(status, .verified)
+    }
+
+    /// The ghost device on the local user's own account: `alice.77` with another key is
+    /// refused both as a bundle and as a prekey message; the real linked `alice.2` (same
+    /// identity) is a new device.
+    func testAGhostDeviceOnTheOwnAccountIsRefused() async throws {
+        let alice = try await Device("alice")
+        let linked = try await Device("alice", 2, identity: alice.identity)
+        let ghost = try await Device("alice", 77)
+        await assertThrows(.ownDeviceIdentityMismatch) { try await alice.manager.processBundle(try ghost.bundle(), for: ghost.address) }
+        // The ghost's own manager would refuse to talk to alice.1 (another key on its account):
+        // the server crafts the prekey message with the protocol's parts instead.
+        var crafted = try SessionState(
+            initiatingWith: try alice.bundle(1), identity: ghost.identity, localAddress: ghost.address,
+            remoteAddress: alice.address, kem: nil)
+        let fromGhost = try crafted.encrypt(Array("copy of what alice sends?".utf8))
+        await assertThrows(.ownDeviceIdentityMismatch) { try await alice.manager.decrypt(fromGhost, from: ghost.address) }
+        let stored = try await alice.manager.store.loadSession(for: ghost.address)
+        XCTAssertNil(stored, "nothing was stored for the ghost")
+
+        let fromLinked = try await linked.send("from my tablet", to: alice, bundle: 2)
+        let received = try await alice.manager.decrypt(fromLinked, from: linked.address)
+        XCTAssertEqual(received.identityObservation, .newDevice)
+        XCTAssertFalse(received.isQuarantined)
+        let ownRecord = try await alice.trust.record(forUser: "alice")
+        XCTAssertNil(ownRecord, "the local user's devices are checked against the local identity, not recorded")
+        let copies = try await alice.manager.encrypt(Array("to my devices".utf8), toUser: "alice", includingOwnDevices: true)
+        XCTAssertEqual(copies.map(\.address), [linked.address])
+    }
+
+    /// A contact who reinstalls under a new device id (new identity) is a key change, not a
+    /// first use; nothing is sent to the user until the app accepts it.
+    func testAReinstallUnderANewDeviceIDIsAKeyChange() async throws {
+        let alice = try await Device("alice")
+        let bob = try await Device("bob")
+        _ = try await bob.manager.decrypt(try await alice.send("hi", to: bob), from: alice.address)
+        let reinstalled = try await Device("bob", 2)
+        let message = try await reinstalled.send("new phone", to: alice)
+        let received = try await alice.manager.decrypt(message, from: reinstalled.address)
+        XCTAssertEqual(received.identityObservation, .changed(previous: bob.identity.publicKey))
+        XCTAssertFalse(received.isQuarantined, "a trusted (unverified) contact's change is recorded, trust on first use")
+        await assertThrows(.untrustedIdentity) { try await alice.manager.encrypt(Array("x".utf8), to: bob.address) }
+        await assertThrows(.untrustedIdentity) { try await alice.manager.encrypt(Array("x".utf8), to: reinstalled.address) }
+        try await alice.manager.acceptIdentityChange(reinstalled.identity.publicKey, forUser: "bob")
+        let reply = try await alice.manager.encrypt(Array("welcome back".utf8), to: reinstalled.address)
+        let opened = try await reinstalled.manager.decrypt(reply, from: alice.address)
+        XCTAssertEqual(opened.plaintext, Array("welcome back".utf8))
+        await assertThrows(.noSession) { try await alice.manager.encrypt(Array("x".utf8), to: bob.address) }
+    }
+
+    /// An injected prekey message under another key, for a verified contact: returned
+    /// quarantined, the trust record untouched, the real session still current; the real
+    /// contact's next message is not a change.
+    func testAnInjectedPreKeyMessageForAVerifiedContactIsQuarantined() async throws {
+        let (alice, bob) = try await verifiedPair()
+        let mallory = try await Device("bob")  // claims bob.1, with its own identity
+        let injected = try await mallory.send("it's me, bob", to: alice, bundle: 1)
+        let received = try await alice.manager.decrypt(injected, from: bob.address)
+        XCTAssertTrue(received.isQuarantined)
+        XCTAssertEqual(received.identityObservation, .changed(previous: bob.identity.publicKey))
+        let record = try await alice.trust.record(forUser: "bob")
+        XCTAssertEqual(record?.status, .verified)
+        XCTAssertEqual(record?.identityKey, bob.identity.publicKey)
+
+        let toBob = try await alice.manager.encrypt(Array("still you?".utf8), to: bob.address)
+        let atBob = try await bob.manager.decrypt(toBob, from: alice.address)
+        XCTAssertEqual(atBob.plaintext, Array("still you?".utf8), "the real session stayed current")
+        let fromBob = try await bob.manager.encrypt(Array("yes".utf8), to: alice.address)
+        let real = try await alice.manager.decrypt(fromBob, from: bob.address)
+        XCTAssertEqual(real.identityObservation, .unchanged)
+        XCTAssertFalse(real.isQuarantined)
+
+        // More from the injected session stays quarantined and never becomes current.
+        let more = try await mallory.manager.encrypt(Array("again".utf8), to: alice.address)
+        let second = try await alice.manager.decrypt(more, from: bob.address)
+        XCTAssertTrue(second.isQuarantined)
+        let current = try await alice.manager.store.loadSession(for: bob.address)?.remoteIdentityKey
+        XCTAssertEqual(current, bob.identity.publicKey)
+    }
+
+    /// A distribution from a quarantined sender is refused: its group messages would otherwise
+    /// be shown under the contact's name.
+    func testADistributionUnderAVerifiedContactsChangedKeyIsRefused() async throws {
+        let (alice, bob) = try await verifiedPair()
+        let mallory = try await Device("bob")
+        let group = try GroupID("g")
+        try await mallory.manager.processBundle(try alice.bundle(1), for: alice.address)
+        let sent = try await mallory.manager.distributeSenderKey(for: group, to: [alice.address])
+        let bytes = try XCTUnwrap(try sent.first?.result.get())
+        await assertThrows(.untrustedIdentity) {
+            try await alice.manager.processSenderKeyDistribution(encrypted: bytes, for: group, from: bob.address)
+        }
+    }
+
+    /// A stolen old state after the owner re-registered: once the app accepted the new key,
+    /// the old sessions are gone and the old key is superseded, so the thief can neither
+    /// revive a session nor start one, and replies go to the new key only.
+    func testAStolenOldStateCannotReviveItsSessionAfterTheChangeWasAccepted() async throws {
+        let alice = try await Device("alice")
+        let thief = try await Device("bob")  // bob's old phone, state and identity stolen
+        _ = try await thief.manager.decrypt(try await alice.send("hi", to: thief), from: alice.address)
+        _ = try await alice.manager.decrypt(try await thief.manager.encrypt(Array("hey".utf8), to: alice.address), from: thief.address)
+
+        let bob = try await Device("bob")  // re-registered: new identity, same address
+        _ = try await alice.manager.decrypt(try await bob.send("new identity", to: alice), from: bob.address)
+        try await alice.manager.acceptIdentityChange(bob.identity.publicKey, forUser: "bob")
+
+        let onOldSession = try await thief.manager.encrypt(Array("old session".utf8), to: alice.address)
+        do {
+            _ = try await alice.manager.decrypt(onOldSession, from: bob.address)
+            XCTFail("the old session was revived")
+        } catch {
+            XCTAssertNotNil(error as? SessionError)
+        }
+        let thiefAgain = try await Device("bob", 1, identity: thief.identity)
+        let newFromThief = try await thiefAgain.send("a new session under the old key", to: alice, bundle: 2)
+        await assertThrows(.supersededIdentity) { try await alice.manager.decrypt(newFromThief, from: bob.address) }
+
+        let reply = try await alice.manager.encrypt(Array("for the new bob only".utf8), to: bob.address)
+        let opened = try await bob.manager.decrypt(reply, from: alice.address)
+        XCTAssertEqual(opened.plaintext, Array("for the new bob only".utf8))
+    }
+
+    /// A verified contact's linked device (same identity) is a new device, verified too.
+    func testAVerifiedContactsLinkedDeviceInheritsTheVerification() async throws {
+        let (alice, bob) = try await verifiedPair()
+        let tablet = try await Device("bob", 2, identity: bob.identity)
+        let received = try await alice.manager.decrypt(try await tablet.send("from my tablet", to: alice, bundle: 1), from: tablet.address)
+        XCTAssertEqual(received.identityObservation, .newDevice)
+        let record = try await alice.trust.record(forUser: "bob")
+        XCTAssertEqual(record?.status, .verified)
+        XCTAssertEqual(record?.devices, [1, 2])
+        let reply = try await alice.manager.encrypt(Array("hello tablet".utf8), to: tablet.address)
+        let atTablet = try await tablet.manager.decrypt(reply, from: alice.address)
+        XCTAssertEqual(atTablet.plaintext, Array("hello tablet".utf8))
+    }
+}
+
+private extension Result {
+    var failure: Failure? {
+        if case let .failure(error) = self { return error }
+        return nil
+    }
+}
