@@ -29,17 +29,17 @@ final class EncryptionAtRestTests: XCTestCase {
         let store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
         _ = try await store.observeIdentity(bobKey, for: bob)
         _ = try await store.observeIdentity(carolKey, for: carol)
-        let bobRow = store.sealer.rowKey(bob.encoded, in: .trustAddress)
+        let bobRow = store.sealer.rowKey(Array(bob.userID.utf8), in: .trustUser)
         // Flip one ciphertext byte of Bob's record with raw SQL.
         try withRawDatabase(path) { db in
-            var sealed = try XCTUnwrap(Data.fetchOne(db, sql: "SELECT sealed FROM trust WHERE address_hash = ?", arguments: [Data(bobRow)]))
+            var sealed = try XCTUnwrap(Data.fetchOne(db, sql: "SELECT sealed FROM trust_users WHERE user_hash = ?", arguments: [Data(bobRow)]))
             sealed[30] ^= 0x01
-            try db.execute(sql: "UPDATE trust SET sealed = ? WHERE address_hash = ?", arguments: [sealed, Data(bobRow)])
+            try db.execute(sql: "UPDATE trust_users SET sealed = ? WHERE user_hash = ?", arguments: [sealed, Data(bobRow)])
         }
         let error = await thrownError { _ = try await store.record(forUser: self.bob.userID) }
-        XCTAssertEqual(error as? VerificationError, .storage("SessionKitSQLite: damaged value in table trust: it does not open under this store's key"))
+        XCTAssertEqual(error as? VerificationError, .storage("SessionKitSQLite: damaged value in table trust_users: it does not open under this store's key"))
         let carolRecord = try await store.record(forUser: carol.userID)
-        XCTAssertEqual(carolRecord, TrustRecord(identityKey: carolKey, status: .trusted, previousIdentityKey: nil))
+        XCTAssertEqual(carolRecord, TrustRecord(identityKey: carolKey, status: .trusted, previousIdentityKey: nil, devices: [carol.deviceID]))
         // Removing the damaged record and seeing Bob again works.
         try await store.removeRecord(forUser: bob.userID)
         let event = try await store.observeIdentity(bobKey, for: bob)
@@ -73,16 +73,16 @@ final class EncryptionAtRestTests: XCTestCase {
         let store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
         _ = try await store.observeIdentity(bobKey, for: bob)
         try await store.markVerified(carolKey, forUser: carol.userID)
-        let bobRow = store.sealer.rowKey(bob.encoded, in: .trustAddress)
-        let carolRow = store.sealer.rowKey(carol.encoded, in: .trustAddress)
+        let bobRow = store.sealer.rowKey(Array(bob.userID.utf8), in: .trustUser)
+        let carolRow = store.sealer.rowKey(Array(carol.userID.utf8), in: .trustUser)
         // An attacker gives Carol's "verified" record to Bob.
         try withRawDatabase(path) { db in
             try db.execute(
-                sql: "UPDATE trust SET sealed = (SELECT sealed FROM trust WHERE address_hash = ?) WHERE address_hash = ?",
+                sql: "UPDATE trust_users SET sealed = (SELECT sealed FROM trust_users WHERE user_hash = ?) WHERE user_hash = ?",
                 arguments: [Data(carolRow), Data(bobRow)])
         }
         let error = await thrownError { _ = try await store.status(forUser: self.bob.userID) }
-        XCTAssertEqual(error as? VerificationError, .storage("SessionKitSQLite: damaged value in table trust: it does not open under this store's key"))
+        XCTAssertEqual(error as? VerificationError, .storage("SessionKitSQLite: damaged value in table trust_users: it does not open under this store's key"))
         let carolStatus = try await store.status(forUser: carol.userID)
         XCTAssertEqual(carolStatus, .verified)
     }

@@ -44,9 +44,9 @@ final class SchemaTests: XCTestCase {
              try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"))
         }
         XCTAssertEqual(applicationID, 0x534B_5351)
-        XCTAssertEqual(version, 2)
+        XCTAssertEqual(version, 3)
         XCTAssertEqual(tables, ["archive", "identity", "meta", "prekeys", "receiver_states", "retired_generations", "sending_chains", "session_orders", "session_states",
-                                "sessions", "skipped_keys", "sqlite_sequence", "trust"])
+                                "sessions", "skipped_keys", "sqlite_sequence", "trust", "trust_users"])
     }
 
     func testAFailedMigrationLeavesTheFileAsItWas() throws {
@@ -66,6 +66,32 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(tables, ["trust"])
     }
 
+    /// Schema 1's per-device trust rows are folded into the user's record by the first write
+    /// that touches the user, and deleted; the record survives a reopen; a user whose rows were
+    /// not folded yet still reads.
+    func testTheSchema1TrustRowsAreFoldedPerUserByTheFirstWrite() async throws {
+        let path = try temporaryStorePath()
+        try FileManager.default.copyItem(at: fixturesFolder.appendingPathComponent(Schema1Fixture.fileName), to: URL(fileURLWithPath: path))
+        var store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
+        let bobKey = try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.bobKey)
+        let tablet = try ProtocolAddress(userID: Schema1Fixture.bob.userID, deviceID: 5)
+        let observation = try await store.observeIdentity(bobKey, for: tablet)
+        XCTAssertEqual(observation, .newDevice, "bob's verified key on a device not seen before")
+        try store.close()
+        let (legacyRows, userRows) = try withRawDatabase(path) { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM trust"), try Int.fetchOne(db, sql: "SELECT count(*) FROM trust_users"))
+        }
+        XCTAssertEqual(legacyRows, 1, "carol's row is left until carol is written")
+        XCTAssertEqual(userRows, 1)
+        store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
+        defer { try? store.close() }
+        let bob = try await store.record(forUser: Schema1Fixture.bob.userID)
+        XCTAssertEqual(bob, TrustRecord(identityKey: bobKey, status: .verified, previousIdentityKey: nil, devices: [1, 5]))
+        let carol = try await store.record(forUser: Schema1Fixture.carol.userID)
+        XCTAssertEqual(carol?.identityKey, try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.carolNewKey))
+        XCTAssertEqual(carol?.isAwaitingAcceptance, true)
+    }
+
     /// The committed file written by schema 1 opens with the fixed test key, and its values read.
     func testTheSchema1FixtureOpensAndItsValuesRead() async throws {
         let source = fixturesFolder.appendingPathComponent(Schema1Fixture.fileName)
@@ -82,11 +108,14 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(preKeys?.oneTimePreKeyCount, PreKeyPolicy.default.oneTimePreKeyBatchSize)
 
         let bob = try await store.record(forUser: Schema1Fixture.bob.userID)
-        XCTAssertEqual(bob, TrustRecord(identityKey: try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.bobKey), status: .verified, previousIdentityKey: nil))
+        // Schema 1's per-device records fold into one record per user (schema 3).
+        XCTAssertEqual(bob, TrustRecord(
+            identityKey: try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.bobKey), status: .verified, previousIdentityKey: nil,
+            devices: [Schema1Fixture.bob.deviceID]))
         let carol = try await store.record(forUser: Schema1Fixture.carol.userID)
         XCTAssertEqual(carol, TrustRecord(
             identityKey: try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.carolNewKey), status: .unverified,
-            previousIdentityKey: try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.carolKey)))
+            previousIdentityKey: try Ed25519.PublicKey(rawRepresentation: Schema1Fixture.carolKey), devices: [Schema1Fixture.carol.deviceID]))
 
         let page = try await store.archivedMessages(inConversation: Schema1Fixture.conversation, limit: 10)
         XCTAssertEqual(page.damagedCount, 0)

@@ -38,7 +38,7 @@ final class TrustStoreBehaviourTests: XCTestCase {
             let again = try await store.observeIdentity(original, for: bob)
             XCTAssertEqual(again, .unchanged, name)
             let record = try await store.record(forUser: bob.userID)
-            XCTAssertEqual(record, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil), name)
+            XCTAssertEqual(record, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil, devices: [1]), name)
             let allowed = try await store.evaluateIdentity(original, for: bob).allowsSending
             XCTAssertTrue(allowed, name)
         }
@@ -65,14 +65,15 @@ final class TrustStoreBehaviourTests: XCTestCase {
             let event = try await store.observeIdentity(replacement, for: bob)
             XCTAssertEqual(event, .changed(previous: original), name)
             let dropped = try await store.record(forUser: bob.userID)
-            XCTAssertEqual(dropped, TrustRecord(identityKey: replacement, status: .unverified, previousIdentityKey: original), name)
+            XCTAssertEqual(dropped, TrustRecord(identityKey: replacement, status: .unverified, previousIdentityKey: original, devices: [1]), name)
             for _ in 0 ..< 3 {
                 let decision = try await evaluator.evaluateIdentity(replacement, for: bob)
                 XCTAssertEqual(decision, TrustDecision(observation: .unchanged, allowsSending: false), name)
             }
             try await store.acceptIdentityChange(replacement, forUser: bob.userID)
             let accepted = try await store.record(forUser: bob.userID)
-            XCTAssertEqual(accepted, TrustRecord(identityKey: replacement, status: .trusted, previousIdentityKey: nil), name)
+            XCTAssertEqual(accepted, TrustRecord(
+                identityKey: replacement, status: .trusted, previousIdentityKey: nil, devices: [1], supersededIdentityKeys: [original]), name)
             let allowed = try await evaluator.evaluateIdentity(replacement, for: bob).allowsSending
             XCTAssertTrue(allowed, name)
         }
@@ -88,13 +89,12 @@ final class TrustStoreBehaviourTests: XCTestCase {
             let changed = try await store.evaluateIdentity(replacement, for: bob)
             XCTAssertEqual(changed, TrustDecision(observation: .changed(previous: original), allowsSending: false), name)
             let still = try await store.record(forUser: bob.userID)
-            XCTAssertEqual(still, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil), name)
+            XCTAssertEqual(still, TrustRecord(identityKey: original, status: .trusted, previousIdentityKey: nil, devices: [1]), name)
         }
     }
 
-    func testMismatchedAndUnknownContactsAreTheSameErrors() async throws {
+    func testMismatchedKeysAndUnknownContactsAreTheSameErrors() async throws {
         try await forEachStore { store, name in
-            await assertThrows(VerificationError.unknownContact(bob.userID)) { try await store.acceptIdentityChange(self.original, forUser: self.bob.userID) }
             await assertThrows(VerificationError.unknownContact(bob.userID)) { try await store.clearVerification(forUser: self.bob.userID) }
             _ = try await store.observeIdentity(original, for: bob)
             await assertThrows(VerificationError.identityKeyMismatch(bob.userID)) { try await store.markVerified(self.replacement, forUser: self.bob.userID) }
