@@ -19,16 +19,25 @@ final class SessionKitReadmeExampleTests: XCTestCase {
 
         // Bob uploads his prekeys; your server hands out one bundle per new session.
         let upload = try await bob.maintainPreKeys()
-        guard let bundle = upload.bundle(oneTimePreKey: upload.oneTimePreKeys.first) else { return }
+        guard let bundle = upload.bundle(oneTimePreKey: upload.oneTimePreKeys.first) else { fatalError("no prekey") }
         try await alice.processBundle(bundle, for: bobAddress)
 
         // Alice sends text any chat SDK can carry; Bob hands whatever arrives to `receive`.
         let text = try await alice.encryptEnvelope(Array("Hi Bob".utf8), to: bobAddress).encodedText()
         let received = try await bob.receive(try MessageEnvelope(text: text))
-        print(String(decoding: received.plaintext ?? [], as: UTF8.self))  // Hi Bob
+        if case let .message(message) = received {
+            // Never drop what the trust store saw: a key change is the one thing to show the user.
+            switch message.identityObservation {
+            case .firstUse: print("New contact \(message.sender.userID): offer to compare safety numbers")
+            case .newDevice: print("\(message.sender.userID) added a device")
+            case .changed: print("\(message.sender.userID)'s safety number changed: confirm before replying")
+            case .unchanged: break
+            }
+            print(message.isQuarantined ? "[unverified key] …" : String(decoding: message.plaintext, as: UTF8.self))  // Hi Bob
+        }
         // README example ends
 
-        XCTAssertEqual(printed, ["Hi Bob"])
+        XCTAssertEqual(printed, ["New contact alice: offer to compare safety numbers", "Hi Bob"])
         XCTAssertTrue(text.hasPrefix("{") && text.contains(#""kind":"message""#))
         XCTAssertEqual(received.sender, alice.localAddress)
     }
@@ -51,5 +60,40 @@ final class SessionKitReadmeExampleTests: XCTestCase {
         let run = source[begin.upperBound ..< end.lowerBound]
             .split(separator: "\n", omittingEmptySubsequences: false).map { String($0.dropFirst(8)) }
         XCTAssertEqual(shown.drop { $0.isEmpty }.map { $0 }, run.map { $0 })
+    }
+
+    /// The README's block, as a user pastes it into a `main.swift`, compiles as top-level code
+    /// (type-checked by `swiftc` against the modules this test run was built with).
+    func testTheReadmeExampleCompilesAsTopLevelCode() throws {
+        let here = URL(fileURLWithPath: #filePath)
+        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try XCTUnwrap(readme.range(of: "## A first session"))
+        let open = try XCTUnwrap(readme[section.upperBound...].range(of: "```swift\n"))
+        let close = try XCTUnwrap(readme[open.upperBound...].range(of: "```"))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let main = folder.appendingPathComponent("main.swift")
+        try String(readme[open.upperBound ..< close.lowerBound]).write(to: main, atomically: true, encoding: .utf8)
+
+        // The test binary sits in the build's bin folder, next to `Modules/`.
+        let binFolder = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).deletingLastPathComponent()
+        let modules = binFolder.appendingPathComponent("Modules")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: modules.appendingPathComponent("SessionKit.swiftmodule").path),
+                      "no modules at \(modules.path)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "swiftc", "-typecheck", "-swift-version", "6", main.path, "-I", modules.path,
+            "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CSodium/module.modulemap").path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "the README example does not compile as top-level code:\n\(printed)")
     }
 }
