@@ -531,8 +531,8 @@ final class DocumentationExampleTests: XCTestCase {
         // --- VerifyingContacts.md, "One number per pair of users" ---
         let generator = try FingerprintGenerator()   // 5,200 iterations, as libsignal
 
-        // Bob's identity key as this device uses it: the one on record for his device.
-        guard let bobKey = try await trust.record(forUser: bobPhone.userID)?.identityKey else { return }
+        // Bob's identity key as this device uses it: the one on record for the user.
+        guard let bobKey = try await trust.record(forUser: "bob")?.identityKey else { return }
         let fingerprint = generator.fingerprint(
             version: 2,
             localUserID: "alice", localIdentityKey: aliceIdentity.publicKey,
@@ -553,10 +553,9 @@ final class DocumentationExampleTests: XCTestCase {
         // --- VerifyingContacts.md, "Scanning the other phone's code" ---
         switch try fingerprint.scannable.compare(serialized: scannedBytes) {
         case .match:
-            // Each phone holds the other's key: mark the key the number was computed from.
-            for device in bobsDevices {
-                try await trust.markVerified(bobKey, forUser: device.userID)
-            }
+            // Each phone holds the other's key: mark the key the number was computed from
+            // (every device of Bob's with that key is then verified).
+            try await trust.markVerified(bobKey, forUser: "bob")
         case .mismatch:
             warn("These safety numbers do not match. Someone may be intercepting your messages.")
         case .versionMismatch:
@@ -575,15 +574,13 @@ final class DocumentationExampleTests: XCTestCase {
             let scanned = try QRPayload(decoding: scannedBytes)
             do {
                 // Verifies only Bob's own code (his user id, compared as bytes) with the key on record.
-                for device in bobsDevices {
-                    try await trust.markVerified(scanned: scanned, forUser: device.userID)
-                }
+                try await trust.markVerified(scanned: scanned, forUser: "bob")
             } catch .payloadForAnotherUser, .identityKeyMismatch {
                 warn("This code does not match Bob's safety number.")
             }
             // --- end ---
         }
-        for device in bobsDevices { try await trust.clearVerification(forUser: device.userID) }
+        try await trust.clearVerification(forUser: "bob")
         let carolIdentity = try IdentityKeyPair()
         for (code, verifies) in [
             (try QRPayload(uid: "bob", identityKey: bobIdentity.publicKey).encoded, true),
@@ -596,7 +593,7 @@ final class DocumentationExampleTests: XCTestCase {
                 let status = try await trust.status(forUser: device.userID)
                 XCTAssertEqual(status, verifies ? .verified : .trusted, "\(code)")
             }
-            for device in bobsDevices { try await trust.clearVerification(forUser: device.userID) }
+            try await trust.clearVerification(forUser: "bob")
         }
         XCTAssertEqual(warnings.count, 2)
 
@@ -608,17 +605,22 @@ final class DocumentationExampleTests: XCTestCase {
         do {
             try await alice.processBundle(bundle, for: bobPhone)
         } catch SessionError.untrustedIdentity {
-            let newKey = bundle.identityKey
-            // Show the new safety number (computed with `newKey`); if the user accepts:
-            _ = try await trust.observeIdentity(newKey, for: bobPhone)       // .changed(previous:)
-            try await trust.acceptIdentityChange(newKey, forUser: bobPhone.userID)
+            // Show the new safety number (computed with `bundle.identityKey`); if the user accepts:
+            try await alice.acceptIdentityChange(bundle.identityKey, forUser: "bob")
             try await alice.processBundle(bundle, for: bobPhone)
         }
         // --- end ---
         let phoneStatus = try await trust.status(forUser: bobPhone.userID)
         XCTAssertEqual(phoneStatus, .trusted)
-        let laptopStatus = try await trust.status(forUser: bobLaptop.userID)
-        XCTAssertEqual(laptopStatus, .trusted, "the laptop's record is its own")
+        let record = try await trust.record(forUser: "bob")
+        XCTAssertEqual(record?.identityKey, newKey)
+        XCTAssertEqual(record?.supersededIdentityKeys, [bobIdentity.publicKey])
+        do {
+            _ = try await alice.encrypt(Array("to the old laptop".utf8), to: bobLaptop)
+            XCTFail("the laptop's session under the old key was retired")
+        } catch {
+            XCTAssertEqual(error, .noSession)
+        }
         let message = try await alice.encrypt(Array("Welcome back".utf8), to: bobPhone)
         let atNewBob = try await newBob.manager.decrypt(message, from: aliceAddress)
         XCTAssertEqual(atNewBob.plaintext, Array("Welcome back".utf8))
