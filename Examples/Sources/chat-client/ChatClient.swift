@@ -150,14 +150,14 @@ final class ChatClient: Sendable {
         say("sent to \(name) (\(devices.map(\.description).joined(separator: ", "))): \(text)")
     }
 
-    /// Prints the safety number with each device of `user`, and the one before the change when
-    /// its identity key changed: the users compare them (in person, or by scanning the QR
-    /// form) before accepting the new key.
+    /// Prints the safety number with `user` for each of its devices (trust is the user's: one
+    /// key, one number), and the one before the change when its identity key changed: the
+    /// users compare them (in person, or by scanning the QR form) before accepting the new key.
     func showSafetyNumbers(with user: String) async throws {
         let local = try await manager.store.localIdentity().publicKey
+        guard let record = try await store.record(forUser: user) else { return }
         for device in try await store.deviceIDs(ofUser: user) {
             let peer = try ProtocolAddress(userID: user, deviceID: device)
-            guard let record = try await store.record(forUser: peer.userID) else { continue }
             if let previous = record.previousIdentityKey {
                 say("safety number with \(peer) before its key changed: \(safetyNumber(local, user, previous))")
             }
@@ -165,14 +165,13 @@ final class ChatClient: Sendable {
         }
     }
 
-    /// Accepts the changed identity key of each device of `user` that awaits it: sending to
-    /// them is allowed again.
+    /// Accepts `user`'s changed identity key, when one awaits acceptance: sending to the user's
+    /// devices is allowed again, and the sessions under the old key are retired.
     func acceptIdentityChange(of user: String) async throws {
+        guard let record = try await store.record(forUser: user), record.isAwaitingAcceptance else { return }
+        try await manager.acceptIdentityChange(record.identityKey, forUser: user)
         for device in try await store.deviceIDs(ofUser: user) {
-            let peer = try ProtocolAddress(userID: user, deviceID: device)
-            guard let record = try await store.record(forUser: peer.userID), record.isAwaitingAcceptance else { continue }
-            try await store.acceptIdentityChange(record.identityKey, forUser: peer.userID)
-            say("accepted the new identity key of \(peer)")
+            say("accepted the new identity key of \(try ProtocolAddress(userID: user, deviceID: device))")
         }
     }
 
@@ -199,11 +198,17 @@ final class ChatClient: Sendable {
         switch received {
         case let .message(message):
             if message.establishedSession { say("new session with \(message.sender) (it started it)") }
-            if case .changed = message.identityObservation {
+            if message.identityObservation == .newDevice { say("\(message.sender.userID) added a device: \(message.sender)") }
+            if case .changed = message.identityObservation, !message.isQuarantined {
                 say("identity key of \(message.sender) CHANGED: sending to \(message.sender.userID) is held until you compare "
                     + "the safety number (safety \(message.sender.userID)) and accept it (accept \(message.sender.userID))")
             }
-            say("received from \(message.sender.userID): \(String(decoding: message.plaintext, as: UTF8.self))")
+            if message.isQuarantined {
+                // A verified contact's key did not change: this came from another key. Shown apart.
+                say("QUARANTINED from an unverified key claiming \(message.sender): \(String(decoding: message.plaintext, as: UTF8.self))")
+            } else {
+                say("received from \(message.sender.userID): \(String(decoding: message.plaintext, as: UTF8.self))")
+            }
             // A prekey message used one of our one-time prekeys: top them up when they run low.
             if message.establishedSession { try await publishPreKeys() }
         case let .groupMessage(message):
