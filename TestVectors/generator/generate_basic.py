@@ -33,6 +33,7 @@ from spec_primitives import (  # noqa: E402
     write_suite, x25519_pub, x_to_ed_public,
 )
 import ref_mlkem  # noqa: E402
+import ref_sender_key as rsk  # noqa: E402
 import ref_x3dh as rx  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -426,6 +427,66 @@ def suite_padding(seed: int):
         files.append((name, [t for n, t in big if n in ns]))
     assert sum(len(f[1]) for f in files) == len(small) + len(big) + len(errs)
     return files
+
+
+def suite_padding_content_type(seed: int) -> list:
+    """The content type of §2 (the first padded byte): 0x02 marks a sender-key distribution
+    sent inside a pairwise session. These tests carry an optional `content_type` (default 1,
+    application content): valid tests are padded and unpadded with it, error tests unpadded
+    expecting it. Written to their own file after the other padding files, with their own
+    Drbg label, so that the earlier padding tests keep their ids and bytes."""
+    dr = Drbg(seed, "padding/content-type")
+    tests = []
+
+    def ok(pt: bytes, comment: str):
+        padded = pad(pt, 2)
+        assert padded[0] == 0x02 and padded[1:] == pad(pt)[1:]           # only the type byte differs
+        assert unpad(padded, 2) == pt
+        expect_error("invalidPadding", unpad, padded)                    # not application content
+        tests.append({"comment": comment, "content_type": 2, "plaintext": hx(pt), "padded": hx(padded)})
+
+    def err(b: bytes, content_type: int | None, comment: str):
+        expect_error("invalidPadding", unpad, b, 1 if content_type is None else content_type)
+        t = {"comment": comment}
+        if content_type is not None:
+            t["content_type"] = content_type
+        t.update({"padded": hx(b), "error": "invalidPadding"})
+        tests.append(t)
+
+    # valid: distributions built per §5 (the plaintexts type 2 carries), and bucket edges
+    dists = []
+    for glen in (16, 255):
+        chain = rsk.SenderChain(dr.bytes(32), dr.bytes(32), dr.bytes(glen), encode_address_json(address_json("alice", 1)))
+        chain.advance_to(dr.int_below(100))
+        d = chain.distribution()
+        assert len(d) == 102 + glen
+        dists.append(d)
+        ok(d, f"content type 2: a sender-key distribution (SPEC §5) for a {glen}-byte group id, {len(d)} bytes, "
+              f"padded to {len(pad(d))}")
+    for n in (0, 1, 59, 60, 1019, 1020):
+        ok(dr.bytes(n), f"content type 2: length {n}, padded to {len(pad(bytes(n)))} bytes")
+    # errors: a distribution unpadded as application content, and the reverse
+    err(pad(dists[0], 2), None, "a padded distribution (first byte 0x02) unpadded as application content "
+                                "(content_type absent: 1)")
+    err(pad(dists[1], 2), 1, "a padded distribution (first byte 0x02) unpadded as content type 1")
+    err(pad(b"", 2), 1, "content type 2, empty plaintext, unpadded as content type 1")
+    app = dr.bytes(20)
+    err(pad(app), 2, "application content (first byte 0x01) unpadded as content type 2")
+    err(pad(dr.bytes(118)), 2, "118 bytes of application content (a distribution's length) unpadded as content type 2")
+    err(pad(b""), 2, "application content, empty plaintext, unpadded as content type 2")
+    # reserved types: refused whatever type is expected
+    base = pad(app)
+    for t in (0x00, 0x03, 0x04, 0x7f, 0x80, 0xff):
+        err(bytes([t]) + base[1:], 2, f"reserved content type 0x{t:02x} unpadded as content type 2")
+    err(b"\x03" + base[1:], None, "reserved content type 0x03 unpadded as application content")
+    err(b"\x03" + base[1:], 1, "reserved content type 0x03 unpadded as content type 1")
+    # the other rules of §2 still apply to type 2
+    err(b"\x02\x00\x00\x00", 2, "4 bytes (one short of the minimum 5), first byte 0x02")
+    err(b"\x02\x00\x00\x00\x01", 2, "5 bytes, first byte 0x02, L = 1 (L > length - 5 = 0)")
+    d2 = pad(dists[0], 2)
+    err(d2[:-4] + sp.u32(len(d2) - 4), 2, "content type 2, L = length - 4 (one too big)")
+    err(d2[:-4] + sp.u32(0xFFFFFFFF), 2, "content type 2, L = 0xffffffff")
+    return tests
 
 
 # =========================================================================== addresses (§1)
@@ -1201,6 +1262,10 @@ def generate(seed: int, out_dir: str) -> dict:
     for name, tests in suite_padding(seed):
         next_id = write(name, "padding", "SPEC.md §2 message padding (ids continue across the padding*.json files)",
                         tests, next_id)
+    next_id = write("padding_content_type.json", "padding",
+                    "SPEC.md §2 message padding, content types (`content_type`: 1 application, 2 sender-key "
+                    "distribution; ids continue across the padding*.json files)",
+                    suite_padding_content_type(seed), next_id)
     next_id = 1
     for name, tests in split_by_size("bundle", suite_bundle(seed)):
         next_id = write(name, "bundle", "SPEC.md §3 bundle encoding and the initiator's bundle checks "

@@ -163,41 +163,49 @@ class RatchetCase:
     def msg(self, k: int) -> bytes:
         return self.sends[k][2]
 
-    def send(self, frm: str, plaintext: bytes | None = None) -> int:
+    def send(self, frm: str, plaintext: bytes | None = None, content_type: int = 1) -> int:
+        """content_type (§2) other than 1 is written into the event as `content_type`."""
         pt = self.pt() if plaintext is None else plaintext
-        m = self.parties[frm].encrypt(self.addr(self.other(frm)), pt)
+        m = self.parties[frm].encrypt(self.addr(self.other(frm)), pt, content_type)
         self.sends.append((frm, pt, m))
-        self.events.append({"op": "send", "from": frm, "plaintext": pt.hex(), "message": m.hex()})
+        e = {"op": "send", "from": frm}
+        if content_type != 1:
+            e["content_type"] = content_type
+        e.update({"plaintext": pt.hex(), "message": m.hex()})
+        self.events.append(e)
         return len(self.sends) - 1
 
     def forge(self, frm: str, **kw) -> bytes:
         return self.parties[frm].forge(self.addr(self.other(frm)), **kw)
 
-    def _deliver(self, to: str, m: bytes, expect: str, from_address: dict | None = None):
+    def _deliver(self, to: str, m: bytes, expect: str, from_address: dict | None = None, content_type: int = 1):
         party = self.parties[to]
         peer = encode_address_json(from_address) if from_address is not None else self.addr(self.other(to))
         before = party.state()
-        (res, pt), trace = party.decide(peer, m)
+        (res, pt), trace = party.decide(peer, m, content_type)
         where = f"ratchet test {self.tid}"
         if res == "ok":
             assert expect == "ok", f"{where}: expected {expect}, reference decrypted"
             check_trace(where, trace, True)
-            got = party.decrypt(peer, m)
+            got = party.decrypt(peer, m, content_type)
             assert got == pt
         else:
             assert expect in (res, "any"), f"{where}: expected {expect}, reference says {res} ({trace})"
             assert party.state() == before, f"{where}: failed decrypt changed state"
         return pt
 
-    def recv(self, to: str, k: int, expect: str = "ok", from_address: dict | None = None) -> None:
+    def recv(self, to: str, k: int, expect: str = "ok", from_address: dict | None = None,
+             content_type: int = 1) -> None:
+        """content_type: the type the receiver expects (§2), written as `content_type` unless 1."""
         frm, pt, m = self.sends[k]
-        got = self._deliver(to, m, expect, from_address)
+        got = self._deliver(to, m, expect, from_address, content_type)
+        ct = {"content_type": content_type} if content_type != 1 else {}
         if expect == "ok":
             assert from_address is None
             assert got == pt, f"test {self.tid}: wrong plaintext for send {k}"
-            self.events.append({"op": "recv", "to": to, "send": k, "plaintext": pt.hex()})
+            self.events.append({"op": "recv", "to": to, "send": k, **ct, "plaintext": pt.hex()})
         else:
-            e = {"op": "recv", "to": to, "send": k, "error": expect}
+            e = {"op": "recv", "to": to, "send": k, **ct, "error": expect}
             if from_address is not None:
                 e["from_address"] = from_address
             self.events.append(e)
@@ -299,7 +307,7 @@ def replay_ratchet(t: dict) -> None:
     for i, e in enumerate(t["events"]):
         where = f"ratchet test {t['id']} event {i}"
         if e["op"] == "send":
-            m = parties[e["from"]].encrypt(addrs[B if e["from"] == A else A], h(e["plaintext"]))
+            m = parties[e["from"]].encrypt(addrs[B if e["from"] == A else A], h(e["plaintext"]), e.get("content_type", 1))
             assert m.hex() == e["message"], where
             sends.append(m)
             continue
@@ -311,13 +319,14 @@ def replay_ratchet(t: dict) -> None:
             assert "error" in e
             peer = encode_address_json(e["from_address"])
         before = party.state()
-        (res, pt), trace = party.decide(peer, m)
+        ct = e.get("content_type", 1)
+        (res, pt), trace = party.decide(peer, m, ct)
         if "error" in e:
             assert res != "ok" and (e["error"] == "any" or e["error"] == res), f"{where}: {res}"
         else:
             assert res == "ok" and pt.hex() == e["plaintext"], f"{where}: {res}"
             check_trace(where, trace, True)
-            party.decrypt(peer, m)
+            party.decrypt(peer, m, ct)
         if "error" in e:
             assert party.state() == before, where
     for name in (A, B):
@@ -1414,6 +1423,67 @@ def _(c: RatchetCase):
     assert len(c.bob.sessions[c.a_addr]) == 1 + MAX_PREVIOUS
     c.recv(B, a2, "invalidMessage")
     c.recv(B, a0, "duplicateMessage")
+
+
+# ---- content types (§2): distributions sent inside the session (type 2); kept last so that the
+# ids of the tests above do not move
+def distribution_from(c: RatchetCase, frm: str) -> bytes:
+    """A §5 distribution by party `frm` for a random 16-byte group (ref_sender_key.py), at a random
+    iteration: the plaintext of a content-type-2 send."""
+    chain = SenderChain(c.rand(32), c.rand(32), c.rand(16), c.addr(frm))
+    chain.advance_to(c.aux.int_below(50))
+    d = chain.distribution()
+    assert len(d) == 118 and d[0] == 0x23
+    return d
+
+
+@scenario("content types (SPEC §2): sender-key distributions sent inside the session with content type 2 "
+          "(a prekey message, a 0x21 message, the first message of a new chain) and chat messages with "
+          "type 1; each delivered first as the other type (a relabeled envelope) is invalidPadding and "
+          "changes nothing (no session, prekey or EK_A record; no skipped key; no DH step or key drawn), "
+          "then decrypts as its own type",
+          note="events with content_type 2: the send pads with 0x02, the recv expects 0x02; other events use 1")
+def _(c: RatchetCase):
+    a0 = c.send(A, distribution_from(c, A), content_type=2)
+    c.recv(B, a0, "invalidPadding")                      # X3DH authenticates, the type does not match
+    c.recv(B, a0, content_type=2)
+    b0 = c.send(B)
+    c.recv(A, b0, "invalidPadding", content_type=2)      # the DH step is not taken
+    c.recv(A, b0)
+    a1 = c.send(A, distribution_from(c, A), content_type=2)
+    a2 = c.send(A)
+    c.recv(B, a2, "invalidPadding", content_type=2)      # a1's key is not stored as skipped
+    c.recv(B, a1, "invalidPadding")
+    c.recv(B, a1, content_type=2)
+    c.recv(B, a2)
+    b1 = c.send(B, distribution_from(c, B), content_type=2)
+    c.recv(A, b1, "invalidPadding")                      # no DH step, no key drawn
+    c.recv(A, b1, content_type=2)
+    c.recv(B, c.send(A))
+    c.recv(A, c.send(B))
+
+
+@scenario("content types (SPEC §2) with a KEM prekey and skipped keys: a distribution (content type 2) "
+          "delivered out of order as the first prekey message, first as type 1 (invalidPadding: no session, "
+          "no KEM prekey consumed), then as type 2; a chat message opened with a stored skipped key as "
+          "type 2 is invalidPadding and the key stays stored; the same on Alice's side after a DH step",
+          opk=False, kem=True,
+          note="events with content_type 2: the send pads with 0x02, the recv expects 0x02; other events use 1")
+def _(c: RatchetCase):
+    a0 = c.send(A)
+    a1 = c.send(A, distribution_from(c, A), content_type=2)
+    c.recv(B, a1, "invalidPadding")
+    c.recv(B, a1, content_type=2)                        # X3DH with the KEM prekey; a0's key skipped
+    c.recv(B, a0, "invalidPadding", content_type=2)      # the skipped key is kept
+    c.recv(B, a0)
+    b0 = c.send(B, distribution_from(c, B), content_type=2)
+    b1 = c.send(B)
+    c.recv(A, b1, "invalidPadding", content_type=2)      # no DH step
+    c.recv(A, b1)                                        # DH step; b0's key skipped
+    c.recv(A, b0, "invalidPadding")
+    c.recv(A, b0, content_type=2)
+    c.recv(A, b0, "duplicateMessage", content_type=2)
+    c.recv(B, c.send(A))
 
 
 def build_ratchet(seed: int) -> list:

@@ -40,6 +40,10 @@ R7. The new sending key pair of a DH step is drawn after the message authenticat
     unpadded; since skip()/KDF_CK never touch RK this gives the Double Ratchet's bytes.
 R8. MAX_STORED eviction is per session across all chains, oldest inserted first.
 R9. chainExhausted: encrypting refuses when Ns or PN would not fit in u32 (never reached).
+R10. Content types (§2): a message is padded with a content type (1 application, 2 a sender-key
+    distribution) and the receiver unpads expecting one; another type is `invalidPadding`, an
+    authentication that does not unpad, so the session that opened it decides (R5) and nothing
+    changes (transactional).
 """
 from __future__ import annotations
 
@@ -213,12 +217,12 @@ class Party:
         return self.sessions[peer][0]
 
     # ------------------------------------------------ encrypt
-    def encrypt(self, peer: bytes, plaintext: bytes) -> bytes:
+    def encrypt(self, peer: bytes, plaintext: bytes, content_type: int = 1) -> bytes:
         lst = self.sessions.get(peer)
         if not lst or lst[0].cks is None:
             raise SpecError("noSession")
         s = copy.deepcopy(lst[0])
-        body = ratchet_encrypt(s, pad(plaintext))
+        body = ratchet_encrypt(s, pad(plaintext, content_type))
         lst[0] = s
         return (s.prefix or b"") + body
 
@@ -232,24 +236,24 @@ class Party:
         return ((s.prefix or b"") if prefix is None else prefix) + body
 
     # ------------------------------------------------ decrypt (transactional)
-    def decrypt(self, peer: bytes, message: bytes) -> bytes:
+    def decrypt(self, peer: bytes, message: bytes, content_type: int = 1) -> bytes:
         trial = copy.deepcopy(self)
         trial.trace = []
-        pt = trial._decrypt(peer, message)
+        pt = trial._decrypt(peer, message, content_type)
         self.__dict__ = trial.__dict__   # commit only on success
         return pt
 
-    def decide(self, peer: bytes, message: bytes):
+    def decide(self, peer: bytes, message: bytes, content_type: int = 1):
         """(outcome, trace) without changing this party: outcome is ('ok', plaintext) or
         (error name, None); trace says which session decided (for the generator's checks)."""
         trial = copy.deepcopy(self)
         trial.trace = []
         try:
-            return ("ok", trial._decrypt(peer, message)), trial.trace
+            return ("ok", trial._decrypt(peer, message, content_type)), trial.trace
         except SpecError as e:
             return (e.name, None), trial.trace
 
-    def _decrypt(self, peer: bytes, m: bytes) -> bytes:
+    def _decrypt(self, peer: bytes, m: bytes, ct_expected: int = 1) -> bytes:
         if len(m) == 0:
             raise SpecError("invalidMessage")                       # R1
         t = m[0]
@@ -259,7 +263,7 @@ class Party:
             header, body = m[:HEADER_LEN], m[HEADER_LEN:]
             if not is_canonical_x25519(header[1:33]):
                 raise SpecError("invalidKey")
-            return self._decrypt_message(peer, header, body)
+            return self._decrypt_message(peer, header, body, ct_expected)
         if t != TYPE_PREKEY:
             raise SpecError("unsupportedVersion")
         # ---- prekey message: lengths and flags
@@ -297,7 +301,7 @@ class Party:
                     self.trace.append(("prefix-mismatch", i))
                     raise SpecError("invalidMessage")
                 self.trace.append(("ek-session", i))
-                pt = self._ratchet_decrypt(s, header, body)         # R4: errors are this session's
+                pt = self._ratchet_decrypt(s, header, body, ct_expected)   # R4: errors are this session's
                 lst.insert(0, lst.pop(i))
                 return pt
         if self.spk is None or self.spk.spk_id != spk_id:
@@ -323,12 +327,12 @@ class Party:
         sk, ad = rx.x3dh_responder(self.identity_seed, self.address, self.spk.sk, opk_sk, kem_seed, peer, p)
         s = Session(ad=ad, rk=sk, dhs_sk=self.spk.sk, dhs_pk=x25519_pub(self.spk.sk), dhr=None, cks=None, ckr=None,
                     origin=Origin(ik_a=ik_a, ek_a=ek_a, spk_id=spk_id, opk_id=opk_id, kem_id=kem_id, ct=ct))
-        pt = self._ratchet_decrypt(s, header, body)
+        pt = self._ratchet_decrypt(s, header, body, ct_expected)
         self.ek_records.setdefault(spk_id, set()).add(ek_a)
         self._insert(peer, s)
         return pt
 
-    def _decrypt_message(self, peer: bytes, header: bytes, body: bytes) -> bytes:
+    def _decrypt_message(self, peer: bytes, header: bytes, body: bytes, ct_expected: int = 1) -> bytes:
         """A 0x21 message: current session, then the previous ones, most recent first (R5)."""
         lst = self.sessions.get(peer)
         if not lst:
@@ -342,7 +346,7 @@ class Party:
             keys_before = self.keys_used
             nr_before, dhr_before = s.nr, s.dhr
             try:
-                pt = self._ratchet_decrypt(trial, header, body)
+                pt = self._ratchet_decrypt(trial, header, body, ct_expected)
             except SpecError as e:
                 self.keys_used = keys_before
                 if knows:
@@ -372,17 +376,17 @@ class Party:
             s.nr += 1
 
     @staticmethod
-    def _open(s: Session, mk: bytes, header: bytes, body: bytes) -> bytes:
+    def _open(s: Session, mk: bytes, header: bytes, body: bytes, ct_expected: int = 1) -> bytes:
         key, nonce = message_keys(mk)
-        return unpad(aead_open(key, nonce, body, s.ad + header))
+        return unpad(aead_open(key, nonce, body, s.ad + header), ct_expected)   # R10
 
-    def _ratchet_decrypt(self, s: Session, header: bytes, body: bytes) -> bytes:
+    def _ratchet_decrypt(self, s: Session, header: bytes, body: bytes, ct_expected: int = 1) -> bytes:
         """Works on s in place; callers pass a copy or discard s on error."""
         dh_pub, pn, n = header[1:33], read_u32(header, 33), read_u32(header, 37)
         # 1. stored skipped key
         if (dh_pub, n) in s.skipped:
             mk = s.skipped.pop((dh_pub, n))
-            pt = self._open(s, mk, header, body)
+            pt = self._open(s, mk, header, body, ct_expected)
             s.prefix = None
             return pt
         # current chain
@@ -394,7 +398,7 @@ class Party:
             self._skip(s, n)
             mk, s.ckr = kdf_ck(s.ckr)
             s.nr += 1
-            pt = self._open(s, mk, header, body)
+            pt = self._open(s, mk, header, body, ct_expected)
             s.prefix = None
             return pt
         # 2. DH ratchet step
@@ -406,7 +410,7 @@ class Party:
         self._skip(s, n)
         mk, s.ckr = kdf_ck(s.ckr)
         s.nr += 1
-        pt = self._open(s, mk, header, body)
+        pt = self._open(s, mk, header, body, ct_expected)
         # authenticated and unpadded: only now draw the new sending key (R7)
         s.dhs_sk = self._new_key()
         s.dhs_pk = x25519_pub(s.dhs_sk)

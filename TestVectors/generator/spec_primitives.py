@@ -172,20 +172,29 @@ def xaead_self_check(wycheproof_dir: str) -> dict:
 
 # ---------------------------------------------------------------- padding (§2)
 BUCKETS = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+# The first padded byte is a content type (§2): 0x01 application content (every plaintext
+# unless said otherwise), 0x02 a sender-key distribution (§5) inside a pairwise session.
+# Other values are reserved: unpadding refuses them whatever type it expects.
+CONTENT_APPLICATION = 0x01
+CONTENT_SENDER_KEY_DISTRIBUTION = 0x02
+CONTENT_TYPES = (CONTENT_APPLICATION, CONTENT_SENDER_KEY_DISTRIBUTION)
 
 
-def pad(pt: bytes) -> bytes:
+def pad(pt: bytes, content_type: int = CONTENT_APPLICATION) -> bytes:
+    assert content_type in CONTENT_TYPES, content_type
     n = len(pt)
     need = n + 5
     total = next((b for b in BUCKETS if b >= need), None)
     if total is None:
         total = -(-need // 65536) * 65536
     z = total - n - 5
-    return b"\x01" + pt + bytes(z) + u32(z)
+    return bytes([content_type]) + pt + bytes(z) + u32(z)
 
 
-def unpad(padded: bytes) -> bytes:
-    if len(padded) < 5 or padded[0] != 0x01:
+def unpad(padded: bytes, content_type: int = CONTENT_APPLICATION) -> bytes:
+    """§2 unpadding, expecting `content_type` as the first byte (another type is invalidPadding)."""
+    assert content_type in CONTENT_TYPES, content_type
+    if len(padded) < 5 or padded[0] != content_type:
         raise SpecError("invalidPadding")
     zl = read_u32(padded, len(padded) - 4)
     if zl > len(padded) - 5:

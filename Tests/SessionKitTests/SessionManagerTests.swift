@@ -496,7 +496,15 @@ final class SessionManagerTests: XCTestCase {
 
         // Rotation after Carol leaves: Bob reads the new chain, Carol cannot.
         let rotated = try await alice.manager.rotateSenderKey(for: group)
-        let pairwise = try await alice.manager.encrypt(rotated.serialized, to: bob.address)
+        // Its bytes sent as an ordinary message are application content, which is not a
+        // distribution (SPEC §2 content types): refused, nothing stored.
+        let asMessage = try await alice.manager.encrypt(rotated.serialized, to: bob.address)
+        await assertThrowsAsync(.invalidPadding) {
+            try await bob.manager.processSenderKeyDistribution(encrypted: asMessage, for: group, from: alice.address)
+        }
+        // distributeSenderKey sends the current (rotated) chain as a distribution.
+        let redistributed = try await alice.manager.distributeSenderKey(for: group, to: [bob.address])
+        let pairwise = try XCTUnwrap(redistributed.first?.ciphertext)
         try await bob.manager.processSenderKeyDistribution(encrypted: pairwise, for: group, from: alice.address)
         let third = try await alice.manager.groupEncrypt(utf8("chapter 3"), for: group)
         let atBob = try await bob.manager.groupDecrypt(third, for: group, from: alice.address)

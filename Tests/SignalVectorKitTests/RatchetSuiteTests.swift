@@ -47,6 +47,24 @@ final class RatchetSuiteTests: XCTestCase {
         }
     }
 
+    /// The events' `content_type` (SPEC §2) is read: a test that uses it fails once every
+    /// event's `content_type` is dropped (its type-2 sends no longer give their `message`).
+    func testDroppingTheContentTypesOfATestMakesItFail() throws {
+        var checked = 0
+        for (_, fields) in try SessionVectorFiles.tests(ofSuite: RatchetSuite.name) {
+            guard let events = fields["events"] as? [[String: Any]], events.contains(where: { $0["content_type"] != nil }) else { continue }
+            var corrupted = fields
+            corrupted["events"] = events.map { event in
+                var event = event
+                event.removeValue(forKey: "content_type")
+                return event
+            }
+            XCTAssertThrowsError(try RatchetSuite.run(VectorTest(corrupted)), "test \(fields["id"] ?? "?")")
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 0, "no ratchet vector with content_type")
+    }
+
     /// A scenario whose parties draw keys needs every listed key: dropping Bob's last one
     /// must make the runner fail (it never invents keys).
     func testMissingRatchetKeysFail() throws {

@@ -201,6 +201,15 @@ public actor SessionManager {
     ///   the stored session does not load, `.storage` when the store or the trust evaluator
     ///   fails. Nothing changed when it throws.
     public func encrypt(_ plaintext: [UInt8], to address: ProtocolAddress) async throws(SessionError) -> [UInt8] {
+        try await encrypt(plaintext, to: address, contentType: .application)
+    }
+
+    /// `encrypt(_:to:)` with the content type of the padded plaintext (SPEC §2):
+    /// `.senderKeyDistribution` for a distribution (`distribute`), `.application` otherwise.
+    /// - Throws: the errors of `encrypt(_:to:)`; nothing changed when it throws.
+    func encrypt(
+        _ plaintext: [UInt8], to address: ProtocolAddress, contentType: MessagePadding.ContentType
+    ) async throws(SessionError) -> [UInt8] {
         try await exclusive(.peer(address)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
                 guard let record = try await loadSession(for: address), let remote = record.remoteIdentityKey else {
@@ -212,7 +221,7 @@ public actor SessionManager {
                 guard decision.allowsSending else { throw .untrustedIdentity }
                 let (updated, message) = try await Self.compute { [record] () throws(SessionError) in
                     var record = record
-                    let message = try record.encrypt(plaintext)
+                    let message = try record.encrypt(plaintext, contentType: contentType)
                     return (record, message)
                 }
                 var commit = StoreCommit()
@@ -299,6 +308,10 @@ public actor SessionManager {
     /// (`ProtocolStore.commit`), so a one-time prekey creates one session at most, even when two
     /// prekey messages naming it are decrypted concurrently, and a replayed prekey message whose
     /// session is gone is `duplicateMessage`.
+    ///
+    /// Only application content decrypts here: a sender-key distribution sent by
+    /// `distributeSenderKey(for:to:)` (content type 0x02, SPEC §2) is `invalidPadding`, and the
+    /// same bytes still go to `processSenderKeyDistribution(encrypted:for:from:)`.
     /// - Throws: the receiver's errors of SPEC §8 (`invalidMessage`, `duplicateMessage`,
     ///   `tooManySkippedMessages`, `noSession`, `unknownPreKey`, `invalidKey`, `invalidPadding`,
     ///   `unsupportedVersion`…, in SPEC §4's order), `SessionError.unknownPreKey` also when a
@@ -356,7 +369,9 @@ public actor SessionManager {
     /// Decrypts `message` from `address` under the peer lock, asks the trust evaluator, runs
     /// `handle`, and persists the record (with the prekey consumption when X3DH ran) only when
     /// all of it succeeded. With `wipingPlaintext`, the decrypted plaintext is wiped on every
-    /// path once `handle` is done with it (`handle` must not keep a copy).
+    /// path once `handle` is done with it (`handle` must not keep a copy). The padded plaintext
+    /// must have `contentType` as its first byte (SPEC §2), else the message is
+    /// `invalidPadding` and nothing is persisted.
     ///
     /// A prekey message that runs X3DH also holds the prekeys lock (taken after the peer lock)
     /// from loading the prekeys to the commit, so two establishments never consume the same
@@ -364,6 +379,7 @@ public actor SessionManager {
     /// `handle` never sees a plaintext whose commit could still fail because of it.
     private func decryptAndCommit<Result: Sendable>(
         _ message: IncomingMessage, from address: ProtocolAddress, wipingPlaintext: Bool,
+        contentType: MessagePadding.ContentType = .application,
         _ handle: (SessionRecord.Decryption, IdentityOutcome, inout StoreCommit) async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         let identity = try await localIdentity()
@@ -373,13 +389,13 @@ public actor SessionManager {
                 guard case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) else {
                     return try await decryptAndCommit(
                         message, from: address, record: record, preKeys: PreKeySet(), identity: identity,
-                        wipingPlaintext: wipingPlaintext, handle)
+                        wipingPlaintext: wipingPlaintext, contentType: contentType, handle)
                 }
                 return try await exclusive(.preKeys, nested: true) { () async throws(SessionError) -> Result in
                     let preKeys = try await loadPreKeys(for: preKeyMessage.prefix)
                     return try await decryptAndCommit(
                         message, from: address, record: record, preKeys: preKeys, identity: identity,
-                        wipingPlaintext: wipingPlaintext, handle)
+                        wipingPlaintext: wipingPlaintext, contentType: contentType, handle)
                 }
             }
         }
@@ -388,7 +404,7 @@ public actor SessionManager {
     /// The body of `decryptAndCommit` once the record and the prekeys are loaded (and locked).
     private func decryptAndCommit<Result: Sendable>(
         _ message: IncomingMessage, from address: ProtocolAddress, record loaded: SessionRecord, preKeys: PreKeySet,
-        identity: IdentityKeyPair, wipingPlaintext: Bool,
+        identity: IdentityKeyPair, wipingPlaintext: Bool, contentType: MessagePadding.ContentType,
         _ handle: (SessionRecord.Decryption, IdentityOutcome, inout StoreCommit) async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         let (localAddress, kem, configuration, random) = (localAddress, kem, configuration, random)
@@ -398,7 +414,7 @@ public actor SessionManager {
                 var record = loaded
                 let decryption = try record.decrypt(
                     message, identity: identity, localAddress: localAddress, remoteAddress: address, preKeys: preKeys, kem: kem,
-                    configuration: configuration, random: random)
+                    configuration: configuration, random: random, contentType: contentType)
                 return (record, decryption)
             }
         } catch {
@@ -428,7 +444,9 @@ public actor SessionManager {
 
     /// Our sender-key distribution message for `group`, creating our sending chain (and
     /// storing it) when there is none. Send it to each member device over its pairwise
-    /// session (`distributeSenderKey(for:to:)` does both).
+    /// session with `distributeSenderKey(for:to:)`, which does both and pads it with the
+    /// distribution content type (SPEC §2): its bytes encrypted with `encrypt(_:to:)` are
+    /// application content, which `processSenderKeyDistribution(encrypted:for:from:)` refuses.
     /// - Throws: `SessionError.chainExhausted` when our chain is used up (rotate it),
     ///   `.storage` when the store fails, `.primitive` when libsodium is unusable.
     public func senderKeyDistributionMessage(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
@@ -446,8 +464,9 @@ public actor SessionManager {
     }
 
     /// Replaces our sending chain for `group` with a new one and returns its distribution
-    /// message (after a member left: send it to the remaining members only; `removeMembers`
-    /// does all of it).
+    /// message (after a member left: send it to the remaining members only, with
+    /// `distributeSenderKey(for:to:)`, which sends the current chain; `removeMembers` does all
+    /// of it).
     /// - Throws: `SessionError.storage` when the store fails (the old chain stays),
     ///   `.primitive` when libsodium is unusable.
     public func rotateSenderKey(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
@@ -467,9 +486,12 @@ public actor SessionManager {
 
     /// Sends our distribution message for `group` to each of `members` through its pairwise
     /// session: the returned outcome per device (as `encrypt(_:toUser:)`) carries the pairwise
-    /// message whose plaintext is the distribution message's bytes. The receiver passes it to
+    /// message whose plaintext is the distribution message's bytes, padded with content type
+    /// 0x02 (SPEC §2). The receiver passes it to
     /// `processSenderKeyDistribution(encrypted:for:from:)`; how the app marks such messages
-    /// apart from others is the app's envelope.
+    /// apart from others is the app's envelope, but a server that relabels one cannot make it
+    /// pass: `decrypt(_:from:)` refuses a distribution and
+    /// `processSenderKeyDistribution(encrypted:for:from:)` anything else, as `invalidPadding`.
     /// - Throws: the errors of `senderKeyDistributionMessage(for:)`; per-device failures are
     ///   in the outcomes.
     public func distributeSenderKey(for group: GroupID, to members: [ProtocolAddress]) async throws(SessionError) -> [DeviceEncryption] {
@@ -503,7 +525,7 @@ public actor SessionManager {
         var outcomes: [DeviceEncryption] = []
         for member in members {
             do throws(SessionError) {
-                let message = try await encrypt(bytes, to: member)
+                let message = try await encrypt(bytes, to: member, contentType: .senderKeyDistribution)
                 outcomes.append(DeviceEncryption(from: localAddress, to: member, group: group, result: .success(message)))
             } catch {
                 outcomes.append(DeviceEncryption(from: localAddress, to: member, group: group, result: .failure(error)))
@@ -546,8 +568,9 @@ public actor SessionManager {
     }
 
     /// Decrypts a pairwise message from `sender` whose plaintext is a distribution message
-    /// (as `distributeSenderKey` sends), stores its chain for `group`, and then persists the
-    /// pairwise session. The decrypted plaintext (it holds the chain key) is wiped on every
+    /// (as `distributeSenderKey` sends: padded with content type 0x02, SPEC §2; any other
+    /// pairwise message is `invalidPadding`), stores its chain for `group`, and then persists
+    /// the pairwise session. The decrypted plaintext (it holds the chain key) is wiped on every
     /// path, failures included. Returns what `decrypt` would report about the sender.
     /// - Throws: the errors of `decrypt(_:from:)` and of `processSenderKeyDistribution`; when
     ///   either fails, the pairwise session is not persisted and the same bytes can be retried
@@ -557,7 +580,7 @@ public actor SessionManager {
         encrypted bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress
     ) async throws(SessionError) -> IdentityObservation {
         let message = try IncomingMessage(serialized: bytes)
-        return try await decryptAndCommit(message, from: sender, wipingPlaintext: true) {
+        return try await decryptAndCommit(message, from: sender, wipingPlaintext: true, contentType: .senderKeyDistribution) {
             (decryption: SessionRecord.Decryption, identity: IdentityOutcome, commit: inout StoreCommit)
                 async throws(SessionError) -> IdentityObservation in
             // A quarantined sender (not under the verified user's key) cannot give us chains that

@@ -54,12 +54,14 @@ struct DoubleRatchet: Sendable, CustomStringConvertible, CustomDebugStringConver
     // MARK: Encrypt
 
     /// Encrypt of SPEC §4: (CKs, mk) = KDF_CK(CKs); header = 0x21 || DHs.pk || u32(PN) || u32(Ns);
-    /// Ns += 1; ct = AEAD(MSGKEYS(mk), pad(plaintext), aad = AD || header).
-    /// Returns `prefix || header || ct`.
+    /// Ns += 1; ct = AEAD(MSGKEYS(mk), pad(plaintext), aad = AD || header), padded with
+    /// `contentType` as the first byte (SPEC §2). Returns `prefix || header || ct`.
     /// - Throws: `SessionError.chainExhausted` when Ns or PN does not fit in 32 bits,
     ///   `SessionError.noSession` without a sending chain, `SessionError.invalidMessage` for a
     ///   plaintext too long to pad, `SessionError.primitive` when AES-GCM is unavailable.
-    mutating func encrypt(_ plaintext: [UInt8], associatedData: [UInt8], prefix: [UInt8]) throws(SessionError) -> [UInt8] {
+    mutating func encrypt(
+        _ plaintext: [UInt8], associatedData: [UInt8], prefix: [UInt8], contentType: MessagePadding.ContentType = .application
+    ) throws(SessionError) -> [UInt8] {
         guard let chain = sendingChain else { throw .noSession }
         guard sendCounter <= UInt64(UInt32.max), previousSendCounter <= UInt64(UInt32.max) else { throw .chainExhausted }
         let paddedCount = try MessagePadding.checkedPaddedLength(forPlaintextCount: plaintext.count)
@@ -78,7 +80,7 @@ struct DoubleRatchet: Sendable, CustomStringConvertible, CustomDebugStringConver
                     try plaintext.withBytes { (plaintext: UnsafeRawBufferPointer) throws(SessionError) in
                         try MessageKeys.seal(
                             plaintext, messageKey: UnsafeRawBufferPointer(messageKey),
-                            authenticating: aad, into: out.slice(bodyStart ..< out.count))
+                            authenticating: aad, into: out.slice(bodyStart ..< out.count), contentType: contentType)
                     }
                     return next
                 }
@@ -91,7 +93,9 @@ struct DoubleRatchet: Sendable, CustomStringConvertible, CustomDebugStringConver
 
     // MARK: Decrypt
 
-    /// Decrypt of SPEC §4, transactionally (see the type's documentation).
+    /// Decrypt of SPEC §4, transactionally (see the type's documentation). The padded plaintext
+    /// must have `contentType` as its first byte (SPEC §2); another type is `invalidPadding`,
+    /// like any padding that does not unpad, and leaves the state unchanged.
     ///
     /// 1. A stored skipped key for (header.dh, header.n) is used and deleted.
     /// 2. header.dh = DHr: without a receiving chain `invalidMessage`; n < Nr
@@ -102,14 +106,14 @@ struct DoubleRatchet: Sendable, CustomStringConvertible, CustomDebugStringConver
     ///   (a small-order ratchet key), `invalidPadding`, or `primitive`; the state is unchanged.
     mutating func decrypt(
         _ message: RatchetMessage, associatedData: [UInt8], configuration: SessionConfiguration,
-        random: any RandomSource
+        random: any RandomSource, contentType: MessagePadding.ContentType = .application
     ) throws(SessionError) -> [UInt8] {
         let ratchetKey = message.ratchetKey
         if !skippedKeys.isEmpty {
             let slot = SkippedMessageKeys.Slot(ratchetKey: ratchetKey, counter: message.counter)
             if let stored = skippedKeys.messageKey(for: slot) {
                 let plaintext = try stored.storage.withUnsafeBytes { (key: UnsafeRawBufferPointer) throws(SessionError) in
-                    try Self.open(message, messageKey: key, associatedData: associatedData)
+                    try Self.open(message, messageKey: key, associatedData: associatedData, contentType: contentType)
                 }
                 skippedKeys.remove(slot)
                 return plaintext
@@ -122,7 +126,7 @@ struct DoubleRatchet: Sendable, CustomStringConvertible, CustomDebugStringConver
             var candidate: ReceiverChain? = current
             try ReceiverChain.skip(&candidate, of: remote, until: message.counter, maxSkip: configuration.maxSkip, into: &pending)
             var chain = candidate ?? current
-            let plaintext = try Self.openNext(message, chain: &chain, associatedData: associatedData)
+            let plaintext = try Self.openNext(message, chain: &chain, associatedData: associatedData, contentType: contentType)
             receivingChain = chain
             skippedKeys.append(pending, maxStored: configuration.maxStored)
             return plaintext
@@ -135,7 +139,7 @@ struct DoubleRatchet: Sendable, CustomStringConvertible, CustomDebugStringConver
         var candidate: ReceiverChain? = fresh
         try ReceiverChain.skip(&candidate, of: ratchetKey, until: message.counter, maxSkip: configuration.maxSkip, into: &pending)
         var chain = candidate ?? fresh
-        let plaintext = try Self.openNext(message, chain: &chain, associatedData: associatedData)
+        let plaintext = try Self.openNext(message, chain: &chain, associatedData: associatedData, contentType: contentType)
         // Authenticated and unpadded: only now draw the new sending key pair.
         let newSendingKey = try Self.newRatchetKey(random)
         let (sendingRoot, sendingChainKey) = try receivingRoot.ratchet(privateKey: newSendingKey, publicKey: ratchetKey)
@@ -152,24 +156,27 @@ struct DoubleRatchet: Sendable, CustomStringConvertible, CustomDebugStringConver
 
     /// (CKr, mk) = KDF_CK(CKr); Nr += 1 on `chain`, then opens `message` with mk.
     private static func openNext(
-        _ message: RatchetMessage, chain: inout ReceiverChain, associatedData: [UInt8]
+        _ message: RatchetMessage, chain: inout ReceiverChain, associatedData: [UInt8], contentType: MessagePadding.ContentType
     ) throws(SessionError) -> [UInt8] {
         try withSecretScratch(MessageKey.byteCount) { (messageKey: UnsafeMutableRawBufferPointer) throws(SessionError) in
             chain.chainKey = chain.chainKey.advance(writingMessageKeyInto: messageKey)
             chain.counter += 1
-            return try open(message, messageKey: UnsafeRawBufferPointer(messageKey), associatedData: associatedData)
+            return try open(message, messageKey: UnsafeRawBufferPointer(messageKey), associatedData: associatedData, contentType: contentType)
         }
     }
 
-    /// Opens `message`'s ciphertext under MSGKEYS(mk) with aad = AD || header and unpads it.
+    /// Opens `message`'s ciphertext under MSGKEYS(mk) with aad = AD || header and unpads it,
+    /// expecting `contentType`.
     private static func open(
-        _ message: RatchetMessage, messageKey: UnsafeRawBufferPointer, associatedData: [UInt8]
+        _ message: RatchetMessage, messageKey: UnsafeRawBufferPointer, associatedData: [UInt8],
+        contentType: MessagePadding.ContentType
     ) throws(SessionError) -> [UInt8] {
         try message.buffer.withBytes { (buffer: UnsafeRawBufferPointer) throws(SessionError) in
             let bodyStart = message.start + RatchetMessage.headerByteCount
             let header = buffer.slice(message.start ..< bodyStart)
             return try withAssociatedData(associatedData, header: header) { (aad: UnsafeRawBufferPointer) throws(SessionError) in
-                try MessageKeys.open(buffer.slice(bodyStart ..< buffer.count), messageKey: messageKey, authenticating: aad)
+                try MessageKeys.open(
+                    buffer.slice(bodyStart ..< buffer.count), messageKey: messageKey, authenticating: aad, contentType: contentType)
             }
         }
     }

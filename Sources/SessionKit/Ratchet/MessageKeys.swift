@@ -33,28 +33,30 @@ enum MessageKeys {
         }
     }
 
-    /// Pads `plaintext` and seals it under MSGKEYS(mk) into `output` (ciphertext || tag),
-    /// which is exactly the padded length + 16 bytes.
+    /// Pads `plaintext` (with `contentType` as its first byte) and seals it under MSGKEYS(mk)
+    /// into `output` (ciphertext || tag), which is exactly the padded length + 16 bytes.
     /// - Throws: `SessionError.primitive` when AES-GCM is unavailable or the message too long.
     static func seal(
         _ plaintext: UnsafeRawBufferPointer, messageKey: UnsafeRawBufferPointer,
-        authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+        authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer,
+        contentType: MessagePadding.ContentType = .application
     ) throws(SessionError) {
         try withKeys(messageKey: messageKey) { (key, nonce) throws(SessionError) in
-            try PaddedAEAD.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output)
+            try PaddedAEAD.seal(plaintext, key: key, nonce: nonce, authenticating: aad, into: output, contentType: contentType)
         }
     }
 
-    /// Opens `ciphertext` (ciphertext || tag) under MSGKEYS(mk) and removes the padding.
+    /// Opens `ciphertext` (ciphertext || tag) under MSGKEYS(mk) and removes the padding,
+    /// expecting `contentType` as its first byte.
     /// - Throws: `SessionError.invalidMessage` when the tag does not verify,
-    ///   `SessionError.invalidPadding` when the authentic plaintext does not unpad,
-    ///   `SessionError.primitive` when AES-GCM is unavailable.
+    ///   `SessionError.invalidPadding` when the authentic plaintext does not unpad or has
+    ///   another content type, `SessionError.primitive` when AES-GCM is unavailable.
     static func open(
         _ ciphertext: UnsafeRawBufferPointer, messageKey: UnsafeRawBufferPointer,
-        authenticating aad: UnsafeRawBufferPointer
+        authenticating aad: UnsafeRawBufferPointer, contentType: MessagePadding.ContentType = .application
     ) throws(SessionError) -> [UInt8] {
         try withKeys(messageKey: messageKey) { (key, nonce) throws(SessionError) in
-            try PaddedAEAD.open(ciphertext, key: key, nonce: nonce, authenticating: aad)
+            try PaddedAEAD.open(ciphertext, key: key, nonce: nonce, authenticating: aad, contentType: contentType)
         }
     }
 }

@@ -200,16 +200,19 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     // MARK: Encrypt
 
     /// Encrypts `plaintext` with the current session (SPEC §4; a prekey message while the
-    /// current session is an initiator that has had no reply).
+    /// current session is an initiator that has had no reply), padded with `contentType` as
+    /// its first byte (SPEC §2).
     /// - Throws: `SessionError.noSession` without a current session, else the errors of
-    ///   `SessionState.encrypt(_:)`. The record is unchanged when it throws.
-    @_spi(Testing) public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
+    ///   `SessionState.encrypt(_:contentType:)`. The record is unchanged when it throws.
+    @_spi(Testing) public mutating func encrypt(
+        _ plaintext: [UInt8], contentType: MessagePadding.ContentType = .application
+    ) throws(SessionError) -> [UInt8] {
         guard var session = currentSession else { throw .noSession }
         // Drop the record's reference so the session's storage is mutated in place; a failed
         // encrypt leaves `session` unchanged, and either way it is put back.
         currentSession = nil
         defer { currentSession = session }
-        return try session.encrypt(plaintext)
+        return try session.encrypt(plaintext, contentType: contentType)
     }
 
     // MARK: Decrypt
@@ -218,7 +221,10 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// says. `identity`, `localAddress` (B), `preKeys` and `kem` are ours, used when a prekey
     /// message needs X3DH; `remoteAddress` (A) is the address the message came from, as the
     /// transport says (a wrong one makes X3DH and every session fail to authenticate);
-    /// `configuration` applies to a session created here.
+    /// `configuration` applies to a session created here. The padded plaintext must have
+    /// `contentType` as its first byte (SPEC §2: `.senderKeyDistribution` only where a
+    /// distribution is processed); a message of another content type counts as not decrypted
+    /// by the session that opened it, and is `invalidPadding`.
     /// - Throws: `SessionError` with the SPEC §8 names, in SPEC §4's order: `unsupportedVersion`,
     ///   `invalidMessage`, `invalidKey` (decoding); `noSession` (a ratchet message and no
     ///   session); `unknownPreKey`, `duplicateMessage` (the EK_A record); then `invalidMessage`,
@@ -228,11 +234,12 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     @_spi(Testing) public mutating func decrypt(
         _ bytes: [UInt8], identity: IdentityKeyPair, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
         preKeys: some PreKeyLookup, kem: (any KeyEncapsulationMechanism)? = nil,
-        configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()
+        configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource(),
+        contentType: MessagePadding.ContentType = .application
     ) throws(SessionError) -> Decryption {
         try decrypt(
             IncomingMessage(serialized: bytes), identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
-            preKeys: preKeys, kem: kem, configuration: configuration, random: random)
+            preKeys: preKeys, kem: kem, configuration: configuration, random: random, contentType: contentType)
     }
 
     /// Decrypts an already decoded message; see `decrypt(_: [UInt8], …)`.
@@ -241,18 +248,19 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     @_spi(Testing) public mutating func decrypt(
         _ message: IncomingMessage, identity: IdentityKeyPair, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
         preKeys: some PreKeyLookup, kem: (any KeyEncapsulationMechanism)? = nil,
-        configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()
+        configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource(),
+        contentType: MessagePadding.ContentType = .application
     ) throws(SessionError) -> Decryption {
         switch message {
         case let .ratchet(ratchetMessage):
-            return try decryptRatchetMessage(message, ratchetMessage, random: random)
+            return try decryptRatchetMessage(message, ratchetMessage, random: random, contentType: contentType)
         case let .preKey(preKeyMessage):
-            if let decryption = try decryptWithSessionCreated(by: preKeyMessage, message, random: random) {
+            if let decryption = try decryptWithSessionCreated(by: preKeyMessage, message, random: random, contentType: contentType) {
                 return decryption
             }
             let established = try SessionState.accept(
                 preKeyMessage, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
-                preKeys: preKeys, kem: kem, configuration: configuration, random: random)
+                preKeys: preKeys, kem: kem, configuration: configuration, random: random, contentType: contentType)
             place(established.session)
             return Decryption(
                 plaintext: established.plaintext, consumption: established.consumption, promotedPreviousSession: false,
@@ -261,13 +269,14 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     }
 
     private mutating func decryptRatchetMessage(
-        _ message: IncomingMessage, _ ratchetMessage: RatchetMessage, random: any RandomSource
+        _ message: IncomingMessage, _ ratchetMessage: RatchetMessage, random: any RandomSource,
+        contentType: MessagePadding.ContentType
     ) throws(SessionError) -> Decryption {
         var currentError: SessionError?
         if var session = currentSession {
             currentSession = nil
             do throws(SessionError) {
-                let plaintext = try session.decrypt(message, random: random)
+                let plaintext = try session.decrypt(message, random: random, contentType: contentType)
                 currentSession = session
                 return Decryption(plaintext: plaintext, existingSession: session, promoted: false)
             } catch {
@@ -282,7 +291,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
                 continue
             }
             do throws(SessionError) {
-                return try decryptWithPreviousSession(at: index, message, random: random)
+                return try decryptWithPreviousSession(at: index, message, random: random, contentType: contentType)
             } catch {
                 // A failed decrypt leaves the session unchanged (it is transactional).
                 if knowsKey { throw error }
@@ -295,10 +304,10 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// current again (`place` takes it out of the previous sessions). When it throws, the
     /// record is unchanged.
     private mutating func decryptWithPreviousSession(
-        at index: Int, _ message: IncomingMessage, random: any RandomSource
+        at index: Int, _ message: IncomingMessage, random: any RandomSource, contentType: MessagePadding.ContentType
     ) throws(SessionError) -> Decryption {
         var session = previousSessions[index]
-        let plaintext = try session.decrypt(message, random: random)
+        let plaintext = try session.decrypt(message, random: random, contentType: contentType)
         place(session)
         return Decryption(plaintext: plaintext, existingSession: session, promoted: true)
     }
@@ -306,17 +315,18 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// Decrypts a prekey message with the session (current or previous) created from the same
     /// EK_A, if the record holds one; returns `nil` when it holds none.
     private mutating func decryptWithSessionCreated(
-        by preKeyMessage: PreKeyMessage, _ message: IncomingMessage, random: any RandomSource
+        by preKeyMessage: PreKeyMessage, _ message: IncomingMessage, random: any RandomSource,
+        contentType: MessagePadding.ContentType
     ) throws(SessionError) -> Decryption? {
         let prefix = preKeyMessage.prefix
         if var session = currentSession, session.isCreated(byPreKeyMessageWith: prefix) {
             currentSession = nil
             defer { currentSession = session }
-            let plaintext = try session.decrypt(message, random: random)
+            let plaintext = try session.decrypt(message, random: random, contentType: contentType)
             return Decryption(plaintext: plaintext, existingSession: session, promoted: false)
         }
         if let index = previousSessions.firstIndex(where: { $0.isCreated(byPreKeyMessageWith: prefix) }) {
-            return try decryptWithPreviousSession(at: index, message, random: random)
+            return try decryptWithPreviousSession(at: index, message, random: random, contentType: contentType)
         }
         return nil
     }

@@ -28,14 +28,16 @@ extension SessionState {
     /// `invalidMessage`, unless `configuration` allows classic sessions during a migration)
     /// and `requirePostQuantum` (`postQuantumRequired`); then X3DH (IK_A must be a valid
     /// Ed25519 point; a small-order EK_A is rejected), the decapsulation of CT, and the ratchet,
-    /// which starts with DHs = SPK_B, RK = SK and decrypts the message (its first DH step).
+    /// which starts with DHs = SPK_B, RK = SK and decrypts the message (its first DH step),
+    /// whose padded plaintext must have `contentType` as its first byte (SPEC §2).
     /// - Throws: `SessionError.unknownPreKey`, `.duplicateMessage`, `.invalidMessage`,
     ///   `.postQuantumRequired`, `.kemUnavailable` (a KEM part and no `kem`), `.invalidKey`,
     ///   `.tooManySkippedMessages`, `.invalidPadding` or `.primitive`.
     @_spi(Testing) public static func accept(
         _ message: PreKeyMessage, identity: IdentityKeyPair, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
         preKeys: some PreKeyLookup, kem: (any KeyEncapsulationMechanism)?,
-        configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()
+        configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource(),
+        contentType: MessagePadding.ContentType = .application
     ) throws(SessionError) -> Establishment {
         let prefix = message.prefix
         guard let signedPreKey = preKeys.signedPreKey(id: prefix.signedPreKeyID) else { throw .unknownPreKey }
@@ -72,7 +74,8 @@ extension SessionState {
             baseKey: prefix.baseKey, preKeyPrefixDigest: prefix.digest, pendingPreKeyPrefix: nil,
             ratchet: DoubleRatchet.responder(sharedSecret: agreement.sharedSecret, signedPreKey: signedPreKey.privateKey))
         let plaintext = try session.ratchet.decrypt(
-            message.message, associatedData: session.associatedData, configuration: session.configuration, random: random)
+            message.message, associatedData: session.associatedData, configuration: session.configuration, random: random,
+            contentType: contentType)
         let consumption = PreKeyConsumption(
             signedPreKeyID: prefix.signedPreKeyID, baseKey: prefix.baseKey, oneTimePreKeyID: prefix.oneTimePreKeyID,
             oneTimeKEMPreKeyID: kemPreKey?.kind == .oneTime ? kemPreKey?.id : nil)

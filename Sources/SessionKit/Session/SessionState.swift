@@ -88,7 +88,8 @@ import SignalPrimitives
 
     // MARK: Encrypt
 
-    /// Encrypts `plaintext` (SPEC §4), padded as SPEC §2 says. While `sendsPreKeyMessages`
+    /// Encrypts `plaintext` (SPEC §4), padded as SPEC §2 says with `contentType` as the first
+    /// byte (`.senderKeyDistribution` for a distribution, SPEC §5). While `sendsPreKeyMessages`
     /// holds, the result is a prekey message (`0x22 || P || message`).
     /// - Throws: `SessionError.chainExhausted` when the sending counter or the previous
     ///   chain's length no longer fits in 32 bits, `SessionError.invalidMessage` for a
@@ -96,9 +97,11 @@ import SignalPrimitives
     ///   `SessionError.noSession` when the session has no sending chain yet (a responder
     ///   state that has not decrypted its first message, which only a persisted blob can hold).
     ///   The session is unchanged when it throws.
-    @_spi(Testing) public mutating func encrypt(_ plaintext: [UInt8]) throws(SessionError) -> [UInt8] {
+    @_spi(Testing) public mutating func encrypt(
+        _ plaintext: [UInt8], contentType: MessagePadding.ContentType = .application
+    ) throws(SessionError) -> [UInt8] {
         let prefix = pendingPreKeyPrefix.map { [WireType.preKeyMessage] + $0.bytes } ?? []
-        let message = try ratchet.encrypt(plaintext, associatedData: associatedData, prefix: prefix)
+        let message = try ratchet.encrypt(plaintext, associatedData: associatedData, prefix: prefix, contentType: contentType)
         advanceGeneration()
         return message
     }
@@ -122,9 +125,11 @@ import SignalPrimitives
     }
 
     /// Decodes and decrypts a message for this session; see `decrypt(_: IncomingMessage, …)`.
-    /// - Throws: the errors of `IncomingMessage(serialized:)` and of `decrypt(_:random:)`.
-    @_spi(Testing) public mutating func decrypt(_ bytes: [UInt8], random: any RandomSource = SystemRandomSource()) throws(SessionError) -> [UInt8] {
-        try decrypt(IncomingMessage(serialized: bytes), random: random)
+    /// - Throws: the errors of `IncomingMessage(serialized:)` and of `decrypt(_:random:contentType:)`.
+    @_spi(Testing) public mutating func decrypt(
+        _ bytes: [UInt8], random: any RandomSource = SystemRandomSource(), contentType: MessagePadding.ContentType = .application
+    ) throws(SessionError) -> [UInt8] {
+        try decrypt(IncomingMessage(serialized: bytes), random: random, contentType: contentType)
     }
 
     /// Decrypts a message for this session (SPEC §4), transactionally.
@@ -132,17 +137,22 @@ import SignalPrimitives
     /// A prekey message is accepted only by the responder session created from the same
     /// EK_A, and only when its whole prefix P equals the creating one (IK_A, spk_id, the
     /// one-time prekey part and the KEM part). After the first successful decryption an
-    /// initiator stops sending prekey messages.
+    /// initiator stops sending prekey messages. The padded plaintext must have `contentType` as
+    /// its first byte (SPEC §2): a message of another content type is `invalidPadding`.
     /// - Throws: `SessionError.invalidMessage` (bad tag, a prekey message that does not
     ///   match, header.dh = DHr without a receiving chain), `.duplicateMessage`,
     ///   `.tooManySkippedMessages`, `.invalidKey` (a small-order ratchet key),
     ///   `.invalidPadding`, or `.primitive`. The session is unchanged when it throws, and no
     ///   key is drawn from `random`.
-    @_spi(Testing) public mutating func decrypt(_ message: IncomingMessage, random: any RandomSource = SystemRandomSource()) throws(SessionError) -> [UInt8] {
+    @_spi(Testing) public mutating func decrypt(
+        _ message: IncomingMessage, random: any RandomSource = SystemRandomSource(),
+        contentType: MessagePadding.ContentType = .application
+    ) throws(SessionError) -> [UInt8] {
         switch message {
         case let .ratchet(ratchetMessage):
             let plaintext = try ratchet.decrypt(
-                ratchetMessage, associatedData: associatedData, configuration: configuration, random: random)
+                ratchetMessage, associatedData: associatedData, configuration: configuration, random: random,
+                contentType: contentType)
             pendingPreKeyPrefix = nil
             advanceGeneration()
             return plaintext
@@ -152,7 +162,8 @@ import SignalPrimitives
                 throw .invalidMessage
             }
             let plaintext = try ratchet.decrypt(
-                preKeyMessage.message, associatedData: associatedData, configuration: configuration, random: random)
+                preKeyMessage.message, associatedData: associatedData, configuration: configuration, random: random,
+                contentType: contentType)
             advanceGeneration()
             return plaintext
         }

@@ -69,21 +69,23 @@ enum PaddedAEAD {
                  material.slice(AES256GCM.keyByteCount ..< keyAndNonceByteCount))
     }
 
-    /// Pads `plaintext` (SPEC §2) in a wiped scratch buffer and seals it into `output`
-    /// (ciphertext || tag). `output` is exactly `MessagePadding.checkedPaddedLength(forPlaintextCount:)
-    /// + 16` bytes long: the caller checked the length before building its message.
+    /// Pads `plaintext` (SPEC §2, with `contentType` as its first byte) in a wiped scratch
+    /// buffer and seals it into `output` (ciphertext || tag). `output` is exactly
+    /// `MessagePadding.checkedPaddedLength(forPlaintextCount:) + 16` bytes long: the caller
+    /// checked the length before building its message.
     /// - Throws: `SessionError.primitive` when the AEAD fails (AES-GCM unavailable on this CPU), and
     ///   `SessionError.invalidMessage` when `output` cannot hold the padded plaintext.
     @inline(__always)
     static func seal(
         _ plaintext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
-        authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, cipher: Cipher = .aes256gcm
+        authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, cipher: Cipher = .aes256gcm,
+        contentType: MessagePadding.ContentType = .application
     ) throws(SessionError) {
         let paddedCount = output.count - tagByteCount
         let fillCount = paddedCount - plaintext.count - MessagePadding.overhead
         guard fillCount >= 0, UInt64(fillCount) <= UInt64(UInt32.max) else { throw .invalidMessage }
         try withSecretScratch(paddedCount) { (padded: UnsafeMutableRawBufferPointer) throws(SessionError) in
-            MessagePadding.write(plaintext, fillCount: fillCount, into: padded)
+            MessagePadding.write(plaintext, fillCount: fillCount, contentType: contentType, into: padded)
             do throws(CryptoError) {
                 _ = try cipher.seal(UnsafeRawBufferPointer(padded), key: key, nonce: nonce, authenticating: aad, into: output)
             } catch {
@@ -93,16 +95,18 @@ enum PaddedAEAD {
     }
 
     /// Verifies and decrypts `ciphertext` (ciphertext || tag), then removes the padding in
-    /// place: the plaintext is moved to the front of the decrypted buffer and the bytes after
-    /// it are wiped, so no copy of the padded plaintext is left behind.
+    /// place, expecting `contentType` as its first byte: the plaintext is moved to the front of
+    /// the decrypted buffer and the bytes after it are wiped, so no copy of the padded
+    /// plaintext is left behind.
     /// - Throws: `SessionError.invalidMessage` for a ciphertext shorter than a tag or a tag that
     ///   does not verify (before any padding is looked at), `SessionError.invalidPadding` when
-    ///   the authentic plaintext does not unpad (the decrypted bytes are wiped first), and
-    ///   `SessionError.primitive` when AES-GCM is unavailable.
+    ///   the authentic plaintext does not unpad or has another content type (the decrypted
+    ///   bytes are wiped first), and `SessionError.primitive` when AES-GCM is unavailable.
     @inline(__always)
     static func open(
         _ ciphertext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
-        authenticating aad: UnsafeRawBufferPointer, cipher: Cipher = .aes256gcm
+        authenticating aad: UnsafeRawBufferPointer, cipher: Cipher = .aes256gcm,
+        contentType: MessagePadding.ContentType = .application
     ) throws(SessionError) -> [UInt8] {
         let paddedCount = ciphertext.count - tagByteCount
         guard paddedCount >= 0 else { throw .invalidMessage }
@@ -115,7 +119,7 @@ enum PaddedAEAD {
             }
             let range: Range<Int>
             do throws(SessionError) {
-                range = try MessagePadding.plaintextRange(in: UnsafeRawBufferPointer(padded))
+                range = try MessagePadding.plaintextRange(in: UnsafeRawBufferPointer(padded), contentType: contentType)
             } catch {
                 SecureMemory.zero(padded)
                 throw error

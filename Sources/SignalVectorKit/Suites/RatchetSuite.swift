@@ -10,6 +10,8 @@ import SignalPrimitives
 /// `SessionRecord` per peer address; messages are delivered from the other party's address
 /// unless an event names a `from_address`. `send` events must reproduce `message` exactly;
 /// `recv` events deliver an earlier send or raw bytes and expect `plaintext` or `error`.
+/// Either may carry `content_type` (SPEC §2, default 1): the type a send pads with (2 for a
+/// sender-key distribution), or the type a receiver expects.
 /// After every failed delivery the runner also checks that the receiver's records, its
 /// prekeys and replay records and its key queue are exactly as before.
 public enum RatchetSuite: ProtocolSuite {
@@ -172,10 +174,11 @@ public enum RatchetSuite: ProtocolSuite {
 
     private static func send(_ event: VectorTest, by party: inout Party, sends: inout [[UInt8]]) throws {
         let plaintext = try event.hex("plaintext")
+        let contentType = try event.contentType()
         let peer = party.peer
         func encrypt() throws -> [UInt8] {
             guard var record = party.records[peer] else { throw SessionError.noSession }
-            let message = try record.encrypt(plaintext)
+            let message = try record.encrypt(plaintext, contentType: contentType)
             party.records[peer] = record
             return message
         }
@@ -196,6 +199,7 @@ public enum RatchetSuite: ProtocolSuite {
         configuration: SessionConfiguration
     ) throws {
         let sender = try event.optionalAddress("from_address") ?? party.peer
+        let contentType = try event.contentType()
         let before = snapshot(of: party)
         let drawnBefore = party.random.drawn
         func decrypt() throws -> [UInt8] {
@@ -206,7 +210,7 @@ public enum RatchetSuite: ProtocolSuite {
             defer { if held || !record.isEmpty { party.records[sender] = record } }
             let result = try record.decrypt(
                 message, identity: party.identity, localAddress: party.address, remoteAddress: sender, preKeys: party.preKeys,
-                kem: kem, configuration: configuration, random: party.random)
+                kem: kem, configuration: configuration, random: party.random, contentType: contentType)
             // What the store does in the write that stores the record (SPEC §3).
             if let consumption = result.consumption { try party.preKeys.apply(consumption) }
             return result.plaintext

@@ -23,6 +23,19 @@ extension VectorTest {
         has(key) ? try address(key) : nil
     }
 
+    /// The optional `content_type` of SPEC §2 (the first padded byte): 1, application content,
+    /// when absent or null; 2, a sender-key distribution. SPEC §8 does not name the field; this
+    /// is the runner's reading (the Python generator writes it the same way).
+    /// - Throws: `VectorFailure` when present but not the integer 1 or 2 (a reserved type
+    ///   cannot be expected).
+    func contentType(_ key: String = "content_type") throws -> MessagePadding.ContentType {
+        guard let value = try optionalInt(key) else { return .application }
+        guard let byte = UInt8(exactly: value), let type = MessagePadding.ContentType(rawValue: byte) else {
+            throw VectorFailure("field '\(key)' is \(value), not a content type (1 or 2)")
+        }
+        return type
+    }
+
     /// A group id given as hex.
     /// - Throws: `VectorFailure` when `key` is missing, not hex, or not 1–255 bytes.
     public func groupID(_ key: String) throws -> GroupID {
