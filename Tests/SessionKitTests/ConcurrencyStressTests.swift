@@ -46,8 +46,11 @@ final class ConcurrencyStressTests: XCTestCase {
         let server = FakeServer()
         var devices: [TestDevice] = []
         for user in 0 ..< 2 {
+            // A user's devices share one identity key (a device with another key is refused).
+            let identity = try IdentityKeyPair(using: SeededRandomSource(seed: seed &+ 0x1D + UInt64(user)))
             for device: UInt32 in 1 ... 2 {
-                devices.append(try await TestDevice("user\(user)", device, seed: seed + UInt64(devices.count), server: server))
+                devices.append(try await TestDevice(
+                    "user\(user)", device, seed: seed + UInt64(devices.count), server: server, identity: identity))
             }
         }
         for i in devices.indices {

@@ -135,8 +135,8 @@ final class GroupManagerTests: XCTestCase {
     func testEncryptingToAUserIncludingOwnDevicesReachesTheSendersOtherDevicesButNotItself() async throws {
         let server = FakeServer()
         let alice1 = try await TestDevice("alice", 1, seed: 3040, server: server)
-        let alice2 = try await TestDevice("alice", 2, seed: 3041, server: server)
-        let alice3 = try await TestDevice("alice", 3, seed: 3042, server: server)
+        let alice2 = try await TestDevice("alice", 2, seed: 3041, server: server, identity: alice1.identity)
+        let alice3 = try await TestDevice("alice", 3, seed: 3042, server: server, identity: alice1.identity)
         let bob = try await TestDevice("bob", 1, seed: 3043, server: server)
         for peer in [bob, alice3, alice2] { try await alice1.startSession(with: peer.address, server: server) }
 
