@@ -82,8 +82,8 @@ public actor SessionManager {
     public nonisolated let configuration: SessionConfiguration
     /// When prekeys are replenished, rotated and expired.
     public nonisolated let preKeyPolicy: PreKeyPolicy
-    private let clock: any WallClock
-    private let random: any RandomSource
+    let clock: any WallClock
+    let random: any RandomSource
     let locks = KeyedAsyncLock<LockKey>()
     /// Whether the store records identity keys in its commits (it keeps the trust records and
     /// is this manager's trust evaluator).
@@ -377,7 +377,7 @@ public actor SessionManager {
     /// from loading the prekeys to the commit, so two establishments never consume the same
     /// one-time prekey: the second finds it gone (`unknownPreKey`) before it decrypts, and
     /// `handle` never sees a plaintext whose commit could still fail because of it.
-    private func decryptAndCommit<Result: Sendable>(
+    func decryptAndCommit<Result: Sendable>(
         _ message: IncomingMessage, from address: ProtocolAddress, wipingPlaintext: Bool,
         contentType: MessagePadding.ContentType = .application,
         _ handle: (SessionRecord.Decryption, IdentityOutcome, inout StoreCommit) async throws(SessionError) -> Result
@@ -402,7 +402,7 @@ public actor SessionManager {
     }
 
     /// The body of `decryptAndCommit` once the record and the prekeys are loaded (and locked).
-    private func decryptAndCommit<Result: Sendable>(
+    func decryptAndCommit<Result: Sendable>(
         _ message: IncomingMessage, from address: ProtocolAddress, record loaded: SessionRecord, preKeys: PreKeySet,
         identity: IdentityKeyPair, wipingPlaintext: Bool, contentType: MessagePadding.ContentType,
         _ handle: (SessionRecord.Decryption, IdentityOutcome, inout StoreCommit) async throws(SessionError) -> Result
@@ -438,241 +438,6 @@ public actor SessionManager {
         // (in the same transaction when the store keeps the trust records).
         try await self.commit(commit, recording: identityOutcome.recordsKey ? decryption.remoteIdentityKey : nil, for: address)
         return result
-    }
-
-    // MARK: Groups (sender keys)
-
-    /// Our sender-key distribution message for `group`, creating our sending chain (and
-    /// storing it) when there is none. Send it to each member device over its pairwise
-    /// session with `distributeSenderKey(for:to:)`, which does both and pads it with the
-    /// distribution content type (SPEC §2): its bytes encrypted with `encrypt(_:to:)` are
-    /// application content, which `processSenderKeyDistribution(encrypted:for:from:)` refuses.
-    /// - Throws: `SessionError.chainExhausted` when our chain is used up (rotate it),
-    ///   `.storage` when the store fails, `.primitive` when libsodium is unusable.
-    public func senderKeyDistributionMessage(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
-        try await exclusive(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
-            try await retryingStaleState { () async throws(SessionError) -> SenderKeyDistributionMessage in
-                if let chain = try await loadSendingChain(for: group) { return try chain.distributionMessage() }
-                let chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
-                let distribution = try chain.distributionMessage()
-                var commit = StoreCommit()
-                commit.store(chain, for: group)
-                try await store.commit(commit)
-                return distribution
-            }
-        }
-    }
-
-    /// Replaces our sending chain for `group` with a new one and returns its distribution
-    /// message (after a member left: send it to the remaining members only, with
-    /// `distributeSenderKey(for:to:)`, which sends the current chain; `removeMembers` does all
-    /// of it).
-    /// - Throws: `SessionError.storage` when the store fails (the old chain stays),
-    ///   `.primitive` when libsodium is unusable.
-    public func rotateSenderKey(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
-        try await exclusive(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
-            try await retryingStaleState { () async throws(SessionError) -> SenderKeyDistributionMessage in
-                var chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
-                // Replaces the stored chain: compare and swap against its generation.
-                chain.generation = try await loadSendingChain(for: group)?.generation ?? 0
-                let distribution = try chain.distributionMessage()
-                var commit = StoreCommit()
-                commit.store(chain, for: group)
-                try await store.commit(commit)
-                return distribution
-            }
-        }
-    }
-
-    /// Sends our distribution message for `group` to each of `members` through its pairwise
-    /// session: the returned outcome per device (as `encrypt(_:toUser:)`) carries the pairwise
-    /// message whose plaintext is the distribution message's bytes, padded with content type
-    /// 0x02 (SPEC §2). The receiver passes it to
-    /// `processSenderKeyDistribution(encrypted:for:from:)`; how the app marks such messages
-    /// apart from others is the app's envelope, but a server that relabels one cannot make it
-    /// pass: `decrypt(_:from:)` refuses a distribution and
-    /// `processSenderKeyDistribution(encrypted:for:from:)` anything else, as `invalidPadding`.
-    /// - Throws: the errors of `senderKeyDistributionMessage(for:)`; per-device failures are
-    ///   in the outcomes.
-    public func distributeSenderKey(for group: GroupID, to members: [ProtocolAddress]) async throws(SessionError) -> [DeviceEncryption] {
-        await distribute(try await senderKeyDistributionMessage(for: group), for: group, to: members)
-    }
-
-    /// Removes devices from `group` (SPEC §5): forgets the chains received from `removed`,
-    /// starts a new sending chain for the group, and distributes it to `remaining` through
-    /// their pairwise sessions, so the removed devices cannot read anything sent next. Returns
-    /// the pairwise messages for `remaining`, as `distributeSenderKey(for:to:)` does.
-    /// - Throws: `SessionError.storage` when the store fails, `.primitive` when libsodium is
-    ///   unusable; per-device failures are in the outcomes.
-    public func removeMembers(
-        _ removed: [ProtocolAddress], from group: GroupID, remaining: [ProtocolAddress]
-    ) async throws(SessionError) -> [DeviceEncryption] {
-        for member in removed {
-            try await exclusive(.groupReceiving(group, member)) { () async throws(SessionError) in
-                try await store.removeReceiverState(for: group, sender: member)
-            }
-        }
-        return await distribute(try await rotateSenderKey(for: group), for: group, to: remaining.filter { !removed.contains($0) })
-    }
-
-    /// Encrypts a distribution message to each member through its pairwise session, wiping
-    /// the encoded distribution (it holds the chain key) when done.
-    private func distribute(
-        _ distribution: SenderKeyDistributionMessage, for group: GroupID, to members: [ProtocolAddress]
-    ) async -> [DeviceEncryption] {
-        var bytes = distribution.serialized
-        defer { SecureMemory.zero(&bytes) }
-        var outcomes: [DeviceEncryption] = []
-        for member in members {
-            do throws(SessionError) {
-                let message = try await encrypt(bytes, to: member, contentType: .senderKeyDistribution)
-                outcomes.append(DeviceEncryption(from: localAddress, to: member, group: group, result: .success(message)))
-            } catch {
-                outcomes.append(DeviceEncryption(from: localAddress, to: member, group: group, result: .failure(error)))
-            }
-        }
-        return outcomes
-    }
-
-    /// Stores the chain of a distribution message received from `sender` for `group` (SPEC §5:
-    /// its group must be `group`, its signing key a valid point; a chain already held is
-    /// ignored; beyond five chains per sender the oldest is dropped).
-    /// - Throws: `SessionError.unsupportedVersion`, `.invalidMessage` (also for a distribution
-    ///   of another group), `.invalidKey`, `.storage` when the store fails; nothing changed then.
-    public func processSenderKeyDistribution(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) {
-        try await process(try SenderKeyDistributionMessage(serialized: bytes), for: group, from: sender)
-    }
-
-    /// Stores a distribution's chain under the (group, sender) lock; `nested` when called inside
-    /// the peer lock of `processSenderKeyDistribution(encrypted:for:from:)` (locks are always
-    /// taken peer first, then group, never the other way round).
-    private func process(
-        _ distribution: SenderKeyDistributionMessage, for group: GroupID, from sender: ProtocolAddress, nested: Bool = false
-    ) async throws(SessionError) {
-        try await exclusive(.groupReceiving(group, sender), nested: nested) { () async throws(SessionError) in
-            try await retryingStaleState { () async throws(SessionError) in
-                var commit = StoreCommit()
-                commit.store(try await receiverState(processing: distribution, for: group, from: sender), for: group, sender: sender)
-                try await store.commit(commit)
-            }
-        }
-    }
-
-    /// The stored chains from `sender` in `group` with `distribution`'s chain added.
-    private func receiverState(
-        processing distribution: SenderKeyDistributionMessage, for group: GroupID, from sender: ProtocolAddress
-    ) async throws(SessionError) -> SenderKeyReceiverState {
-        var state = try await loadReceiverState(for: group, sender: sender) ?? SenderKeyReceiverState()
-        try state.process(distribution, for: group)
-        return state
-    }
-
-    /// Decrypts a pairwise message from `sender` whose plaintext is a distribution message
-    /// (as `distributeSenderKey` sends: padded with content type 0x02, SPEC §2; any other
-    /// pairwise message is `invalidPadding`), stores its chain for `group`, and then persists
-    /// the pairwise session. The decrypted plaintext (it holds the chain key) is wiped on every
-    /// path, failures included. Returns what `decrypt` would report about the sender.
-    /// - Throws: the errors of `decrypt(_:from:)` and of `processSenderKeyDistribution`; when
-    ///   either fails, the pairwise session is not persisted and the same bytes can be retried
-    ///   (storing a chain already held changes nothing).
-    @discardableResult
-    public func processSenderKeyDistribution(
-        encrypted bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress
-    ) async throws(SessionError) -> IdentityObservation {
-        let message = try IncomingMessage(serialized: bytes)
-        return try await decryptAndCommit(message, from: sender, wipingPlaintext: true, contentType: .senderKeyDistribution) {
-            (decryption: SessionRecord.Decryption, identity: IdentityOutcome, commit: inout StoreCommit)
-                async throws(SessionError) -> IdentityObservation in
-            // A quarantined sender (not under the verified user's key) cannot give us chains that
-            // its group messages would then be shown under.
-            if identity.isQuarantined { throw .untrustedIdentity }
-            // Parsing copies the chain key into wiping storage; the plaintext is wiped after this.
-            let distribution = try SenderKeyDistributionMessage(serialized: decryption.plaintext)
-            // The chain is committed with the pairwise session, in one transaction. The group lock
-            // is taken inside the peer lock (never the other way round).
-            let state = try await self.exclusive(.groupReceiving(group, sender), nested: true) {
-                () async throws(SessionError) -> SenderKeyReceiverState in
-                try await self.receiverState(processing: distribution, for: group, from: sender)
-            }
-            commit.store(state, for: group, sender: sender)
-            return identity.observation
-        }
-    }
-
-    /// Encrypts `plaintext` once for every member of `group` with our sending chain and
-    /// stores the advanced chain before returning the message.
-    /// - Throws: `SessionError.noSession` when we have no chain for `group` (create it with
-    ///   `senderKeyDistributionMessage(for:)` and distribute it first), `.chainExhausted` after
-    ///   2^32 messages (rotate the sender key), `.damagedState(.senderKeySendingChain)`,
-    ///   `.storage`; nothing changed then.
-    public func groupEncrypt(_ plaintext: [UInt8], for group: GroupID) async throws(SessionError) -> [UInt8] {
-        try await exclusive(.groupSending(group)) { () async throws(SessionError) -> [UInt8] in
-            try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
-                guard let chain = try await loadSendingChain(for: group) else { throw .noSession }
-                let (updated, message) = try await Self.compute { [chain] () throws(SessionError) in
-                    var chain = chain
-                    let message = try chain.encrypt(plaintext)
-                    return (chain, message)
-                }
-                var commit = StoreCommit()
-                commit.store(updated, for: group)
-                try await store.commit(commit)
-                return message
-            }
-        }
-    }
-
-    /// Decrypts a group message from `sender` in `group` and stores the advanced chain before
-    /// returning the plaintext (decrypt → persist → acknowledge; as with `decrypt(_:from:)`,
-    /// use `groupDecrypt(_:for:from:beforePersisting:)` to store the plaintext before the chain).
-    /// A message sent before this device was given the chain is `messageKeyUnavailable` (it
-    /// can never be decrypted here: do not mistake it for a duplicate the app has seen).
-    /// - Throws: `SessionError.unknownChain` when nothing was received from `sender` (after
-    ///   the type and length checks of SPEC §5; keep the message and retry once the
-    ///   distribution arrives), the receiver's errors of SPEC §5 (`invalidMessage`,
-    ///   `invalidSignature`, `duplicateMessage`, `tooManySkippedMessages`,
-    ///   `messageKeyUnavailable`…), `.damagedState(.senderKeyReceiverState)`, `.storage`;
-    ///   nothing changed then.
-    public func groupDecrypt(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) -> [UInt8] {
-        try await groupDecrypt(bytes, for: group, from: sender, beforePersisting: { (_: [UInt8]) async throws(SessionError) in })
-    }
-
-    /// Decrypts a group message like `groupDecrypt(_:for:from:)`, handing the plaintext to
-    /// `process` before the advanced chain is persisted (decrypt → process → persist →
-    /// acknowledge, with the crash consistency of `decrypt(_:from:beforePersisting:)`).
-    /// - Throws: the errors of `groupDecrypt(_:for:from:)`, and whatever `process` throws (the
-    ///   chain is then not persisted and the same bytes can be retried).
-    public func groupDecrypt(
-        _ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress,
-        beforePersisting process: @Sendable ([UInt8]) async throws(SessionError) -> Void
-    ) async throws(SessionError) -> [UInt8] {
-        try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [UInt8] in
-            try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
-                guard let state = try await loadReceiverState(for: group, sender: sender) else {
-                    _ = try SenderKeyMessage(serialized: bytes)
-                    throw .unknownChain
-                }
-                let computed: (SenderKeyReceiverState, [UInt8])
-                do throws(SessionError) {
-                    computed = try await Self.compute { [state] () throws(SessionError) in
-                        var state = state
-                        let plaintext = try state.decrypt(bytes, for: group, from: sender)
-                        return (state, plaintext)
-                    }
-                } catch {
-                    // As for pairwise messages: judge the message on the fresh chains.
-                    let stored = try await loadReceiverState(for: group, sender: sender)
-                    if stored?.generation != state.generation { throw .staleState }
-                    throw error
-                }
-                let (updated, plaintext) = computed
-                try await process(plaintext)
-                var commit = StoreCommit()
-                commit.store(updated, for: group, sender: sender)
-                try await store.commit(commit)
-                return plaintext
-            }
-        }
     }
 
     // MARK: Helpers
