@@ -53,7 +53,7 @@ extension SessionError {
     public var disposition: ErrorDisposition {
         switch self {
         case .invalidKey, .invalidSignature, .invalidMessage, .tooManySkippedMessages, .invalidPadding,
-             .unsupportedVersion, .invalidPayload, .postQuantumRequired, .supersededIdentity, .ownDeviceIdentityMismatch:
+             .unsupportedVersion, .invalidPayload, .postQuantumRequired, .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember:
             return .drop
         case .duplicateMessage: return .dropSilently
         case .unknownChain: return .retryLater

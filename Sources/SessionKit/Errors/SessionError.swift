@@ -47,6 +47,10 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     /// key, so this is a device the server added to the account, not one of ours. Refused,
     /// nothing recorded; a linked device must share the identity (`DeviceLink`).
     case ownDeviceIdentityMismatch
+    /// A sender-key distribution or group message from a device that is not a member of the
+    /// group (`SessionManager.setGroupMembers(_:for:)`): a stranger, or a removed member.
+    /// Refused, nothing stored.
+    case notAGroupMember
     /// A user id that is empty or longer than 255 UTF-8 bytes (`ProtocolAddress`).
     case invalidAddress
     /// A group id that is empty or longer than 255 bytes (`GroupID`).
@@ -94,7 +98,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .invalidPayload: return "invalidPayload"
         case .chainExhausted: return "chainExhausted"
         case .messageKeyUnavailable: return "messageKeyUnavailable"
-        case .untrustedIdentity, .supersededIdentity, .ownDeviceIdentityMismatch, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
+        case .untrustedIdentity, .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
              .staleState, .damagedState, .invalidConfiguration, .primitive, .storage:
             return nil
         }
@@ -119,6 +123,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .untrustedIdentity: return "untrustedIdentity"
         case .supersededIdentity: return "supersededIdentity"
         case .ownDeviceIdentityMismatch: return "ownDeviceIdentityMismatch"
+        case .notAGroupMember: return "notAGroupMember"
         case .invalidAddress: return "invalidAddress"
         case .invalidGroupID: return "invalidGroupID"
         case .kemUnavailable: return "kemUnavailable"
@@ -145,6 +150,8 @@ public enum StoredStateKind: String, Sendable, Hashable, CaseIterable, CustomStr
     case senderKeyReceiverState
     /// A trust record (a peer's identity key and its verification status).
     case trust
+    /// A group's member devices, or a group message kept until its distribution arrives.
+    case groupMembers
 
     /// The kind's name.
     public var description: String { rawValue }

@@ -5,17 +5,19 @@ public enum ReceivedMessage: Sendable, CustomStringConvertible {
     case message(DecryptedMessage)
     /// A group message, decrypted.
     case groupMessage(DecryptedGroupMessage)
-    /// A member's sender key for a group, stored: its group messages now decrypt. Nothing to
-    /// show the user; `identityObservation` is what the trust store observed about the pairwise
-    /// session's identity key.
-    case senderKeyDistribution(group: GroupID, sender: ProtocolAddress, identityObservation: IdentityObservation)
+    /// A member's sender key for a group, stored: its group messages now decrypt.
+    /// `identityObservation` is what the trust store observed about the pairwise session's
+    /// identity key; `releasedMessages` are the group messages from that member that had
+    /// arrived before it and were kept by the manager, now decrypted (oldest first): show them.
+    case senderKeyDistribution(
+        group: GroupID, sender: ProtocolAddress, identityObservation: IdentityObservation, releasedMessages: [DecryptedGroupMessage])
 
     /// The sending device.
     public var sender: ProtocolAddress {
         switch self {
         case let .message(message): return message.sender
         case let .groupMessage(message): return message.sender
-        case let .senderKeyDistribution(_, sender, _): return sender
+        case let .senderKeyDistribution(_, sender, _, _): return sender
         }
     }
 
@@ -33,8 +35,8 @@ public enum ReceivedMessage: Sendable, CustomStringConvertible {
         switch self {
         case let .message(message): return "ReceivedMessage(\(message))"
         case let .groupMessage(message): return "ReceivedMessage(\(message))"
-        case let .senderKeyDistribution(group, sender, observation):
-            return "ReceivedMessage(sender key of \(sender) in \(group), \(observation))"
+        case let .senderKeyDistribution(group, sender, observation, released):
+            return "ReceivedMessage(sender key of \(sender) in \(group), \(observation), \(released.count) released)"
         }
     }
 }

@@ -23,8 +23,10 @@ extension SessionManager {
 
     /// Processes any incoming envelope addressed to this device: a pairwise message (ratchet
     /// or prekey, told apart by its type byte) with `decrypt(_:from:)`, a sender-key
-    /// distribution with `processSenderKeyDistribution(encrypted:for:from:)`, a group message
-    /// with `groupDecrypt(_:for:from:)`. Each is persisted before this returns (decrypt →
+    /// distribution with `processSenderKeyDistribution(encrypted:for:from:)` followed by
+    /// `releasePendingGroupMessages(for:from:beforePersisting:)` (the group messages that
+    /// waited for it), a group message with `groupDecrypt(_:for:from:)` (one whose chain has
+    /// not arrived yet is kept by the manager: `unknownChain`, acknowledge it). Each is persisted before this returns (decrypt →
     /// persist → acknowledge): acknowledge the message to the server afterwards, and react to
     /// an error by its `SessionError.disposition`.
     /// - Throws: `SessionError.invalidMessage` for an envelope whose recipient is another
@@ -37,7 +39,8 @@ extension SessionManager {
     /// Processes an incoming envelope like `receive(_:)`, handing a decrypted pairwise or group
     /// message to `process` before the advanced state is persisted (decrypt → process → persist
     /// → acknowledge, with the crash consistency of `decrypt(_:from:beforePersisting:)`).
-    /// `process` is not called for a sender-key distribution, which has nothing to show.
+    /// `process` is not called for a sender-key distribution itself, which has nothing to show,
+    /// but for each group message it releases.
     /// - Throws: the errors of `receive(_:)`, and whatever `process` throws (nothing is then
     ///   persisted and the same envelope can be retried).
     public func receive(
@@ -55,7 +58,13 @@ extension SessionManager {
         case .senderKeyDistribution:
             guard let group = envelope.group else { throw .invalidMessage }
             let observation = try await processSenderKeyDistribution(encrypted: envelope.body, for: group, from: envelope.sender)
-            return .senderKeyDistribution(group: group, sender: envelope.sender, identityObservation: observation)
+            // The group messages kept while this chain was missing decrypt now.
+            let released = try await releasePendingGroupMessages(for: group, from: envelope.sender) {
+                (message: DecryptedGroupMessage) async throws(SessionError) in
+                try await process(.groupMessage(message))
+            }
+            return .senderKeyDistribution(
+                group: group, sender: envelope.sender, identityObservation: observation, releasedMessages: released)
         case .groupMessage:
             guard let group = envelope.group else { throw .invalidMessage }
             let sender = envelope.sender

@@ -32,16 +32,23 @@ extension SessionManager {
     ///   `.primitive` when libsodium is unusable.
     public func rotateSenderKey(for group: GroupID) async throws(SessionError) -> SenderKeyDistributionMessage {
         try await exclusive(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
-            try await retryingStaleState { () async throws(SessionError) -> SenderKeyDistributionMessage in
-                var chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
-                // Replaces the stored chain: compare and swap against its generation.
-                chain.generation = try await loadSendingChain(for: group)?.generation ?? 0
-                let distribution = try chain.distributionMessage()
-                var commit = StoreCommit()
-                commit.store(chain, for: group)
-                try await store.commit(commit)
-                return distribution
-            }
+            try await rotate(group, members: nil)
+        }
+    }
+
+    /// Replaces our sending chain for `group` (holding the group's sending lock), and with
+    /// `members` the group's members, in one commit.
+    private func rotate(_ group: GroupID, members: Set<ProtocolAddress>?) async throws(SessionError) -> SenderKeyDistributionMessage {
+        try await retryingStaleState { () async throws(SessionError) -> SenderKeyDistributionMessage in
+            var chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
+            // Replaces the stored chain: compare and swap against its generation.
+            chain.generation = try await loadSendingChain(for: group)?.generation ?? 0
+            let distribution = try chain.distributionMessage()
+            var commit = StoreCommit()
+            commit.store(chain, for: group)
+            if let members { commit.store(members: members, for: group) }
+            try await store.commit(commit)
+            return distribution
         }
     }
 
@@ -59,21 +66,71 @@ extension SessionManager {
         await distribute(try await senderKeyDistributionMessage(for: group), for: group, to: members)
     }
 
-    /// Removes devices from `group` (SPEC §5): forgets the chains received from `removed`,
-    /// starts a new sending chain for the group, and distributes it to `remaining` through
-    /// their pairwise sessions, so the removed devices cannot read anything sent next. Returns
-    /// the pairwise messages for `remaining`, as `distributeSenderKey(for:to:)` does.
+    /// Removes devices from `group` (SPEC §5): removes them from the group's members and starts
+    /// a new sending chain in one store commit (from then on their distributions and group
+    /// messages are `notAGroupMember`, until they are added again), forgets the chains received
+    /// from them, and distributes the new chain to `remaining` through their pairwise sessions,
+    /// so the removed devices cannot read anything sent next. Returns the pairwise messages for
+    /// `remaining`, as `distributeSenderKey(for:to:)` does. A call that fails half-way (the
+    /// chains of some removed devices not yet forgotten) can be repeated.
     /// - Throws: `SessionError.storage` when the store fails, `.primitive` when libsodium is
     ///   unusable; per-device failures are in the outcomes.
     public func removeMembers(
         _ removed: [ProtocolAddress], from group: GroupID, remaining: [ProtocolAddress]
     ) async throws(SessionError) -> [DeviceEncryption] {
+        let distribution = try await exclusive(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
+            let members = try await loadGroupMembers(for: group).subtracting(removed)
+            return try await rotate(group, members: members)
+        }
         for member in removed {
             try await exclusive(.groupReceiving(group, member)) { () async throws(SessionError) in
                 try await store.removeReceiverState(for: group, sender: member)
             }
         }
-        return await distribute(try await rotateSenderKey(for: group), for: group, to: remaining.filter { !removed.contains($0) })
+        return await distribute(distribution, for: group, to: remaining.filter { !removed.contains($0) })
+    }
+
+    // MARK: Members
+
+    /// The member devices of `group`, as set with `setGroupMembers(_:for:)` and
+    /// `addGroupMembers(_:to:)`, by user id bytes and device id.
+    /// - Throws: `SessionError.storage` when the store fails.
+    public func groupMembers(of group: GroupID) async throws(SessionError) -> [ProtocolAddress] {
+        try await loadGroupMembers(for: group).sorted { $0.encoded.lexicographicallyPrecedes($1.encoded) }
+    }
+
+    /// Sets the member devices of `group` (from your server's roster: every device of every
+    /// member user, the local user's other devices included; this device is left out). Only
+    /// members' distributions and group messages are accepted: anything from another device is
+    /// `SessionError.notAGroupMember`. Setting the members does not rotate our chain: to stop a
+    /// device from reading what is sent next, use `removeMembers(_:from:remaining:)`.
+    /// - Throws: `SessionError.storage` when the store fails; nothing changed then.
+    public func setGroupMembers(_ members: [ProtocolAddress], for group: GroupID) async throws(SessionError) {
+        try await changeMembers(of: group) { _ in Set(members) }
+    }
+
+    /// Adds member devices to `group` (a member joined, or linked a device); send them our
+    /// chain with `distributeSenderKey(for:to:)`.
+    /// - Throws: `SessionError.storage` when the store fails; nothing changed then.
+    public func addGroupMembers(_ members: [ProtocolAddress], to group: GroupID) async throws(SessionError) {
+        try await changeMembers(of: group) { $0.union(members) }
+    }
+
+    /// Replaces the members of `group` with `change(current)` (this device left out), under the
+    /// group's sending lock.
+    private func changeMembers(
+        of group: GroupID, _ change: @Sendable (Set<ProtocolAddress>) -> Set<ProtocolAddress>
+    ) async throws(SessionError) {
+        try await exclusive(.groupSending(group)) { () async throws(SessionError) in
+            var commit = StoreCommit()
+            commit.store(members: change(try await loadGroupMembers(for: group)).subtracting([localAddress]), for: group)
+            try await store.commit(commit)
+        }
+    }
+
+    /// Throws `notAGroupMember` unless `sender` is a member device of `group`.
+    private func requireMember(_ sender: ProtocolAddress, of group: GroupID) async throws(SessionError) {
+        guard try await loadGroupMembers(for: group).contains(sender) else { throw .notAGroupMember }
     }
 
     /// Encrypts a distribution message to each member through its pairwise session, wiping
@@ -101,6 +158,7 @@ extension SessionManager {
     /// - Throws: `SessionError.unsupportedVersion`, `.invalidMessage` (also for a distribution
     ///   of another group), `.invalidKey`, `.storage` when the store fails; nothing changed then.
     public func processSenderKeyDistribution(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) {
+        try await requireMember(sender, of: group)
         try await process(try SenderKeyDistributionMessage(serialized: bytes), for: group, from: sender)
     }
 
@@ -141,6 +199,8 @@ extension SessionManager {
         encrypted bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress
     ) async throws(SessionError) -> IdentityObservation {
         let message = try IncomingMessage(serialized: bytes)
+        // Checked before decrypting: a non-member's pairwise message advances nothing.
+        try await requireMember(sender, of: group)
         return try await decryptAndCommit(message, from: sender, wipingPlaintext: true, contentType: .senderKeyDistribution) {
             (decryption: SessionRecord.Decryption, identity: IdentityOutcome, commit: inout StoreCommit)
                 async throws(SessionError) -> IdentityObservation in
@@ -207,32 +267,105 @@ extension SessionManager {
         _ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress,
         beforePersisting process: @Sendable ([UInt8]) async throws(SessionError) -> Void
     ) async throws(SessionError) -> [UInt8] {
-        try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [UInt8] in
+        try await requireMember(sender, of: group)
+        return try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
-                guard let state = try await loadReceiverState(for: group, sender: sender) else {
-                    _ = try SenderKeyMessage(serialized: bytes)
-                    throw .unknownChain
-                }
-                let computed: (SenderKeyReceiverState, [UInt8])
-                do throws(SessionError) {
-                    computed = try await Self.compute { [state] () throws(SessionError) in
-                        var state = state
-                        let plaintext = try state.decrypt(bytes, for: group, from: sender)
-                        return (state, plaintext)
-                    }
-                } catch {
-                    // As for pairwise messages: judge the message on the fresh chains.
-                    let stored = try await loadReceiverState(for: group, sender: sender)
-                    if stored?.generation != state.generation { throw .staleState }
-                    throw error
-                }
-                let (updated, plaintext) = computed
-                try await process(plaintext)
-                var commit = StoreCommit()
-                commit.store(updated, for: group, sender: sender)
-                try await store.commit(commit)
-                return plaintext
+                try await decryptGroupMessage(bytes, for: group, from: sender, releasing: nil, process)
             }
+        }
+    }
+
+    /// Decrypts, processes and commits one group message (holding the (group, sender) lock).
+    /// A message of a chain this device does not hold is kept as pending (unless the chain is
+    /// held for another group or sender: relabelled or re-attributed, `invalidMessage`) and
+    /// reported as `unknownChain`. `releasing`: the pending message's id, deleted in the same
+    /// commit.
+    private func decryptGroupMessage(
+        _ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress, releasing pendingID: UInt64?,
+        _ process: @Sendable ([UInt8]) async throws(SessionError) -> Void
+    ) async throws(SessionError) -> [UInt8] {
+        let message = try SenderKeyMessage(serialized: bytes)
+        let state = try await loadReceiverState(for: group, sender: sender)
+        guard let state, state.holdsChain(message.chainID) else {
+            if try await store.holdsReceiverChain(message.chainID.rawRepresentation) { throw .invalidMessage }
+            if pendingID == nil { try await keepPending(bytes, for: group, from: sender) }
+            throw .unknownChain
+        }
+        let computed: (SenderKeyReceiverState, [UInt8])
+        do throws(SessionError) {
+            computed = try await Self.compute { [state] () throws(SessionError) in
+                var state = state
+                let plaintext = try state.decrypt(bytes, for: group, from: sender)
+                return (state, plaintext)
+            }
+        } catch {
+            // As for pairwise messages: judge the message on the fresh chains.
+            let stored = try await loadReceiverState(for: group, sender: sender)
+            if stored?.generation != state.generation { throw .staleState }
+            throw error
+        }
+        let (updated, plaintext) = computed
+        try await process(plaintext)
+        var commit = StoreCommit()
+        commit.store(updated, for: group, sender: sender)
+        if let pendingID { commit.releasedPendingGroupMessages = [pendingID] }
+        try await store.commit(commit)
+        return plaintext
+    }
+
+    // MARK: Pending group messages
+
+    /// How long a group message whose distribution has not arrived is kept (7 days): after
+    /// that it is dropped.
+    public static let pendingGroupMessageLifetime: Int64 = 7 * 24 * 3600
+
+    /// Keeps a group message until its distribution arrives (dropping expired ones).
+    private func keepPending(_ bytes: [UInt8], for group: GroupID, from sender: ProtocolAddress) async throws(SessionError) {
+        let now = clock.now()
+        var commit = StoreCommit()
+        commit.pendingGroupMessage = PendingGroupMessage(
+            id: 0, group: group, sender: sender, message: bytes, expiresAt: now.adding(seconds: Self.pendingGroupMessageLifetime))
+        commit.expiringPendingGroupMessages = now
+        try await store.commit(commit)
+    }
+
+    /// Decrypts the group messages from `sender` in `group` that were kept because their
+    /// chain's distribution had not arrived (`unknownChain`), now that one may have: each that
+    /// decrypts is handed to `process` and then deleted with the advanced chain, in one commit
+    /// (as `groupDecrypt(_:for:from:beforePersisting:)`); those still without their chain stay
+    /// until they expire; those that fail otherwise (a duplicate, a forgery) are deleted.
+    /// `receive(_:)` calls this after every distribution; call it after
+    /// `processSenderKeyDistribution` when you do not use envelopes. Returns the decrypted
+    /// messages, oldest first.
+    /// - Throws: `SessionError.storage` when the store fails, and whatever `process` throws
+    ///   (the message it was given stays pending); the messages handed out before stay handed out.
+    public func releasePendingGroupMessages(
+        for group: GroupID, from sender: ProtocolAddress,
+        beforePersisting process: @Sendable (DecryptedGroupMessage) async throws(SessionError) -> Void = { _ in }
+    ) async throws(SessionError) -> [DecryptedGroupMessage] {
+        try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [DecryptedGroupMessage] in
+            var released: [DecryptedGroupMessage] = []
+            var dropped: [UInt64] = []
+            for pending in try await store.loadPendingGroupMessages(for: group, sender: sender) {
+                do throws(SessionError) {
+                    let plaintext = try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
+                        try await decryptGroupMessage(pending.message, for: group, from: sender, releasing: pending.id) {
+                            (plaintext: [UInt8]) async throws(SessionError) in
+                            try await process(DecryptedGroupMessage(group: group, sender: sender, plaintext: plaintext))
+                        }
+                    }
+                    released.append(DecryptedGroupMessage(group: group, sender: sender, plaintext: plaintext))
+                } catch where error == .unknownChain {
+                    continue
+                } catch where error.disposition == .drop || error.disposition == .dropSilently || error.disposition == .neverDecryptable {
+                    dropped.append(pending.id)
+                }
+            }
+            var commit = StoreCommit()
+            commit.releasedPendingGroupMessages = dropped
+            commit.expiringPendingGroupMessages = clock.now()
+            try await store.commit(commit)
+            return released
         }
     }
 }

@@ -19,6 +19,11 @@ extension SessionManager {
         }
     }
 
+    /// The member devices of `group`.
+    func loadGroupMembers(for group: GroupID) async throws(SessionError) -> Set<ProtocolAddress> {
+        do { return try await store.loadGroupMembers(for: group) } catch { throw Self.stored(error, .groupMembers) }
+    }
+
     /// This device's identity key pair.
     func loadLocalIdentity() async throws(SessionError) -> IdentityKeyPair {
         do { return try await store.localIdentity() } catch { throw Self.stored(error, .identity) }

@@ -2,7 +2,7 @@ import SignalPrimitives
 
 /// The 32-byte identifier of a sender-key chain: SHA-256 of the chain key at iteration 0
 /// (SPEC §5). It is public: it travels in every distribution and sender-key message.
-@_spi(Testing) public struct SenderChainID: Hashable, Sendable, CustomStringConvertible {
+@_spi(Storage) @_spi(Testing) public struct SenderChainID: Hashable, Sendable, CustomStringConvertible {
     /// The length of a chain id in bytes.
     public static let byteCount = 32
 

@@ -25,7 +25,7 @@ public struct SenderKeyReceiverState: Sendable, CustomStringConvertible, CustomD
     @_spi(Testing) public init() { chains = [] }
 
     /// The ids of the chains held, oldest first.
-    @_spi(Testing) public var chainIDs: [SenderChainID] { chains.map(\.chainID) }
+    @_spi(Storage) @_spi(Testing) public var chainIDs: [SenderChainID] { chains.map(\.chainID) }
 
     /// Whether a chain with `chainID` is held.
     @_spi(Testing) public func holdsChain(_ chainID: SenderChainID) -> Bool { chains.contains { $0.chainID == chainID } }

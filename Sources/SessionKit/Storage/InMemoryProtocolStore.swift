@@ -20,6 +20,9 @@ public actor InMemoryProtocolStore: ProtocolStore {
     /// above it, so that a copy from before the deletion never matches again.
     private var retiredSessionGenerations: [ProtocolAddress: UInt64] = [:]
     private var retiredReceiverGenerations: [SenderKeyName: UInt64] = [:]
+    private var groupMembers: [GroupID: Set<ProtocolAddress>] = [:]
+    private var pendingGroupMessages: [SenderKeyName: [PendingGroupMessage]] = [:]
+    private var nextPendingGroupMessageID: UInt64 = 1
 
     /// A store for the device with `identity`, holding `preKeys` (none yet when `nil`).
     public init(identity: IdentityKeyPair, preKeys: LocalPreKeys? = nil) {
@@ -110,6 +113,52 @@ public actor InMemoryProtocolStore: ProtocolStore {
                 ? (retiredReceiverGenerations[receiverName] ?? 0) + 1 : state.generation + 1
             receiverStates[receiverName] = state
         }
+        applyGroupWrites(of: commit)
+    }
+
+    /// The group members and pending messages of `commit` (after its checks passed).
+    private func applyGroupWrites(of commit: StoreCommit) {
+        if let write = commit.groupMembers { groupMembers[write.group] = write.members.isEmpty ? nil : write.members }
+        if let expiry = commit.expiringPendingGroupMessages {
+            for (name, messages) in pendingGroupMessages {
+                let kept = messages.filter { $0.expiresAt > expiry }
+                pendingGroupMessages[name] = kept.isEmpty ? nil : kept
+            }
+        }
+        if !commit.releasedPendingGroupMessages.isEmpty {
+            let released = Set(commit.releasedPendingGroupMessages)
+            for (name, messages) in pendingGroupMessages {
+                let kept = messages.filter { !released.contains($0.id) }
+                pendingGroupMessages[name] = kept.isEmpty ? nil : kept
+            }
+        }
+        if let pending = commit.pendingGroupMessage {
+            let name = SenderKeyName(group: pending.group, sender: pending.sender)
+            var messages = pendingGroupMessages[name] ?? []
+            messages.append(PendingGroupMessage(
+                id: nextPendingGroupMessageID, group: pending.group, sender: pending.sender, message: pending.message,
+                expiresAt: pending.expiresAt))
+            nextPendingGroupMessageID += 1
+            if messages.count > PendingGroupMessage.maximumPerSender {
+                messages.removeFirst(messages.count - PendingGroupMessage.maximumPerSender)
+            }
+            pendingGroupMessages[name] = messages
+        }
+    }
+
+    // MARK: GroupStore
+
+    /// The member devices of `group` (empty when none were set).
+    public func loadGroupMembers(for group: GroupID) -> Set<ProtocolAddress> { groupMembers[group] ?? [] }
+
+    /// The messages from `sender` in `group` waiting for a distribution, oldest first.
+    public func loadPendingGroupMessages(for group: GroupID, sender: ProtocolAddress) -> [PendingGroupMessage] {
+        pendingGroupMessages[SenderKeyName(group: group, sender: sender)] ?? []
+    }
+
+    /// Whether any stored receiver state holds a chain with the id `chainID`.
+    public func holdsReceiverChain(_ chainID: [UInt8]) -> Bool {
+        receiverStates.values.contains { $0.chainIDs.contains { $0.rawRepresentation == chainID } }
     }
 
     // MARK: SenderKeyStore

@@ -6,7 +6,7 @@
 /// compares and swaps each state's generation (`StoreCommit`). `InMemoryProtocolStore` is the
 /// reference implementation; `SessionKitSQLite`'s `SQLiteProtocolStore` keeps everything in an
 /// encrypted SQLite file.
-public protocol ProtocolStore: SessionStore, IdentityKeyStore, PreKeyStore, SenderKeyStore {
+public protocol ProtocolStore: SessionStore, IdentityKeyStore, PreKeyStore, SenderKeyStore, GroupStore {
     /// Applies every write of `commit` atomically, or none:
     /// - each state is written only when its stored generation equals the state's `generation`
     ///   (no stored state counts as generation 0), and is stored with generation + 1 (a state
@@ -14,6 +14,11 @@ public protocol ProtocolStore: SessionStore, IdentityKeyStore, PreKeyStore, Send
     ///   one had, so a copy from before the deletion never matches again);
     /// - when `StoreCommit.changesPreKeys`, the stored prekeys are updated with
     ///   `StoreCommit.applyPreKeyChanges(to:)` (no stored prekeys: `unknownPreKey`);
+    /// - a group's members replace the stored ones; a pending group message is kept (with the
+    ///   next id; beyond `PendingGroupMessage.maximumPerSender` from its sender in its group the
+    ///   oldest are dropped); released pending messages are deleted, and so are those expiring
+    ///   at or before `expiringPendingGroupMessages`; a receiver state's chain ids are indexed
+    ///   for `holdsReceiverChain(_:)`;
     /// - the identity write is applied only when `appliesIdentityRecords` is true, last.
     /// - Throws: `SessionError.staleState` when a generation does not match (another writer
     ///   got there first: reload and retry), `.unknownPreKey` when a one-time prekey the commit

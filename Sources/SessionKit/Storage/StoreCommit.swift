@@ -48,6 +48,14 @@ public struct StoreCommit: Sendable {
         public let identityKey: Ed25519.PublicKey
     }
 
+    /// A group's member devices, replacing the stored ones.
+    public struct GroupMembersWrite: Sendable {
+        /// The group.
+        public let group: GroupID
+        /// Its member devices (empty: the group has no members, its row is removed).
+        public let members: Set<ProtocolAddress>
+    }
+
     /// The session record to store, if any.
     public var session: SessionWrite?
     /// The one-time prekeys to delete and the EK_A to record, when a prekey message ran X3DH
@@ -61,6 +69,16 @@ public struct StoreCommit: Sendable {
     /// The identity key to record, applied only by a store that keeps the trust records
     /// itself (`ProtocolStore.appliesIdentityRecords`), after every other write succeeded.
     public var identity: IdentityWrite?
+    /// A group's member devices to store, if any.
+    public var groupMembers: GroupMembersWrite?
+    /// A group message to keep until its distribution arrives (its `id` is ignored: the store
+    /// assigns the next one). Beyond `PendingGroupMessage.maximumPerSender` messages from its
+    /// sender in its group, the oldest are dropped.
+    public var pendingGroupMessage: PendingGroupMessage?
+    /// The ids of pending group messages to delete (handed out, or given up).
+    public var releasedPendingGroupMessages: [UInt64] = []
+    /// Pending group messages whose `expiresAt` is at or before this time are deleted.
+    public var expiringPendingGroupMessages: Timestamp?
 
     /// An empty commit.
     public init() {}
@@ -95,6 +113,11 @@ public struct StoreCommit: Sendable {
     /// Stores the chains received from `sender` in `group`.
     public mutating func store(_ state: SenderKeyReceiverState, for group: GroupID, sender: ProtocolAddress) {
         receiverState = ReceiverStateWrite(group: group, sender: sender, state: state)
+    }
+
+    /// Replaces the member devices of `group` with `members`.
+    public mutating func store(members: Set<ProtocolAddress>, for group: GroupID) {
+        groupMembers = GroupMembersWrite(group: group, members: members)
     }
 
     /// Records `identityKey` for `address` in the trust store.

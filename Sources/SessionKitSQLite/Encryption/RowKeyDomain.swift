@@ -25,6 +25,10 @@ struct RowKeyDomain: Sendable, Hashable {
     static let skippedSlot = RowKeyDomain(label: "sessions.skipped")
     /// A group id in the sender-key tables.
     static let senderKeyGroup = RowKeyDomain(label: "senderkeys.group")
+    /// A group id in `group_members`.
+    static let groupMembers = RowKeyDomain(label: "groups.members")
+    /// A chain id in `receiver_chains`.
+    static let receiverChain = RowKeyDomain(label: "senderkeys.chain")
     /// A sender's address (`ProtocolAddress.encoded`) in `receiver_states`.
     static let senderKeySender = RowKeyDomain(label: "senderkeys.sender")
 }

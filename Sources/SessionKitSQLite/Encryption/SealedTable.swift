@@ -22,6 +22,10 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     static let trust = SealedTable(name: "trust", valueVersion: 1)
     /// Trust records, one per user, by hashed user id (schema 3).
     static let trustUsers = SealedTable(name: "trust_users", valueVersion: 3)
+    /// Group member devices, by hashed group (schema 4).
+    static let groupMembers = SealedTable(name: "group_members", valueVersion: 4)
+    /// Group messages waiting for their distribution, by id (schema 4).
+    static let pendingGroupMessages = SealedTable(name: "pending_group_messages", valueVersion: 4)
     /// The message archive, by hashed conversation and message ids.
     static let archive = SealedTable(name: "archive", valueVersion: 1)
 

@@ -23,6 +23,7 @@ enum Schema {
         SchemaVersion1.apply,
         SchemaVersion2.apply,
         SchemaVersion3.apply,
+        SchemaVersion4.apply,
     ]
 
     /// The newest schema this library reads and writes.

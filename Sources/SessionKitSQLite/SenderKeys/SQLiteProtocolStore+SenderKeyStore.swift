@@ -53,13 +53,14 @@ extension SQLiteProtocolStore: SenderKeyStore {
     public func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
         let (groupHash, senderHash) = Self.receiverNames(group, sender, sealer: sealer)
         do {
-            try await writeTransaction { db in
+            try await writeTransaction { [sealer] db in
                 let stored = try Int64.fetchOne(
                     db, sql: "SELECT generation FROM receiver_states WHERE group_hash = ? AND sender_hash = ?",
                     arguments: [Data(groupHash), Data(senderHash)])
                 guard let stored else { return }
                 try db.execute(sql: "DELETE FROM receiver_states WHERE group_hash = ? AND sender_hash = ?",
                                arguments: [Data(groupHash), Data(senderHash)])
+                try Self.indexReceiverChains([], owner: groupHash + senderHash, db: db, sealer: sealer)
                 try Self.retire(groupHash + senderHash, generation: try Self.storedGeneration(stored, table: .receiverStates), db: db)
             }
         } catch {
@@ -95,6 +96,7 @@ extension SQLiteProtocolStore: SenderKeyStore {
         try db.execute(
             sql: "INSERT OR REPLACE INTO receiver_states (group_hash, sender_hash, generation, sealed) VALUES (?, ?, ?, ?)",
             arguments: [Data(groupHash), Data(senderHash), column(generation), Data(sealed)])
+        try indexReceiverChains(write.state.chainIDs.map(\.rawRepresentation), owner: groupHash + senderHash, db: db, sealer: sealer)
     }
 
     // MARK: Support

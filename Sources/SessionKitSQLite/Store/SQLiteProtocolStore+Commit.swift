@@ -27,6 +27,7 @@ extension SQLiteProtocolStore: ProtocolStore {
                 if let plan { entry = try Self.write(plan, cached: cached, db: db, sealer: sealer) }
                 if let write = commit.sendingChain { try Self.write(write, db: db, sealer: sealer) }
                 if let write = commit.receiverState { try Self.write(write, db: db, sealer: sealer) }
+                try Self.writeGroupState(of: commit, db: db, sealer: sealer)
                 if commit.changesPreKeys {
                     guard var keys = try Self.readPreKeys(db, sealer: sealer) else { throw SessionError.unknownPreKey }
                     try commit.applyPreKeyChanges(to: &keys)
