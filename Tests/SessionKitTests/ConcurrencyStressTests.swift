@@ -177,6 +177,7 @@ final class ConcurrencyStressTests: XCTestCase {
     func testConcurrentGroupSendersAndReceiversDeliverEveryMessageOnceToEveryMember() async throws {
         let devices = try await mesh(seed: 940)
         let group = groupID("stress")
+        try await makeGroup(group, of: devices)
         // Every member hands its chain to every other member through the pairwise sessions.
         for sender in devices {
             let distribution = try await sender.manager.senderKeyDistributionMessage(for: group).serialized

@@ -91,6 +91,7 @@ final class ContentTypeTests: XCTestCase {
         let team = groupID("team")
         let alice = try await TestDevice("alice", 1, seed: 7701, server: server)
         let bob = try await TestDevice("bob", 1, seed: 7702, server: server)
+        try await makeGroup(team, of: [alice, bob])
         try await alice.startSession(with: bob.address, server: server)
 
         // Twice: first as a prekey message (no session at Bob yet), then as a 0x21 message.
@@ -117,7 +118,7 @@ final class ContentTypeTests: XCTestCase {
             XCTAssertEqual(seen, [], "round \(round): the chain key never reaches the app as chat text")
 
             // Delivered again under its own kind, the same bytes work.
-            guard case .senderKeyDistribution(team, alice.address, _) = try await bob.manager.receive(distribution) else {
+            guard case .senderKeyDistribution(team, alice.address, _, _) = try await bob.manager.receive(distribution) else {
                 return XCTFail("round \(round): a distribution")
             }
             let groupMessage = try await alice.manager.groupEncryptEnvelope(utf8("round \(round)"), for: team)
@@ -136,6 +137,7 @@ final class ContentTypeTests: XCTestCase {
         let team = groupID("team")
         let alice = try await TestDevice("alice", 1, seed: 7801, server: server)
         let bob = try await TestDevice("bob", 1, seed: 7802, server: server)
+        try await makeGroup(team, of: [alice, bob])
         try await alice.startSession(with: bob.address, server: server)
 
         // Twice: a prekey message, then (after a reply) a 0x21 message.

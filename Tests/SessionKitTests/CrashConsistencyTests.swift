@@ -174,6 +174,7 @@ final class CrashConsistencyTests: XCTestCase {
                 let (_, apps) = try await connectedApps(seed: 740)
                 let (alice, bob) = (apps[0], apps[1])
                 let group = groupID("crash-group")
+                try await bob.manager.setGroupMembers([alice.address], for: group)
                 let outcomes = try await alice.manager.distributeSenderKey(for: group, to: [bob.address])
                 let message = try XCTUnwrap(try outcomes.first?.result.get())
                 let context = "crash at the commit, \(point)"
@@ -207,6 +208,7 @@ final class CrashConsistencyTests: XCTestCase {
             let (_, apps) = try await connectedApps(seed: 750)
             let (alice, bob) = (apps[0], apps[1])
             let group = groupID("g")
+            try await bob.manager.setGroupMembers([alice.address], for: group)
             let distribution = try await alice.manager.senderKeyDistributionMessage(for: group).serialized
             try await bob.manager.processSenderKeyDistribution(distribution, for: group, from: alice.address)
             let message = try await alice.manager.groupEncrypt(Array("g1".utf8), for: group)

@@ -158,7 +158,98 @@ actor DiskStore: ProtocolStore {
             try keys.apply(consumption)
             changes["prekeys"] = keys.serialized()
         }
+        if let write = commit.groupMembers {
+            changes["members/\(write.group)"] = write.members.isEmpty ? nil : Self.encodeMembers(write.members)
+        }
+        try await pendingChanges(of: commit, into: &changes)
         try await write(changes)
+    }
+
+    // MARK: GroupStore
+
+    /// Members as a blob: `Encode(address)` after `Encode(address)`, in increasing order.
+    static func encodeMembers(_ members: Set<ProtocolAddress>) -> [UInt8] {
+        members.map(\.encoded).sorted { $0.lexicographicallyPrecedes($1) }.flatMap { $0 }
+    }
+
+    func loadGroupMembers(for group: GroupID) async throws(SessionError) -> Set<ProtocolAddress> {
+        guard var blob = try await read("members/\(group)")?[...] else { return [] }
+        var members: Set<ProtocolAddress> = []
+        while let length = blob.first.map(Int.init), blob.count >= 1 + length + 4 {
+            let uid = String(decoding: blob.dropFirst().prefix(length), as: UTF8.self)
+            let device = blob.dropFirst(1 + length).prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            members.insert(try ProtocolAddress(userID: uid, deviceID: device))
+            blob = blob.dropFirst(1 + length + 4)
+        }
+        guard blob.isEmpty else { throw .invalidPayload }
+        return members
+    }
+
+    /// The pending messages of (group, sender) as a blob: per message u64(id), u64(expiry),
+    /// u32(length), bytes.
+    private func pending(_ name: String, group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> [PendingGroupMessage] {
+        guard var blob = try await read(name)?[...] else { return [] }
+        var messages: [PendingGroupMessage] = []
+        func number(_ bytes: ArraySlice<UInt8>) -> UInt64 { bytes.reduce(0) { $0 << 8 | UInt64($1) } }
+        while blob.count >= 20 {
+            let length = Int(number(blob.dropFirst(16).prefix(4)))
+            guard blob.count >= 20 + length else { throw .invalidPayload }
+            messages.append(PendingGroupMessage(
+                id: number(blob.prefix(8)), group: group, sender: sender, message: Array(blob.dropFirst(20).prefix(length)),
+                expiresAt: Timestamp(secondsSince1970: Int64(bitPattern: number(blob.dropFirst(8).prefix(8))))))
+            blob = blob.dropFirst(20 + length)
+        }
+        guard blob.isEmpty else { throw .invalidPayload }
+        return messages
+    }
+
+    private static func encodePending(_ messages: [PendingGroupMessage]) -> [UInt8] {
+        func bytes(_ value: UInt64, _ count: Int) -> [UInt8] { (0 ..< count).map { UInt8(truncatingIfNeeded: value >> (8 * (count - 1 - $0))) } }
+        return messages.flatMap {
+            bytes($0.id, 8) + bytes(UInt64(bitPattern: $0.expiresAt.secondsSince1970), 8) + bytes(UInt64($0.message.count), 4) + $0.message
+        }
+    }
+
+    /// The pending-message writes of `commit`, as blob changes.
+    private func pendingChanges(of commit: StoreCommit, into changes: inout [String: [UInt8]?]) async throws(SessionError) {
+        let released = Set(commit.releasedPendingGroupMessages)
+        guard commit.pendingGroupMessage != nil || !released.isEmpty || commit.expiringPendingGroupMessages != nil else { return }
+        var nextID = (try await read("pending-next-id")).map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 1
+        for name in await disk.names(withPrefix: "pending/") {
+            let parts = name.split(separator: "/", maxSplits: 2)
+            guard parts.count == 3 else { continue }
+            var messages = try await pending(name, group: try GroupID(String(parts[1])), sender: try Self.address(String(parts[2])))
+            let expiry = commit.expiringPendingGroupMessages
+            messages.removeAll { message in released.contains(message.id) || (expiry.map { message.expiresAt <= $0 } ?? false) }
+            changes[name] = messages.isEmpty ? nil : Self.encodePending(messages)
+        }
+        if let new = commit.pendingGroupMessage {
+            let name = "pending/\(new.group.rawRepresentation.map { String(UnicodeScalar($0)) }.joined())/\(new.sender)"
+            var messages = try await pending(name, group: new.group, sender: new.sender)
+            messages.append(PendingGroupMessage(id: nextID, group: new.group, sender: new.sender, message: new.message, expiresAt: new.expiresAt))
+            nextID += 1
+            changes[name] = Self.encodePending(Array(messages.suffix(PendingGroupMessage.maximumPerSender)))
+            changes["pending-next-id"] = (0 ..< 8).map { UInt8(truncatingIfNeeded: nextID >> (56 - 8 * $0)) }
+        }
+    }
+
+    /// `user.device` back to an address.
+    private static func address(_ text: String) throws(SessionError) -> ProtocolAddress {
+        guard let dot = text.lastIndex(of: "."), let device = UInt32(text[text.index(after: dot)...]) else { throw .invalidPayload }
+        return try ProtocolAddress(userID: String(text[..<dot]), deviceID: device)
+    }
+
+    func loadPendingGroupMessages(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> [PendingGroupMessage] {
+        try await pending("pending/\(group.rawRepresentation.map { String(UnicodeScalar($0)) }.joined())/\(sender)", group: group, sender: sender)
+    }
+
+    func holdsReceiverChain(_ chainID: [UInt8]) async throws(SessionError) -> Bool {
+        for name in await disk.names(withPrefix: "receiving/") {
+            guard let blob = try await read(name) else { continue }
+            let state = try SenderKeyReceiverState(serialized: try Self.split(blob).serialized)
+            if state.chainIDs.contains(where: { $0.rawRepresentation == chainID }) { return true }
+        }
+        return false
     }
 
     // MARK: SenderKeyStore

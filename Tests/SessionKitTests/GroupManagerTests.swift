@@ -12,6 +12,7 @@ final class GroupManagerTests: XCTestCase {
         let alice = try await TestDevice("alice", 1, seed: 3001, server: server)
         let bob = try await TestDevice("bob", 1, seed: 3002, server: server)
         let carol = try await TestDevice("carol", 1, seed: 3003, server: server)
+        try await makeGroup(team, of: [alice, bob, carol])
         for member in [bob, carol] { try await alice.startSession(with: member.address, server: server) }
         try await carol.startSession(with: alice.address, server: server)
         for (member, outcome) in zip([bob, carol], try await alice.manager.distributeSenderKey(for: team, to: [bob.address, carol.address])) {
@@ -45,9 +46,11 @@ final class GroupManagerTests: XCTestCase {
         // Bob still reads what was sent on the old chain before the removal.
         let late = try await bob.manager.groupDecrypt(lateBefore, for: team, from: alice.address)
         XCTAssertEqual(late, utf8("sent before, delivered after"))
-        // Alice forgot Carol's chain.
+        // Alice forgot Carol's chain, and Carol is no member any more.
         let carolsSecond = try await carol.manager.groupEncrypt(utf8("still talking"), for: team)
-        await assertThrowsAsync(.unknownChain) { try await alice.manager.groupDecrypt(carolsSecond, for: team, from: carol.address) }
+        await assertThrowsAsync(.notAGroupMember) { try await alice.manager.groupDecrypt(carolsSecond, for: team, from: carol.address) }
+        let members = try await alice.manager.groupMembers(of: team)
+        XCTAssertEqual(members, [bob.address])
     }
 
     func testAGroupMessageSentBeforeAMemberGotTheChainIsMessageKeyUnavailable() async throws {
@@ -55,6 +58,7 @@ final class GroupManagerTests: XCTestCase {
         let team = groupID("team")
         let alice = try await TestDevice("alice", 1, seed: 3010, server: server)
         let dave = try await TestDevice("dave", 1, seed: 3011, server: server)
+        try await makeGroup(team, of: [alice, dave])
         try await alice.startSession(with: dave.address, server: server)
         let initial = try await alice.manager.senderKeyDistributionMessage(for: team)
         XCTAssertEqual(initial.iteration, 0)
@@ -83,6 +87,8 @@ final class GroupManagerTests: XCTestCase {
         let (alpha, beta) = (groupID("alpha"), groupID("beta"))
         let alice = try await TestDevice("alice", 1, seed: 3020, server: server)
         let bob = try await TestDevice("bob", 1, seed: 3021, server: server)
+        try await makeGroup(alpha, of: [alice, bob])
+        try await makeGroup(beta, of: [alice, bob])
         try await alice.startSession(with: bob.address, server: server)
         let outcomes = try await alice.manager.distributeSenderKey(for: alpha, to: [bob.address])
         let pairwise = try XCTUnwrap(outcomes.first?.ciphertext)
@@ -98,7 +104,10 @@ final class GroupManagerTests: XCTestCase {
         let message = try await alice.manager.groupEncrypt(utf8("alpha only"), for: alpha)
         let received = try await bob.manager.groupDecrypt(message, for: alpha, from: alice.address)
         XCTAssertEqual(received, utf8("alpha only"))
-        await assertThrowsAsync(.unknownChain) { try await bob.manager.groupDecrypt(message, for: beta, from: alice.address) }
+        // Relabelled to beta (where Alice is a member too): a chain Bob holds for alpha, dropped.
+        await assertThrowsAsync(.invalidMessage) { try await bob.manager.groupDecrypt(message, for: beta, from: alice.address) }
+        let parked = try await bob.store.loadPendingGroupMessages(for: beta, sender: alice.address)
+        XCTAssertEqual(parked, [], "a relabelled message is not kept as pending")
         // The plaintext form is checked the same way.
         let plain = try await alice.manager.senderKeyDistributionMessage(for: alpha).serialized
         await assertThrowsAsync(.invalidMessage) { try await bob.manager.processSenderKeyDistribution(plain, for: beta, from: alice.address) }
@@ -110,6 +119,7 @@ final class GroupManagerTests: XCTestCase {
         let alice = try await TestDevice("alice", 1, seed: 3030, server: server)
         let bob = try await TestDevice("bob", 1, seed: 3031, server: server)
         let carol = address("carol", 1)
+        for group in [alpha, beta, groupID("gamma")] { try await bob.manager.setGroupMembers([alice.address, carol], for: group) }
         let distribution = try await alice.manager.senderKeyDistributionMessage(for: alpha).serialized
         try await bob.manager.processSenderKeyDistribution(distribution, for: alpha, from: alice.address)
         // A member relabels Alice's chain as beta's, and Carol passes it off as her own: both
@@ -123,7 +133,11 @@ final class GroupManagerTests: XCTestCase {
         let before = await bob.snapshot(groups: [alpha, beta], senders: [alice.address, carol])
         await assertThrowsAsync(.invalidSignature) { try await bob.manager.groupDecrypt(message, for: beta, from: alice.address) }
         await assertThrowsAsync(.invalidSignature) { try await bob.manager.groupDecrypt(message, for: alpha, from: carol) }
-        await assertThrowsAsync(.unknownChain) { try await bob.manager.groupDecrypt(message, for: groupID("gamma"), from: alice.address) }
+        // Relabelled to a group with no chain from Alice: its chain is held for alpha, so it is
+        // dropped, not kept waiting for a distribution that never comes.
+        await assertThrowsAsync(.invalidMessage) { try await bob.manager.groupDecrypt(message, for: groupID("gamma"), from: alice.address) }
+        let parked = try await bob.store.loadPendingGroupMessages(for: groupID("gamma"), sender: alice.address)
+        XCTAssertEqual(parked, [])
         let after = await bob.snapshot(groups: [alpha, beta], senders: [alice.address, carol])
         XCTAssertEqual(after, before)
         let received = try await bob.manager.groupDecrypt(message, for: alpha, from: alice.address)

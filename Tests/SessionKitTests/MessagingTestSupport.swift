@@ -211,6 +211,16 @@ actor InstrumentedStore: ProtocolStore {
         try write()
         await base.removeReceiverState(for: group, sender: sender)
     }
+
+    func loadGroupMembers(for group: GroupID) async throws(SessionError) -> Set<ProtocolAddress> {
+        await base.loadGroupMembers(for: group)
+    }
+
+    func loadPendingGroupMessages(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> [PendingGroupMessage] {
+        await base.loadPendingGroupMessages(for: group, sender: sender)
+    }
+
+    func holdsReceiverChain(_ chainID: [UInt8]) async throws(SessionError) -> Bool { await base.holdsReceiverChain(chainID) }
 }
 
 /// One device: identity, store, trust evaluator and manager, with its prekeys published.
@@ -308,5 +318,13 @@ extension FakeServer {
     /// A bundle for `address` (failing the test when none is published).
     func requireBundle(for address: ProtocolAddress, file: StaticString = #filePath, line: UInt = #line) throws -> PreKeyBundle {
         try XCTUnwrap(bundle(for: address), "no bundle published", file: file, line: line)
+    }
+}
+
+/// Makes `devices` the members of `group` on each of them (each lists all the others), as an
+/// app does from its server's roster.
+func makeGroup(_ group: GroupID, of devices: [TestDevice]) async throws {
+    for device in devices {
+        try await device.manager.setGroupMembers(devices.map(\.address).filter { $0 != device.address }, for: group)
     }
 }

@@ -10,6 +10,7 @@ final class ReceiveDispatchTests: XCTestCase {
         let team = groupID("team")
         let alice = try await TestDevice("alice", 1, seed: 7101, server: server)
         let bob = try await TestDevice("bob", 1, seed: 7102, server: server)
+        try await makeGroup(team, of: [alice, bob])
         try await alice.startSession(with: bob.address, server: server)
 
         // A prekey message, as text, then a reply.
@@ -33,7 +34,7 @@ final class ReceiveDispatchTests: XCTestCase {
         XCTAssertEqual(distribution.kind, .senderKeyDistribution)
         XCTAssertEqual(distribution.group, team)
         XCTAssertEqual(distribution.recipient, bob.address)
-        guard case let .senderKeyDistribution(group, sender, _) = try await bob.manager.receive(try MessageEnvelope(text: distribution.encodedText()))
+        guard case let .senderKeyDistribution(group, sender, _, _) = try await bob.manager.receive(try MessageEnvelope(text: distribution.encodedText()))
         else { return XCTFail("a distribution") }
         XCTAssertEqual(group, team)
         XCTAssertEqual(sender, alice.address)
@@ -64,6 +65,7 @@ final class ReceiveDispatchTests: XCTestCase {
         XCTAssertEqual(atBob.plaintext, utf8("for bob.1"))
 
         let team = groupID("team")
+        try await bob.manager.setGroupMembers([alice.address], for: team)
         _ = try await alice.manager.senderKeyDistributionMessage(for: team)
         let early = try await alice.manager.groupEncryptEnvelope(utf8("too early"), for: team)
         await assertThrowsAsync(.unknownChain) { try await bob.manager.receive(early) }
@@ -123,6 +125,7 @@ final class ReceiveDispatchTests: XCTestCase {
         let team = groupID("team")
         let alice = try await TestDevice("alice", 1, seed: 7501, server: server)
         let bob = try await TestDevice("bob", 1, seed: 7502, server: server)
+        try await makeGroup(team, of: [alice, bob])
         try await alice.startSession(with: bob.address, server: server)
         let message = try await alice.manager.encrypt(utf8("hello"), to: bob.address)
         _ = try await alice.manager.senderKeyDistributionMessage(for: team)

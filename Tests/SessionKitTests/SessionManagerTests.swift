@@ -161,6 +161,7 @@ final class SessionManagerTests: XCTestCase {
         let group = groupID("g")
         let alice = try await TestDevice("alice", 1, seed: 36, server: server)
         let bob = try await TestDevice("bob", 1, seed: 37, server: server)
+        try await makeGroup(group, of: [alice, bob])
         let fetched = await server.bundle(for: bob.address)
         let bundle = try XCTUnwrap(fetched)
         let distribution = try SenderKeySendingChain(group: group, sender: bob.address, using: SeededRandomSource(seed: 38))
@@ -466,6 +467,7 @@ final class SessionManagerTests: XCTestCase {
         let alice = try await TestDevice("alice", 1, seed: 80, server: server)
         let bob = try await TestDevice("bob", 1, seed: 81, server: server)
         let carol = try await TestDevice("carol", 1, seed: 82, server: server)
+        try await makeGroup(group, of: [alice, bob, carol])
         for member in [bob, carol] { try await alice.startSession(with: member.address, server: server) }
 
         await assertThrowsAsync(.noSession) { try await alice.manager.groupEncrypt(utf8("too early"), for: group) }
@@ -480,8 +482,10 @@ final class SessionManagerTests: XCTestCase {
             XCTAssertEqual(received, utf8("chapter 1"))
         }
         await assertThrowsAsync(.duplicateMessage) { try await bob.manager.groupDecrypt(message, for: group, from: alice.address) }
-        await assertThrowsAsync(.unknownChain) { try await bob.manager.groupDecrypt(message, for: group, from: carol.address) }
-        await assertThrowsAsync(.unknownChain) { try await bob.manager.groupDecrypt(message, for: groupID("other"), from: alice.address) }
+        // Re-attributed to another member: the chain is held from Alice, so it is dropped, not kept.
+        await assertThrowsAsync(.invalidMessage) { try await bob.manager.groupDecrypt(message, for: group, from: carol.address) }
+        // Relabelled to a group Alice is not a member of (on Bob's device).
+        await assertThrowsAsync(.notAGroupMember) { try await bob.manager.groupDecrypt(message, for: groupID("other"), from: alice.address) }
 
         // A store failure leaves the chain where it was; the same bytes decrypt on retry.
         let second = try await alice.manager.groupEncrypt(utf8("chapter 2"), for: group)

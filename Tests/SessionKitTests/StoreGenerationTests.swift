@@ -337,4 +337,9 @@ actor ScriptedStore: ProtocolStore {
     func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
         await base.removeReceiverState(for: group, sender: sender)
     }
+    func loadGroupMembers(for group: GroupID) async throws(SessionError) -> Set<ProtocolAddress> { await base.loadGroupMembers(for: group) }
+    func loadPendingGroupMessages(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> [PendingGroupMessage] {
+        await base.loadPendingGroupMessages(for: group, sender: sender)
+    }
+    func holdsReceiverChain(_ chainID: [UInt8]) async throws(SessionError) -> Bool { await base.holdsReceiverChain(chainID) }
 }

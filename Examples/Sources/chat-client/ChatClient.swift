@@ -213,7 +213,7 @@ final class ChatClient: Sendable {
             if message.establishedSession { try await publishPreKeys() }
         case let .groupMessage(message):
             say("received in \(message.group.name) from \(message.sender.userID): \(String(decoding: message.plaintext, as: UTF8.self))")
-        case let .senderKeyDistribution(group, sender, _):
+        case let .senderKeyDistribution(group, sender, _, _):
             try await addMember(sender.userID, to: group.name)
             say("got the sender key of \(sender) for \(group.name)")
         }

@@ -45,7 +45,7 @@ extension ChatClient {
                 exit(3)
             }
             await acknowledge(message)
-            if case let .senderKeyDistribution(_, sender, _) = received {
+            if case let .senderKeyDistribution(_, sender, _, _) = received {
                 // Group messages from `sender` that came before its sender key decrypt now.
                 for waiting in await waitingForSenderKey.take(from: sender) {
                     await deliver(waiting.message, from: waiting.from, envelope: waiting.text)
@@ -95,7 +95,7 @@ extension ReceivedMessage {
         switch self {
         case let .message(message): return message.sender.userID
         case let .groupMessage(message): return "group:\(message.group.name)"
-        case let .senderKeyDistribution(group, _, _): return "group:\(group.name)"
+        case let .senderKeyDistribution(group, _, _, _): return "group:\(group.name)"
         }
     }
 }
