@@ -91,6 +91,7 @@ final class SessionStorageTests: XCTestCase {
 
         // A group: Alice's chain reaches Bob through the pairwise session, in one commit.
         let group = try GroupID("book club")
+        try await b.manager.setGroupMembers([alice], for: group)
         let outcomes = try await a.manager.distributeSenderKey(for: group, to: [bob])
         let distribution = try XCTUnwrap(try outcomes.first?.result.get())
         try await b.manager.processSenderKeyDistribution(encrypted: distribution, for: group, from: alice)
@@ -176,6 +177,7 @@ final class SessionStorageTests: XCTestCase {
         XCTAssertEqual(current?.generation, 11, "5 (first after the deletion) + 6 commits")
         // The same for received sender-key chains removed with a member.
         let group = try GroupID("club")
+        try await b.manager.setGroupMembers([alice], for: group)
         let outcomes = try await a.manager.distributeSenderKey(for: group, to: [bob])
         let distribution = try XCTUnwrap(try outcomes.first?.result.get())
         try await b.manager.processSenderKeyDistribution(encrypted: distribution, for: group, from: alice)
@@ -321,7 +323,7 @@ final class SessionStorageTests: XCTestCase {
         let b = try Device(bob, path: try temporaryStorePath())
         var migrated = try Device(alice, path: path)
         let version = try await migrated.store.readTransaction { try Int.fetchOne($0, sql: "PRAGMA user_version") }
-        XCTAssertEqual(version, 3)
+        XCTAssertEqual(version, 4)
         try await migrated.manager.processBundle(try await b.bundle(), for: bob)
         let message = try await migrated.manager.encrypt(utf8("from a migrated file"), to: bob)
         let opened = try await b.manager.decrypt(message, from: alice).plaintext

@@ -236,9 +236,12 @@ final class DocumentationExampleTests: XCTestCase {
         try await aliceDevice.startSession(with: bob)
         try await aliceDevice.startSession(with: carol)
         let alice = aliceDevice.manager
+        for member in [bob, carol] { try await member.manager.setGroupMembers([aliceAddress], for: try GroupID("book club")) }
 
         // --- Groups.md, "Send" ---
         let group = try GroupID("book club")
+        // The member devices, from your server's roster (every member's device lists the others).
+        try await alice.setGroupMembers([bobPhone, carolPhone], for: group)
 
         // Once per group, and again for every member device that joins: our chain, to each member
         // device, through its pairwise session (which must exist: processBundle first).
@@ -269,50 +272,62 @@ final class DocumentationExampleTests: XCTestCase {
         }
 
         var shown: [String] = []
-        var retried = 0
         func show(_ plaintext: [UInt8], from sender: ProtocolAddress, in group: GroupID? = nil) {
             shown.append("\(sender) \(group.map { String(decoding: $0.rawRepresentation, as: UTF8.self) } ?? "-"): \(String(decoding: plaintext, as: UTF8.self))")
         }
-        func retryPendingGroupMessages() async { retried += 1 }
         let bobManager = bob.manager
-        for text in [texts[0], groupMessage.encodedText()] {
+        do {
+            _ = try await bobManager.receive(groupMessage)
+            XCTFail("decrypted without the chain")
+        } catch {
+            XCTAssertEqual(error, .unknownChain, "kept by the manager until the distribution arrives")
+        }
+        for text in [texts[0]] {
             let bob = bobManager
             // --- Groups.md, "Receive" ---
-            // Whatever arrives: a distribution (stored, nothing to show) or a group message.
+            // Whatever arrives: a distribution (with the group messages that waited for it) or a message.
             switch try await bob.receive(try MessageEnvelope(text: text)) {
             case let .groupMessage(message):
                 show(message.plaintext, from: message.sender, in: message.group)
-            case .senderKeyDistribution:
-                await retryPendingGroupMessages()   // those that failed with unknownChain
+            case let .senderKeyDistribution(_, _, _, released):
+                for message in released { show(message.plaintext, from: message.sender, in: message.group) }
             case let .message(message):
                 show(message.plaintext, from: message.sender)
             }
             // --- end ---
         }
-        XCTAssertEqual(shown, ["alice.1 book club: Chapter 1"])
-        XCTAssertEqual(retried, 1)
+        XCTAssertEqual(shown, ["alice.1 book club: Chapter 1"], "the kept message, released with the distribution")
+        let stillKept = try await bob.manager.store.loadPendingGroupMessages(for: group, sender: aliceAddress)
+        XCTAssertEqual(stillKept, [])
 
+        shown = []
         do {
             let bob = carol.manager
             let distribution = distributions[1].body
-            let groupMessageBytes = groupMessage.body
+            let groupMessageBytes = try await alice.groupEncrypt(Array("Chapter 1, part 2".utf8), for: group)
             // --- Groups.md, "Receive", without envelopes ---
             try await bob.processSenderKeyDistribution(encrypted: distribution, for: group, from: aliceAddress)
+            for message in try await bob.releasePendingGroupMessages(for: group, from: aliceAddress) {
+                show(message.plaintext, from: aliceAddress, in: group)   // those that arrived before the chain
+            }
             let plaintext = try await bob.groupDecrypt(groupMessageBytes, for: group, from: aliceAddress)
             // --- end ---
-            XCTAssertEqual(plaintext, Array("Chapter 1".utf8), "retried after the distribution arrived")
+            XCTAssertEqual(shown, ["alice.1 book club: Chapter 1"], "Carol's kept message")
+            XCTAssertEqual(plaintext, Array("Chapter 1, part 2".utf8))
         }
 
-        // Relabeled to another group, or re-attributed to another member: refused.
+        // Relabeled to another group (of which Alice is not a member here): refused.
         do {
             _ = try await bob.manager.groupDecrypt(groupMessage.body, for: try GroupID("other"), from: aliceAddress)
             XCTFail("a relabeled message decrypted")
         } catch {
-            XCTAssertEqual(error, .unknownChain)
+            XCTAssertEqual(error, .notAGroupMember)
         }
 
         // A device given the chain later cannot read what was sent before: messageKeyUnavailable.
         let dave = try await DocumentationDevice(try ProtocolAddress(userID: "dave", deviceID: 1))
+        try await dave.manager.setGroupMembers([aliceAddress, bobPhone], for: group)
+        try await alice.addGroupMembers([dave.address], to: group)
         try await aliceDevice.startSession(with: dave)
         let second = try await alice.groupEncrypt(Array("Chapter 2".utf8), for: group)
         for outcome in try await alice.distributeSenderKey(for: group, to: [dave.address]) {
@@ -421,16 +436,9 @@ final class DocumentationExampleTests: XCTestCase {
         /// The app's side of the sample.
         actor App {
             var events: [String] = []
-            var pendingTexts: [String] = []
             func note(_ event: String) { events.append(event) }
-            func keep(_ text: String) { pendingTexts.append(text) }
         }
         let app = App()
-        struct Pending {
-            let app: App
-            func keep(_ text: String) async throws { await app.keep(text) }
-        }
-        let pending = Pending(app: app)
         func show(_ received: ReceivedMessage) async throws {
             await app.note("show \(String(decoding: received.plaintext ?? [], as: UTF8.self))")
         }
@@ -459,8 +467,7 @@ final class DocumentationExampleTests: XCTestCase {
                     try await server.acknowledge(envelopeID)
                     try await showPlaceholder(from: envelope.sender)
                 case .retryLater:
-                    try await pending.keep(text)                 // until the sender's distribution arrives
-                    try await server.acknowledge(envelopeID)
+                    try await server.acknowledge(envelopeID)     // kept by the manager until its distribution
                 case .startNewSession:
                     try await server.acknowledge(envelopeID)
                     try await startNewSession(with: envelope.sender)   // fetch a bundle, processBundle, send
@@ -482,6 +489,7 @@ final class DocumentationExampleTests: XCTestCase {
         forgedBody[forgedBody.count - 1] ^= 1
         let forged = try MessageEnvelope(sender: message.sender, recipient: message.recipient, kind: .message, body: forgedBody)
         let group = try GroupID("early")
+        try await manager.setGroupMembers([aliceDevice.address], for: group)
         _ = try await aliceDevice.manager.senderKeyDistributionMessage(for: group)
         let early = try await aliceDevice.manager.groupEncryptEnvelope(Array("too early".utf8), for: group)
         let stranger = try await DocumentationDevice(try ProtocolAddress(userID: "carol", deviceID: 1))
@@ -500,8 +508,8 @@ final class DocumentationExampleTests: XCTestCase {
         XCTAssertEqual(acknowledged, ["1", "2", "3", "4", "5", "6"])
         let events = await app.events
         XCTAssertEqual(events, ["show hi", "new session carol.1"])
-        let kept = await app.pendingTexts
-        XCTAssertEqual(kept, [early.encodedText()])
+        let kept = try await manager.store.loadPendingGroupMessages(for: group, sender: aliceDevice.address)
+        XCTAssertEqual(kept.map(\.message), [early.body], "the manager keeps the early group message")
     }
 
     // MARK: Verification.docc/VerifyingContacts.md

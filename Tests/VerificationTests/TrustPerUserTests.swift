@@ -158,6 +158,7 @@ final class TrustPerUserTests: XCTestCase {
         let (alice, bob) = try await verifiedPair()
         let mallory = try await Device("bob")
         let group = try GroupID("g")
+        try await alice.manager.setGroupMembers([bob.address], for: group)
         try await mallory.manager.processBundle(try alice.bundle(1), for: alice.address)
         let sent = try await mallory.manager.distributeSenderKey(for: group, to: [alice.address])
         let bytes = try XCTUnwrap(try sent.first?.result.get())

@@ -10,8 +10,10 @@ public enum ErrorDisposition: String, Sendable, Hashable, CaseIterable, CustomSt
     /// discard it without telling the user, who has already seen it.
     case dropSilently
     /// Not decryptable yet (`unknownChain`: a group message that arrived before its sender's
-    /// distribution): keep the bytes and retry them after the next distribution from that
-    /// sender; drop them after a timeout of your choosing.
+    /// distribution). `SessionManager` keeps it in its store: acknowledge it; it is returned,
+    /// decrypted, with the sender's distribution (`ReceivedMessage.senderKeyDistribution`'s
+    /// released messages, or `SessionManager.releasePendingGroupMessages`), and dropped after
+    /// `SessionManager.pendingGroupMessageLifetime`.
     case retryLater
     /// Authentic perhaps, but never decryptable on this device (`messageKeyUnavailable`: sent
     /// before this device joined the chain; `unknownPreKey`: its prekey is gone). Acknowledge it,
