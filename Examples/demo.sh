@@ -142,10 +142,16 @@ expect bob "received from alice: Hi Bob, this is Alice."
 run bob send alice Hi Alice, got it.
 expect alice "received from bob: Hi Alice, got it."
 
-step "A group of three: each sends its sender key to the others pairwise"
-run alice group book-club alice bob carol
-run bob group book-club alice bob carol
-run carol group book-club alice bob carol
+step "A group of three: each sets the members (a server's roster), then sends its sender key to the others pairwise"
+run alice members book-club alice bob carol
+run bob members book-club alice bob carol
+run carol members book-club alice bob carol
+expect alice "members of book-club: bob.1, carol.1"
+expect bob "members of book-club: alice.1, carol.1"
+expect carol "members of book-club: alice.1, bob.1"
+run alice group book-club
+run bob group book-club
+run carol group book-club
 for pair in alice:bob alice:carol bob:alice bob:carol carol:alice carol:bob; do
     expect "${pair%%:*}" "got the sender key of ${pair##*:}.1 for book-club"
 done

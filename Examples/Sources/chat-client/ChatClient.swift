@@ -21,10 +21,6 @@ final class ChatClient: Sendable {
     /// The WebSocket to the relay.
     let relay: RelayConnection
     private let fingerprints: FingerprintGenerator
-    private let groups: GroupDirectory
-
-    /// Group messages waiting for their sender's sender key.
-    let waitingForSenderKey = WaitingDeliveries()
 
     /// Whether to exit after the first delivery was persisted, before acknowledging it (the
     /// demo's crash; `--exit-before-ack`).
@@ -40,7 +36,6 @@ final class ChatClient: Sendable {
         self.store = store
         self.relay = relay
         fingerprints = try FingerprintGenerator()
-        groups = GroupDirectory(store: store)
     }
 
     // MARK: Start-up
@@ -58,8 +53,8 @@ final class ChatClient: Sendable {
     // MARK: Commands
 
     /// Runs one command line of the script:
-    /// `send USER TEXT…`, `group NAME USER…`, `gsend NAME TEXT…`, `safety USER`, `accept USER`,
-    /// `history USER` (or `history group:NAME`).
+    /// `send USER TEXT…`, `members NAME USER…`, `group NAME`, `gsend NAME TEXT…`, `safety USER`,
+    /// `accept USER`, `history USER` (or `history group:NAME`).
     func run(_ line: String) async {
         let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         guard let command = words.first else { return }
@@ -67,7 +62,8 @@ final class ChatClient: Sendable {
         do {
             switch command {
             case "send" where words.count >= 3: try await send(rest(2), to: words[1])
-            case "group" where words.count >= 3: try await createGroup(words[1], members: Array(words.dropFirst(2)))
+            case "members" where words.count >= 3: try await setMembers(of: words[1], to: Array(words.dropFirst(2)))
+            case "group" where words.count == 2: try await shareSenderKey(words[1])
             case "gsend" where words.count >= 3: try await sendToGroup(words[1], rest(2))
             case "safety" where words.count == 2: try await showSafetyNumbers(with: words[1])
             case "accept" where words.count == 2: try await acceptIdentityChange(of: words[1])
@@ -115,18 +111,25 @@ final class ChatClient: Sendable {
         }
     }
 
-    /// Records the members of group `name` (the users other than us) and sends each of their
-    /// devices our sender key for it, through the pairwise sessions.
-    func createGroup(_ name: String, members users: [String]) async throws {
-        let group = try GroupID(name)
-        let others = users.filter { $0 != address.userID }
-        try await saveMembers(others, of: name)
+    /// Sets the member devices of group `name` in SessionKit: every device of `users` other than
+    /// this one (starting sessions from the relay's bundles where there are none). A real app
+    /// takes this roster from its server; SessionKit then accepts sender keys and group
+    /// messages from these devices only.
+    func setMembers(of name: String, to users: [String]) async throws {
         var devices: [ProtocolAddress] = []
-        for user in others {
-            try await ensureSessions(with: user)
+        for user in users {
+            if user != address.userID { try await ensureSessions(with: user) }
             devices += try await store.deviceIDs(ofUser: user).map { device in try ProtocolAddress(userID: user, deviceID: device) }
         }
-        for outcome in try await manager.distributeSenderKey(for: group, to: devices) {
+        try await manager.setGroupMembers(devices.filter { $0 != address }, for: try GroupID(name))
+        say("members of \(name): \(try await manager.groupMembers(of: try GroupID(name)).map(\.description).joined(separator: ", "))")
+    }
+
+    /// Sends our sender key for group `name` to each of its member devices, through the
+    /// pairwise sessions.
+    func shareSenderKey(_ name: String) async throws {
+        let group = try GroupID(name)
+        for outcome in try await manager.distributeSenderKey(for: group, to: try await manager.groupMembers(of: group)) {
             let device = outcome.address
             if let envelope = outcome.envelope {
                 try await relay.send(envelope.encodedText(), to: [device])
@@ -141,10 +144,7 @@ final class ChatClient: Sendable {
     /// one envelope to every member device.
     func sendToGroup(_ name: String, _ text: String) async throws {
         let group = try GroupID(name)
-        var devices: [ProtocolAddress] = []
-        for user in try await members(of: name) {
-            devices += try await store.deviceIDs(ofUser: user).map { device in try ProtocolAddress(userID: user, deviceID: device) }
-        }
+        let devices = try await manager.groupMembers(of: group)
         let envelope = try await manager.groupEncryptEnvelope(Array(text.utf8), for: group)
         try await relay.send(envelope.encodedText(), to: devices)
         say("sent to \(name) (\(devices.map(\.description).joined(separator: ", "))): \(text)")
@@ -213,68 +213,12 @@ final class ChatClient: Sendable {
             if message.establishedSession { try await publishPreKeys() }
         case let .groupMessage(message):
             say("received in \(message.group.name) from \(message.sender.userID): \(String(decoding: message.plaintext, as: UTF8.self))")
-        case let .senderKeyDistribution(group, sender, _, _):
-            try await addMember(sender.userID, to: group.name)
+        case let .senderKeyDistribution(group, sender, _, released):
             say("got the sender key of \(sender) for \(group.name)")
+            // The group messages from `sender` that came before its sender key, kept by SessionKit.
+            for message in released {
+                say("received in \(group.name) from \(sender.userID): \(String(decoding: message.plaintext, as: UTF8.self))")
+            }
         }
     }
-
-    // MARK: Group members
-
-    private func members(of group: String) async throws -> [String] { try await groups.members(of: group) }
-
-    private func saveMembers(_ members: [String], of group: String) async throws { try await groups.set(members, of: group) }
-
-    private func addMember(_ user: String, to group: String) async throws { try await groups.add(user, to: group) }
-}
-
-/// The members of each group (user ids other than ours), kept in the store's archive as one
-/// archived "message" per group in the conversation `_groups`: encrypted at rest like the rest
-/// of the store. An actor, so that a command and a delivery changing a group do not lose each
-/// other's change.
-actor GroupDirectory {
-    private static let conversation = "_groups"
-    private let store: SQLiteProtocolStore
-    private var cache: [String: [String]]?
-
-    init(store: SQLiteProtocolStore) {
-        self.store = store
-    }
-
-    func members(of group: String) async throws -> [String] {
-        try await all()[group] ?? []
-    }
-
-    func set(_ members: [String], of group: String) async throws {
-        var groups = try await all()
-        groups[group] = members
-        cache = groups
-        try await store.appendArchivedMessage(
-            Array(members.joined(separator: ",").utf8), messageID: group, conversationID: Self.conversation, timestamp: 0)
-    }
-
-    func add(_ user: String, to group: String) async throws {
-        var members = try await members(of: group)
-        guard !members.contains(user) else { return }
-        members.append(user)
-        try await set(members, of: group)
-    }
-
-    /// Every group, read from the store once.
-    private func all() async throws -> [String: [String]] {
-        if let cache { return cache }
-        var groups: [String: [String]] = [:]
-        for entry in try await store.archivedMessages(inConversation: Self.conversation, limit: 1000).messages {
-            groups[entry.messageID] = String(decoding: entry.plaintext.bytes, as: UTF8.self).split(separator: ",").map(String.init)
-        }
-        if let cache { return cache }  // another call loaded it meanwhile
-        cache = groups
-        return groups
-    }
-}
-
-/// Prints one line of the client's output, written at once (standard output is a file or a
-/// pipe in the demo, where `print` would buffer it).
-func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -28,12 +28,14 @@ extension ChatClient {
             return
         }
         let store = store
+        // A distribution may release several kept group messages: each gets its own archive id.
+        let ids = ArchiveIDs(delivery: message)
         do {
             let received = try await manager.receive(envelope, beforePersisting: { (received: ReceivedMessage) async throws(SessionError) in
                 guard let plaintext = received.plaintext else { return }
                 do {
                     try await store.appendArchivedMessage(
-                        plaintext, messageID: "\(message)", conversationID: received.conversation,
+                        plaintext, messageID: await ids.next(), conversationID: received.conversation,
                         timestamp: Int64(Date().timeIntervalSince1970 * 1000))
                 } catch {
                     throw .storage("archive: \(error)")   // nothing is persisted: the relay delivers it again
@@ -45,12 +47,6 @@ extension ChatClient {
                 exit(3)
             }
             await acknowledge(message)
-            if case let .senderKeyDistribution(_, sender, _, _) = received {
-                // Group messages from `sender` that came before its sender key decrypt now.
-                for waiting in await waitingForSenderKey.take(from: sender) {
-                    await deliver(waiting.message, from: waiting.from, envelope: waiting.text)
-                }
-            }
         } catch let error as SessionError {
             await handle(error, delivery: message, from: from, text: text)
         } catch {
@@ -73,9 +69,10 @@ extension ChatClient {
             say("a message from \(from) could not be decrypted (\(error))")
             await acknowledge(message)
         case .retryLater:
-            // A group message ahead of its sender key: kept (unacknowledged) until the key arrives.
+            // A group message ahead of its sender key: SessionKit keeps it in the store and
+            // returns it with the sender key, so it is acknowledged now.
             say("waiting for the sender key of \(from) to decrypt a group message")
-            await waitingForSenderKey.keep(Delivery(message: message, from: from, text: text))
+            await acknowledge(message)
         case .retry, .askUser:
             // Transient: not acknowledged, so the relay delivers it again on the next connection.
             say("kept a message from \(from) at the relay for later: \(error)")
@@ -100,24 +97,17 @@ extension ReceivedMessage {
     }
 }
 
-/// A delivery kept for later.
-struct Delivery: Sendable {
-    let message: UInt64
-    let from: ProtocolAddress
-    let text: String
-}
+/// The archive ids of what one delivery hands to the app: the delivery's id, then `id.1`,
+/// `id.2`… for the group messages a distribution releases.
+actor ArchiveIDs {
+    private let delivery: UInt64
+    private var count = 0
 
-/// Group messages that arrived before their sender's sender key (`unknownChain`, disposition
-/// `retryLater`), by sender, to run again once a distribution from that sender was processed.
-actor WaitingDeliveries {
-    private var deliveries: [ProtocolAddress: [Delivery]] = [:]
+    init(delivery: UInt64) { self.delivery = delivery }
 
-    func keep(_ delivery: Delivery) {
-        deliveries[delivery.from, default: []].append(delivery)
-    }
-
-    func take(from sender: ProtocolAddress) -> [Delivery] {
-        deliveries.removeValue(forKey: sender) ?? []
+    func next() -> String {
+        defer { count += 1 }
+        return count == 0 ? "\(delivery)" : "\(delivery).\(count)"
     }
 }
 

@@ -16,7 +16,8 @@ import SessionKitSQLite
 // commands it reads from standard input, one per line, while it prints what arrives:
 //
 //   send USER TEXT…        a message to every device of USER
-//   group NAME USER…       a group of USERs (ourselves left out): sends them our sender key
+//   members NAME USER…     the members of group NAME: every device of USERs (ourselves left out)
+//   group NAME             sends our sender key for group NAME to its members
 //   gsend NAME TEXT…       a message to group NAME, encrypted once with our sender key
 //   safety USER            the safety numbers with USER's devices (before and after a key change)
 //   accept USER            accept USER's changed identity key
