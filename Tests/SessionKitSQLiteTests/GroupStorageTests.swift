@@ -1,0 +1,88 @@
+import Foundation
+import GRDB
+@_spi(Testing) import SessionKit
+@testable import SessionKitSQLite
+import SignalPrimitives
+import XCTest
+
+/// Group members, kept group messages and the received-chain index in the SQLite store
+/// (schema 4): they survive a reopen, a relabelled message is recognised from the index, and
+/// nothing about a member or a message is in clear in the file.
+final class GroupStorageTests: XCTestCase {
+    private typealias Device = SessionStorageTests.Device
+    private let alice = address("alice", 1)
+    private let bob = address("bob", 7)
+
+    func testMembersAndAKeptMessageSurviveAReopenAndAreReleasedWithTheDistribution() async throws {
+        let folder = try temporaryFolder()
+        let bobPath = folder.appendingPathComponent("bob.sqlite").path
+        let a = try Device(alice, path: folder.appendingPathComponent("alice.sqlite").path)
+        var b = try Device(bob, path: bobPath)
+        let group = try GroupID("club-secret-name")
+        try await b.manager.setGroupMembers([alice], for: group)
+        try await a.manager.setGroupMembers([bob], for: group)
+        try await a.manager.processBundle(try await b.bundle(), for: bob)
+        let outcomes = try await a.manager.distributeSenderKey(for: group, to: [bob])
+        let distribution = try XCTUnwrap(outcomes.first?.envelope)
+        let early = try await a.manager.groupEncryptEnvelope(bytes("early words"), for: group)
+        await assertThrowsSessionError(.unknownChain) { try await b.manager.receive(early) }
+
+        try b.store.close()
+        b = try Device(bob, path: bobPath)
+        let members = try await b.manager.groupMembers(of: group)
+        XCTAssertEqual(members, [alice])
+        let kept = try await b.store.loadPendingGroupMessages(for: group, sender: alice)
+        XCTAssertEqual(kept.map(\.message), [early.body])
+
+        guard case let .senderKeyDistribution(_, _, _, released) = try await b.manager.receive(distribution) else {
+            return XCTFail("a distribution")
+        }
+        XCTAssertEqual(released.map(\.plaintext), [bytes("early words")])
+        let left = try await b.store.loadPendingGroupMessages(for: group, sender: alice)
+        XCTAssertEqual(left, [])
+        try b.store.close()
+
+        // Neither the group id, the members' ids nor the message is in clear in the file.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: bobPath))
+        for secret in ["club-secret-name", "alice", "early words"] {
+            XCTAssertNil(bytes.range(of: Data(secret.utf8)), "\(secret) in clear")
+        }
+    }
+
+    func testARelabelledMessageIsRecognisedFromTheChainIndexAndNotKept() async throws {
+        let folder = try temporaryFolder()
+        let a = try Device(alice, path: folder.appendingPathComponent("alice.sqlite").path)
+        let b = try Device(bob, path: folder.appendingPathComponent("bob.sqlite").path)
+        let (alpha, beta) = (try GroupID("alpha"), try GroupID("beta"))
+        for group in [alpha, beta] { try await b.manager.setGroupMembers([alice], for: group) }
+        try await a.manager.processBundle(try await b.bundle(), for: bob)
+        let outcomes = try await a.manager.distributeSenderKey(for: alpha, to: [bob])
+        _ = try await b.manager.receive(try XCTUnwrap(outcomes.first?.envelope))
+        let state = try await b.store.loadReceiverState(for: alpha, sender: alice)
+        let chain = try XCTUnwrap(state?.chainIDs.first)
+        let indexed = try await b.store.holdsReceiverChain(chain.rawRepresentation)
+        XCTAssertTrue(indexed)
+
+        let message = try await a.manager.groupEncrypt(bytes("for alpha"), for: alpha)
+        await assertThrowsSessionError(.invalidMessage) { try await b.manager.groupDecrypt(message, for: beta, from: self.alice) }
+        let kept = try await b.store.loadPendingGroupMessages(for: beta, sender: alice)
+        XCTAssertEqual(kept, [])
+        // Removing the chains removes them from the index.
+        try await b.store.removeReceiverState(for: alpha, sender: alice)
+        let gone = try await b.store.holdsReceiverChain(chain.rawRepresentation)
+        XCTAssertFalse(gone)
+    }
+
+    private func assertThrowsSessionError<T>(
+        _ expected: SessionError, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> T
+    ) async {
+        do {
+            _ = try await body()
+            XCTFail("expected \(expected)", file: file, line: line)
+        } catch {
+            XCTAssertEqual(error as? SessionError, expected, file: file, line: line)
+        }
+    }
+
+    private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+}
