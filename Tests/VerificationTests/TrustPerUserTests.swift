@@ -180,13 +180,12 @@ final class TrustPerUserTests: XCTestCase {
         _ = try await alice.manager.decrypt(try await bob.send("new identity", to: alice), from: bob.address)
         try await alice.manager.acceptIdentityChange(bob.identity.publicKey, forUser: "bob")
 
+        // The old session was retired: a message on it finds no session that knows it.
         let onOldSession = try await thief.manager.encrypt(Array("old session".utf8), to: alice.address)
-        do {
-            _ = try await alice.manager.decrypt(onOldSession, from: bob.address)
-            XCTFail("the old session was revived")
-        } catch {
-            XCTAssertNotNil(error as? SessionError)
-        }
+        await assertThrows(.invalidMessage) { try await alice.manager.decrypt(onOldSession, from: bob.address) }
+        let sessions = try await alice.manager.store.loadSession(for: bob.address)
+        XCTAssertEqual(sessions?.previousSessions.count, 0, "only the new identity's session is left")
+        XCTAssertEqual(sessions?.remoteIdentityKey, bob.identity.publicKey)
         let thiefAgain = try await Device("bob", 1, identity: thief.identity)
         let newFromThief = try await thiefAgain.send("a new session under the old key", to: alice, bundle: 2)
         await assertThrows(.supersededIdentity) { try await alice.manager.decrypt(newFromThief, from: bob.address) }
@@ -194,6 +193,44 @@ final class TrustPerUserTests: XCTestCase {
         let reply = try await alice.manager.encrypt(Array("for the new bob only".utf8), to: bob.address)
         let opened = try await bob.manager.decrypt(reply, from: alice.address)
         XCTAssertEqual(opened.plaintext, Array("for the new bob only".utf8))
+    }
+
+    /// Fan-out from the server's lists, with bundles fetched for devices without a session:
+    /// every real device receives (a contact's and the own account's new linked devices
+    /// included), a ghost on either account gets nothing, each with its own outcome.
+    func testFanOutFromTheServersListsReachesEveryRealDeviceAndNoGhost() async throws {
+        let (alice, bob) = try await verifiedPair()
+        let bobTablet = try await Device("bob", 2, identity: bob.identity)
+        let bobGhost = try await Device("bob", 99)
+        let aliceLaptop = try await Device("alice", 3, identity: alice.identity)
+        let aliceGhost = try await Device("alice", 4)
+        let published = [bobTablet, bobGhost, aliceLaptop, aliceGhost]
+        let bundles = try Dictionary(uniqueKeysWithValues: published.map { ($0.address, try $0.bundle()) })
+        let outcomes = try await alice.manager.encrypt(
+            Array("to everyone".utf8), toUser: "bob", devices: [1, 2, 99, 5], ownDevices: [1, 3, 4],
+            fetchingBundles: { address in bundles[address] })
+        XCTAssertEqual(outcomes.map(\.address), [
+            bob.address, bobTablet.address, bob.address.sibling(5), bobGhost.address, aliceLaptop.address, aliceGhost.address,
+        ].sorted { ($0.userID == "bob" ? 0 : 1, $0.deviceID) < ($1.userID == "bob" ? 0 : 1, $1.deviceID) })
+        var errors: [ProtocolAddress: SessionError] = [:]
+        var delivered: [ProtocolAddress: [UInt8]] = [:]
+        for outcome in outcomes {
+            switch outcome.result {
+            case let .success(bytes): delivered[outcome.address] = bytes
+            case let .failure(error): errors[outcome.address] = error
+            }
+        }
+        XCTAssertEqual(errors, [
+            bobGhost.address: .untrustedIdentity, aliceGhost.address: .ownDeviceIdentityMismatch, bob.address.sibling(5): .noSession,
+        ])
+        for device in [bob, bobTablet, aliceLaptop] {
+            let bytes = try XCTUnwrap(delivered[device.address], "\(device.address)")
+            let opened = try await device.manager.decrypt(bytes, from: alice.address)
+            XCTAssertEqual(opened.plaintext, Array("to everyone".utf8))
+        }
+        let record = try await alice.trust.record(forUser: "bob")
+        XCTAssertEqual(record?.status, .verified, "the ghost changed nothing")
+        XCTAssertEqual(record?.devices, [1, 2])
     }
 
     /// A verified contact's linked device (same identity) is a new device, verified too.
@@ -215,5 +252,12 @@ private extension Result {
     var failure: Failure? {
         if case let .failure(error) = self { return error }
         return nil
+    }
+}
+
+private extension ProtocolAddress {
+    /// Another device of the same user.
+    func sibling(_ device: UInt32) -> ProtocolAddress {
+        do { return try ProtocolAddress(userID: userID, deviceID: device) } catch { preconditionFailure("\(error)") }
     }
 }

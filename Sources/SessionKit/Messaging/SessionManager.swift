@@ -232,67 +232,6 @@ public actor SessionManager {
         }
     }
 
-    /// Encrypts `plaintext` for the devices of `userID`, each as `encrypt(_:to:)` does,
-    /// concurrently; with `includingOwnDevices`, also for this user's other devices that have a
-    /// session (live copies of what the user sends, SPEC §6: keep self-encryption for what
-    /// future devices must read). Returns one outcome per device, by user (the recipient
-    /// first) and ascending device id, each with its `envelope`.
-    ///
-    /// Which devices: the manager knows only the devices it has sessions with. Pass `devices`,
-    /// the user's current device list from your server, and every listed device gets an
-    /// outcome: `.failure(.noSession)` for one without a session (fetch its bundle, call
-    /// `processBundle(_:for:)`, encrypt to it again), while a device with a session that is not
-    /// listed (removed from the account) is not encrypted to. Without `devices`, the outcomes
-    /// are exactly the devices with a stored session, and a device without one is silently
-    /// not reached.
-    ///
-    /// Devices are independent: one device failing (`untrustedIdentity`, `noSession`, a store
-    /// error) leaves that device's session unchanged and does not stop the others, whose
-    /// sessions advance and whose messages should be sent. The app decides what to do about the
-    /// failed ones (for example ask the user to accept a changed key, then encrypt again to
-    /// that device only).
-    /// - Throws: `SessionError.storage` only when the devices cannot be listed;
-    ///   `.invalidAddress` for a user id that is not 1–255 UTF-8 bytes; `.invalidConfiguration`
-    ///   for a plaintext over `maximumEnvelopePlaintextByteCount` bytes (nothing encrypted).
-    public func encrypt(
-        _ plaintext: [UInt8], toUser userID: String, devices: [UInt32]? = nil, includingOwnDevices: Bool = false
-    ) async throws(SessionError) -> [DeviceEncryption] {
-        // The user id is checked first, so that a malformed one is an error, not an empty result.
-        _ = try ProtocolAddress(userID: userID, deviceID: 0)
-        try Self.checkEnvelopeSize(plaintext)
-        var addresses: [ProtocolAddress] = []
-        let recipientDevices: [UInt32]
-        if let devices { recipientDevices = Array(Set(devices)).sorted() } else { recipientDevices = try await store.deviceIDs(ofUser: userID) }
-        for device in recipientDevices {
-            addresses.append(try ProtocolAddress(userID: userID, deviceID: device))
-        }
-        if includingOwnDevices, !Array(userID.utf8).elementsEqual(localAddress.userIDBytes) {
-            for device in try await store.deviceIDs(ofUser: localAddress.userID) where device != localAddress.deviceID {
-                addresses.append(try ProtocolAddress(userID: localAddress.userID, deviceID: device))
-            }
-        } else if includingOwnDevices {
-            addresses.removeAll { $0 == localAddress }
-        }
-        let order = Dictionary(addresses.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-        let outcomes = await withTaskGroup(of: DeviceEncryption.self) { group in
-            for address in addresses {
-                group.addTask {
-                    let sender = self.localAddress
-                    do throws(SessionError) {
-                        let bytes = try await self.encrypt(plaintext, to: address)
-                        return DeviceEncryption(from: sender, to: address, group: nil, result: .success(bytes))
-                    } catch {
-                        return DeviceEncryption(from: sender, to: address, group: nil, result: .failure(error))
-                    }
-                }
-            }
-            var outcomes: [DeviceEncryption] = []
-            for await outcome in group { outcomes.append(outcome) }
-            return outcomes
-        }
-        return outcomes.sorted { (order[$0.address] ?? 0) < (order[$1.address] ?? 0) }
-    }
-
     /// Decrypts a message from the device `address` (SPEC §4) and persists the result before
     /// returning it (decrypt → persist → acknowledge; see the type's documentation).
     ///
