@@ -272,3 +272,30 @@ final class TrustStoreTests: XCTestCase {
         XCTAssertEqual(event, .firstUse)
     }
 }
+
+/// The per-user safety-number helper.
+final class SafetyNumberHelperTests: XCTestCase {
+    func testTheHelperUsesTheUsersKeyOnRecordAndBothSidesAgree() async throws {
+        let generator = try FingerprintGenerator()
+        let alice = try IdentityKeyPair()
+        let bob = try IdentityKeyPair()
+        let aliceTrust = InMemoryTrustStore()
+        let bobTrust = InMemoryTrustStore()
+        _ = await aliceTrust.observeIdentity(bob.publicKey, for: address("bob", 2))
+        _ = await bobTrust.observeIdentity(alice.publicKey, for: address("alice", 1))
+        let atAlice = try await aliceTrust.safetyNumber(
+            withUser: "bob", localUserID: "alice", localIdentityKey: alice.publicKey, generator: generator)
+        let atBob = try await bobTrust.safetyNumber(
+            withUser: "alice", localUserID: "bob", localIdentityKey: bob.publicKey, generator: generator)
+        XCTAssertEqual(atAlice.displayable, atBob.displayable)
+        let direct = generator.fingerprint(
+            version: 2, localUserID: "alice", localIdentityKey: alice.publicKey, remoteUserID: "bob", remoteIdentityKey: bob.publicKey)
+        XCTAssertEqual(atAlice.displayable, direct.displayable)
+        do {
+            _ = try await aliceTrust.safetyNumber(withUser: "carol", localUserID: "alice", localIdentityKey: alice.publicKey, generator: generator)
+            XCTFail("no record for carol")
+        } catch {
+            XCTAssertEqual(error, .unknownContact("carol"))
+        }
+    }
+}
