@@ -222,3 +222,9 @@ final class ChatClient: Sendable {
         }
     }
 }
+
+/// Prints one line of the client's output, written at once (standard output is a file or a
+/// pipe in the demo, where `print` would buffer it).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

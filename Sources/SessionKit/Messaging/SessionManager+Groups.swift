@@ -96,7 +96,9 @@ extension SessionManager {
     /// `addGroupMembers(_:to:)`, by user id bytes and device id.
     /// - Throws: `SessionError.storage` when the store fails.
     public func groupMembers(of group: GroupID) async throws(SessionError) -> [ProtocolAddress] {
-        try await loadGroupMembers(for: group).sorted { $0.encoded.lexicographicallyPrecedes($1.encoded) }
+        try await loadGroupMembers(for: group).sorted {
+            $0.userIDBytes == $1.userIDBytes ? $0.deviceID < $1.deviceID : $0.userIDBytes.lexicographicallyPrecedes($1.userIDBytes)
+        }
     }
 
     /// Sets the member devices of `group` (from your server's roster: every device of every
