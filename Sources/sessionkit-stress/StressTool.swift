@@ -27,9 +27,10 @@ import SessionKitSQLite
 ///
 /// Without `--send` it runs until it is killed (the crash test); with `--send N --expect E`
 /// it exits once it sent N messages and received E envelopes (the two-process test); with
-/// `--drain` it sends what its outbox holds, receives what is pending and exits. It exits with
-/// status 0 when done, 2 for a usage error and 3 when the library or a check failed (the
-/// ledger and standard error say why).
+/// `--drain` it sends what its outbox holds, receives what is pending and exits. Before exiting
+/// it closes its store (the ledger's last line is then `closed`) and has no task left running.
+/// It exits with status 0 when done, 2 for a usage error and 3 when the library or a check
+/// failed (the ledger and standard error say why).
 @main
 struct StressTool {
     static func main() async {
@@ -46,13 +47,29 @@ struct StressTool {
             FileHandle.standardError.write(Data("sessionkit-stress: \(error)\n".utf8))
             exit(2)
         }
+        exit(await run(options))
+    }
+
+    /// Runs the client and returns the exit status. Everything it made is released before it
+    /// returns: the store is closed (its connections and their cached statements are gone, the
+    /// WAL checkpointed) and no task of it is still running, so that `exit` finds no object
+    /// in flight (the ASan run checks for leaks at exit).
+    static func run(_ options: Options) async -> Int32 {
+        let client: Client
         do {
-            let client = try await Client(options)
-            try await client.run()
-            exit(0)
+            client = try await Client(options)
         } catch {
             FileHandle.standardError.write(Data("sessionkit-stress \(options.client): \(error)\n".utf8))
-            exit(3)
+            return 3
+        }
+        do {
+            try await client.run()
+            try client.close()
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("sessionkit-stress \(options.client): \(error)\n".utf8))
+            client.closeAfterFailure()
+            return 3
         }
     }
 }
