@@ -2,7 +2,7 @@
 #   make vectors   installs libsodium-dev and libsqlite3-dev if missing, builds signal-vectors (the debug build,
 #                  which `make test` shares) and runs it over TestVectors/ (prints one line per
 #                  file and a total)
-#   make test      installs libsodium-dev and libsqlite3-dev if missing, runs swift test
+#   make test      installs libsodium-dev and libsqlite3-dev (and strace) if missing, runs swift test
 #   make bench     builds Benchmarks/ in release and measures the library against raw
 #                  libsodium and swift-crypto; writes Benchmarks/results/latest.json
 #                  (BENCH_QUICK=1 make bench: a short smoke run for CI)
@@ -36,8 +36,9 @@ all: test vectors
 
 # libsodium and (for SessionKitSQLite, through GRDB) SQLite, found with pkg-config (SwiftPM's
 # systemLibrary targets CSodium and GRDBSQLite read them; on macOS SQLite comes with the SDK).
-# Installs what is missing with apt-get (sudo when not root) or Homebrew; otherwise prints the
-# command to run.
+# On Linux also strace, with which SyncCountTests counts the store's syncs per commit (skipped
+# without it). Installs what is missing with apt-get (sudo when not root) or Homebrew; otherwise
+# prints the command to run.
 deps:
 	@missing=""; brewing=""; \
 	if pkg-config --exists libsodium 2>/dev/null; then \
@@ -51,6 +52,13 @@ deps:
 		echo "SQLite $$(pkg-config --modversion sqlite3) found"; \
 	else \
 		missing="$$missing libsqlite3-dev"; \
+	fi; \
+	if [ "$$(uname -s)" != Darwin ] && ! command -v strace >/dev/null 2>&1; then \
+		if command -v apt-get >/dev/null 2>&1; then \
+			missing="$$missing strace"; \
+		else \
+			echo "strace not found: SyncCountTests will be skipped"; \
+		fi; \
 	fi; \
 	[ -n "$$missing" ] || exit 0; \
 	packages=$$(echo $$missing); \
@@ -67,7 +75,7 @@ deps:
 		if command -v apt-get >/dev/null 2>&1; then \
 			echo "Run as root:  apt-get update && apt-get install -y $$packages" >&2; \
 		else \
-			echo "Debian/Ubuntu, as root:  apt-get update && apt-get install -y pkg-config libsodium-dev libsqlite3-dev" >&2; \
+			echo "Debian/Ubuntu, as root:  apt-get update && apt-get install -y pkg-config libsodium-dev libsqlite3-dev strace" >&2; \
 			echo "macOS (Homebrew):        brew install libsodium pkg-config" >&2; \
 		fi; \
 		exit 1; \

@@ -21,12 +21,12 @@ import SignalPrimitives
 /// keyed hashes. What the file shows without the key: its schema, row counts, value sizes,
 /// archive timestamps (see `appendArchivedMessage`), and which rows change when.
 ///
-/// Durability: WAL with `synchronous = FULL`, so a transaction that returned survives a power
-/// loss. (`NORMAL` would be consistent too but may roll back the last transactions; for ratchet
-/// state that can mean sending twice under one message key.) `secure_delete` is on, so deleted
-/// values are overwritten in the file (older copies can stay in the WAL until its next
-/// checkpoint). Another process may open the same file: writes wait up to
-/// `SQLiteStoreOptions.busyTimeout` for its lock.
+/// Durability: WAL with `synchronous = FULL` by default (`SQLiteStoreOptions.durability`), so
+/// a transaction that returned survives a power loss. (`NORMAL` would be consistent too but may
+/// roll back the last transactions; for ratchet state that can mean sending twice under one
+/// message key.) `secure_delete` is on, so deleted values are overwritten in the file (older
+/// copies can stay in the WAL until its next checkpoint). Another process may open the same
+/// file: writes wait up to `SQLiteStoreOptions.busyTimeout` for its lock.
 ///
 /// Conformances: `ProtocolStore` with `IdentityKeyStore`, `PreKeyStore`, `SessionStore` and
 /// `SenderKeyStore` (SessionKit), and `TrustStore` (Verification). Each method is one SQLite
@@ -94,6 +94,9 @@ public final class SQLiteProtocolStore: Sendable {
         let opened: (ValueSealer, IdentityKeyPair)
         do {
             opened = try pool.writeWithoutTransaction { db in
+                // GRDB turns WAL on after prepareDatabase and sets `synchronous = NORMAL` on the
+                // writer then: set what the options ask for again, before the first commit.
+                try db.execute(sql: "PRAGMA synchronous = \(options.durability.pragmaValue)")
                 var result: (ValueSealer, IdentityKeyPair)?
                 try db.inTransaction(.immediate) {
                     try Schema.migrate(db, path: path)
