@@ -50,6 +50,8 @@ public final class SQLiteProtocolStore: Sendable {
     let sealer: ValueSealer
     /// This device's identity, read (or created) at open. It never changes.
     let identity: IdentityKeyPair
+    /// Whether `close()` completed.
+    private let closing = CloseOnce()
 
     /// The row key of single-row tables (`identity`, `prekeys`): their id, 1, as a u32.
     static let singleRowKey: [UInt8] = [0, 0, 0, 1]
@@ -116,12 +118,40 @@ public final class SQLiteProtocolStore: Sendable {
         self.identity = opened.1
     }
 
-    /// Closes the file's connections (checkpointing the WAL when this is the last connection to
-    /// the file). Later calls on the store fail with a database error.
+    /// Closes the file's connections, leaving every committed transaction in the database file
+    /// itself: the WAL is checkpointed and truncated to zero bytes, and when no other process
+    /// has the file open the `-wal` and `-shm` files are removed, so the file alone is a
+    /// complete copy. Later calls on the store fail with a database error; closing again does
+    /// nothing.
+    ///
+    /// When another process still has the file open and is reading or writing, what it uses
+    /// stays in the WAL (after waiting up to `SQLiteStoreOptions.busyTimeout`); that process
+    /// checkpoints it when it closes. Do not call it while another call on the store runs.
     /// - Throws: `SQLiteStoreError.database` when a connection cannot close (a statement is
-    ///   still running).
+    ///   still running) or the checkpoint fails; the store then stays open.
     public func close() throws(SQLiteStoreError) {
-        do { try pool.close() } catch { throw Self.storeError(error) }
+        try closing.closeOnce { () throws(SQLiteStoreError) in
+            do {
+                // The readers first: they are read-only, so the last of them to close could not
+                // checkpoint. Then the writer, the last connection, moves the WAL into the file.
+                pool.releaseMemory()
+                try pool.writeWithoutTransaction { db in try Self.checkpointAndTruncate(db) }
+                try pool.close()
+            } catch {
+                throw Self.storeError(error)
+            }
+        }
+    }
+
+    /// Copies every frame of the WAL into the database file and truncates the WAL to zero
+    /// bytes. Another process reading or writing (busy) is not an error: what it uses stays in
+    /// the WAL until it checkpoints.
+    static func checkpointAndTruncate(_ db: Database) throws {
+        do {
+            try db.checkpoint(.truncate)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            return
+        }
     }
 
     // MARK: Opening
@@ -229,6 +259,21 @@ public final class SQLiteProtocolStore: Sendable {
             }
         }
         return storeError(error)
+    }
+}
+
+/// Runs a store's closing once: after it succeeded, later calls do nothing.
+private final class CloseOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var closed = false
+
+    /// Runs `body` unless an earlier call succeeded; a failed `body` can be run again.
+    func closeOnce(_ body: () throws(SQLiteStoreError) -> Void) throws(SQLiteStoreError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        try body()
+        closed = true
     }
 }
 
