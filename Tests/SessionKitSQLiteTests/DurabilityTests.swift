@@ -97,4 +97,109 @@ final class DurabilityTests: XCTestCase {
         let error = await thrownError { _ = try await store.archivedMessages(inConversation: "c", limit: 1) }
         guard case .database? = error as? SQLiteStoreError else { return XCTFail("expected a database error, got \(String(describing: error))") }
     }
+
+    // MARK: Refused opens
+
+    /// The bytes of the database file, its WAL and its shared-memory file, for those that exist.
+    private func snapshot(_ path: String) -> [String: Data] {
+        var files: [String: Data] = [:]
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            if let data = FileManager.default.contents(atPath: path + suffix) { files[suffix] = data }
+        }
+        return files
+    }
+
+    /// Copies the database file, its WAL and its shared-memory file (those that exist) to
+    /// `folder`, as a backup taken while the store is open would; returns the copy's path.
+    private func copyWithWAL(_ path: String, to folder: URL) throws -> String {
+        let copy = folder.appendingPathComponent((path as NSString).lastPathComponent).path
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+        }
+        return copy
+    }
+
+    /// Asserts that opening `path` with `key` (and `identity`) fails with `expected` and leaves
+    /// every byte of the file, its WAL and its shared-memory file as they were.
+    private func assertRefusedUntouched(
+        _ path: String, key: StorageKey, identity: IdentityKeyPair? = nil, expected: SQLiteStoreError,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let before = snapshot(path)
+        XCTAssertThrowsError(try SQLiteProtocolStore(path: path, storageKey: key, identity: identity), file: file, line: line) {
+            XCTAssertEqual($0 as? SQLiteStoreError, expected, file: file, line: line)
+        }
+        let after = snapshot(path)
+        XCTAssertEqual(Set(after.keys), Set(before.keys), "the same files exist", file: file, line: line)
+        for (suffix, bytes) in before {
+            XCTAssertTrue(after[suffix] == bytes, "\(suffix.isEmpty ? "the database file" : suffix) changed", file: file, line: line)
+        }
+    }
+
+    func testARefusedOpenOfAClosedFileChangesNoByte() throws {
+        let path = try temporaryStorePath()
+        let identity = try IdentityKeyPair(seed: [UInt8](repeating: 3, count: 32))
+        try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey(), identity: identity).close()
+        assertRefusedUntouched(path, key: StorageKey.generate(), expected: .wrongStorageKey)
+        assertRefusedUntouched(path, key: try fixtureStorageKey(), identity: try IdentityKeyPair(), expected: .identityMismatch)
+        let newer = SQLiteProtocolStore.currentSchemaVersion + 1
+        try withRawDatabase(path) { try $0.execute(sql: "PRAGMA user_version = \(newer)") }
+        assertRefusedUntouched(
+            path, key: try fixtureStorageKey(), expected: .newerSchema(found: newer, supported: SQLiteProtocolStore.currentSchemaVersion))
+    }
+
+    func testARefusedOpenOfAFileWithALeftoverWALChangesNoByte() async throws {
+        // A copy taken while the store is open: what was committed is in the WAL only.
+        let path = try temporaryStorePath()
+        let store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
+        try await store.appendArchivedMessage(Array("only in the WAL".utf8), messageID: "m1", conversationID: "c", timestamp: 1)
+        let copy = try copyWithWAL(path, to: try temporaryFolder())
+        try store.close()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: copy + "-wal"))
+        assertRefusedUntouched(copy, key: StorageKey.generate(), expected: .wrongStorageKey)
+        assertRefusedUntouched(copy, key: try fixtureStorageKey(), identity: try IdentityKeyPair(), expected: .identityMismatch)
+        // A copy of the file and its WAL without the -shm file: SQLite has to create one to read
+        // the WAL (an index of it), but neither the file nor the WAL changes.
+        let withoutShm = try temporaryFolder().appendingPathComponent("account.sqlite").path
+        for suffix in ["", "-wal"] { try FileManager.default.copyItem(atPath: copy + suffix, toPath: withoutShm + suffix) }
+        let before = snapshot(withoutShm)
+        XCTAssertThrowsError(try SQLiteProtocolStore(path: withoutShm, storageKey: StorageKey.generate())) {
+            XCTAssertEqual($0 as? SQLiteStoreError, .wrongStorageKey)
+        }
+        let after = snapshot(withoutShm)
+        XCTAssertTrue(after[""] == before[""] && after["-wal"] == before["-wal"], "the file and its WAL are unchanged")
+        // The copy opens with its key, and holds what was committed.
+        let reopened = try SQLiteProtocolStore(path: copy, storageKey: try fixtureStorageKey())
+        let page = try await reopened.archivedMessages(inConversation: "c", limit: 10)
+        XCTAssertEqual(page.messages.map(\.messageID), ["m1"])
+        try reopened.close()
+    }
+
+    func testARefusedOpenOfANewerSchemaWithALeftoverWALChangesNoByte() throws {
+        let path = try temporaryStorePath()
+        let store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
+        let newer = SQLiteProtocolStore.currentSchemaVersion + 1
+        // A second connection (as a newer library would) writes the version: into the WAL.
+        let raw = try DatabaseQueue(path: path)
+        try raw.writeWithoutTransaction { try $0.execute(sql: "PRAGMA user_version = \(newer)") }
+        let copy = try copyWithWAL(path, to: try temporaryFolder())
+        try raw.close()
+        try store.close()
+        assertRefusedUntouched(
+            copy, key: try fixtureStorageKey(), expected: .newerSchema(found: newer, supported: SQLiteProtocolStore.currentSchemaVersion))
+    }
+
+    func testARefusedOpenOfAnotherDatabaseWithALeftoverWALChangesNoByte() throws {
+        let path = try temporaryStorePath()
+        let other = try DatabasePool(path: path)
+        try other.write { try $0.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('x')") }
+        let copy = try copyWithWAL(path, to: try temporaryFolder())
+        try other.close()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: copy + "-wal"))
+        assertRefusedUntouched(copy, key: try fixtureStorageKey(), expected: .notAStore(path: copy))
+        // Not a database at all.
+        let garbage = try temporaryStorePath()
+        try Data((0 ..< 4096).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: garbage))
+        assertRefusedUntouched(garbage, key: try fixtureStorageKey(), expected: .notADatabase(path: garbage))
+    }
 }

@@ -63,7 +63,10 @@ public final class SQLiteProtocolStore: Sendable {
     ///
     /// On first open the store holds `identity`, or a new identity when `identity` is `nil`.
     /// Later opens read the stored identity; passing one then checks it is the same.
-    /// An older file is migrated (in one transaction) before anything else.
+    /// An older file is migrated (in one transaction) before anything else. A file that is
+    /// refused (another storage key, another identity, a newer schema, not a store, not a
+    /// database) is read without writing first, so the refusal leaves it, its WAL and its
+    /// `-shm` file byte for byte as they were.
     /// - Throws: `SQLiteStoreError.wrongStorageKey` when the file was created with another key,
     ///   `.identityMismatch` when `identity` is not the stored one, `.newerSchema` for a file from
     ///   a newer library, `.notADatabase` / `.notAStore` / `.cannotOpen` (with the path) for a file
@@ -75,7 +78,7 @@ public final class SQLiteProtocolStore: Sendable {
     ) throws(SQLiteStoreError) {
         self.path = path
         try Self.prepareFile(at: path, create: options.createIfMissing)
-        try Self.inspect(path, busyTimeout: options.busyTimeout)
+        try Self.inspect(path, storageKey: storageKey, identity: identity, busyTimeout: options.busyTimeout)
         var configuration = Configuration()
         configuration.busyMode = .timeout(options.busyTimeout)
         configuration.maximumReaderCount = max(1, options.maximumReaderCount)
@@ -171,24 +174,32 @@ public final class SQLiteProtocolStore: Sendable {
         throw .cannotOpen(path: path, reason: String(cString: strerror(code)))
     }
 
-    /// Refuses, before the pool opens it (which would switch the file to WAL), a file that is
-    /// not a database, another application's database, or a store from a newer schema. The
-    /// opening transaction checks again (another process may change the file in between).
-    private static func inspect(_ path: String, busyTimeout: Double) throws(SQLiteStoreError) {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(busyTimeout)
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
-            defer { try? queue.close() }
-            try queue.read { db in _ = try Schema.check(db, path: path) }
-        } catch {
-            throw openingError(error, path: path)
+    /// Refuses, before the pool opens it (which writes to the file: see `FileInspection`), a
+    /// file that is not a database, another application's database, a store from a newer
+    /// schema, a store created with another storage key, or one holding another identity than
+    /// `identity`: each refusal leaves every byte of the file, its WAL and its shared-memory
+    /// file unchanged. The opening transaction checks again (another process may change the
+    /// file in between).
+    private static func inspect(
+        _ path: String, storageKey: StorageKey, identity: IdentityKeyPair?, busyTimeout: Double
+    ) throws(SQLiteStoreError) {
+        let inspection = try FileInspection.read(path, busyTimeout: busyTimeout)
+        _ = try Schema.validate(
+            applicationID: inspection.applicationID, version: inspection.version, objectCount: inspection.objectCount, path: path)
+        // A new file (or one whose first transaction is not there yet) has no key check.
+        guard let salt = inspection.fileSalt, let check = inspection.keyCheck else { return }
+        let sealer = try checkedSealer(storageKey: storageKey, salt: salt, keyCheck: check)
+        if let identity, let sealed = inspection.sealedIdentity {
+            guard try storedIdentity(sealed, sealer: sealer).publicKey == identity.publicKey else { throw .identityMismatch }
         }
     }
 
     /// Reads (or, in a new file, creates) the file salt and the key check, and returns the
     /// sealer of the file's subkeys.
     private static func openKeys(_ db: Database, storageKey: StorageKey) throws -> ValueSealer {
+        if let salt = try metaValue(db, name: "fileSalt"), let check = try metaValue(db, name: "keyCheck") {
+            return try checkedSealer(storageKey: storageKey, salt: salt, keyCheck: check)
+        }
         let salt: [UInt8]
         if let stored = try metaValue(db, name: "fileSalt") {
             guard stored.count == StoreKeys.fileSaltByteCount else { throw SQLiteStoreError.damagedValue(table: SealedTable.meta.name) }
@@ -198,15 +209,24 @@ public final class SQLiteProtocolStore: Sendable {
             try db.execute(sql: "INSERT INTO meta (name, value) VALUES ('fileSalt', ?)", arguments: [Data(salt)])
         }
         let sealer = ValueSealer(keys: try StoreKeys(storageKey: storageKey, fileSalt: salt))
-        let checkRow = Array("keyCheck".utf8)
-        if let check = try metaValue(db, name: "keyCheck") {
-            let opened: SecureBytes
-            do { opened = try sealer.open(check, table: .meta, rowKey: checkRow) } catch { throw SQLiteStoreError.wrongStorageKey }
-            guard opened.bytes == keyCheckPlaintext else { throw SQLiteStoreError.wrongStorageKey }
-        } else {
-            let sealed = try sealer.seal(keyCheckPlaintext, table: .meta, rowKey: checkRow)
-            try db.execute(sql: "INSERT INTO meta (name, value) VALUES ('keyCheck', ?)", arguments: [Data(sealed)])
-        }
+        let sealed = try sealer.seal(keyCheckPlaintext, table: .meta, rowKey: keyCheckRow)
+        try db.execute(sql: "INSERT INTO meta (name, value) VALUES ('keyCheck', ?)", arguments: [Data(sealed)])
+        return sealer
+    }
+
+    /// The row key of the key check (`meta.keyCheck`).
+    private static let keyCheckRow = Array("keyCheck".utf8)
+
+    /// The sealer of a file with this salt and key check, after checking that the key check
+    /// opens under `storageKey`.
+    /// - Throws: `SQLiteStoreError.wrongStorageKey` when it does not, `.damagedValue(table:
+    ///   "meta")` for a salt of the wrong length.
+    private static func checkedSealer(storageKey: StorageKey, salt: [UInt8], keyCheck: [UInt8]) throws(SQLiteStoreError) -> ValueSealer {
+        guard salt.count == StoreKeys.fileSaltByteCount else { throw .damagedValue(table: SealedTable.meta.name) }
+        let sealer = ValueSealer(keys: try StoreKeys(storageKey: storageKey, fileSalt: salt))
+        let opened: SecureBytes
+        do { opened = try sealer.open(keyCheck, table: .meta, rowKey: keyCheckRow) } catch { throw .wrongStorageKey }
+        guard opened.bytes == keyCheckPlaintext else { throw .wrongStorageKey }
         return sealer
     }
 
@@ -220,11 +240,7 @@ public final class SQLiteProtocolStore: Sendable {
     /// Reads the stored identity (checking it against `given`), or stores `given` or a new one.
     private static func openIdentity(_ db: Database, sealer: ValueSealer, given: IdentityKeyPair?) throws -> IdentityKeyPair {
         if let value = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM identity WHERE id = 1") {
-            let opened = try sealer.open(try blob(value, table: .identity), table: .identity, rowKey: singleRowKey)
-            var bytes = opened.bytes
-            defer { SecureMemory.zero(&bytes) }
-            let stored: IdentityKeyPair
-            do { stored = try IdentityKeyPair(serialized: bytes) } catch { throw SQLiteStoreError.invalidValue(table: SealedTable.identity.name) }
+            let stored = try storedIdentity(try blob(value, table: .identity), sealer: sealer)
             if let given, given.publicKey != stored.publicKey { throw SQLiteStoreError.identityMismatch }
             return stored
         }
@@ -239,6 +255,16 @@ public final class SQLiteProtocolStore: Sendable {
         let sealed = try sealer.seal(bytes, table: .identity, rowKey: singleRowKey)
         try db.execute(sql: "INSERT INTO identity (id, sealed) VALUES (1, ?)", arguments: [Data(sealed)])
         return identity
+    }
+
+    /// The identity sealed in the `identity` row.
+    /// - Throws: `SQLiteStoreError.damagedValue(table: "identity")` when it does not open,
+    ///   `.invalidValue(table: "identity")` when it does not decode.
+    private static func storedIdentity(_ sealed: [UInt8], sealer: ValueSealer) throws(SQLiteStoreError) -> IdentityKeyPair {
+        let opened = try sealer.open(sealed, table: .identity, rowKey: singleRowKey)
+        var bytes = opened.bytes
+        defer { SecureMemory.zero(&bytes) }
+        do { return try IdentityKeyPair(serialized: bytes) } catch { throw .invalidValue(table: SealedTable.identity.name) }
     }
 
     /// The bytes of a BLOB column; any other storage class means the row was tampered with.
