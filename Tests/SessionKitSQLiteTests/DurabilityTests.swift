@@ -202,4 +202,27 @@ final class DurabilityTests: XCTestCase {
         try Data((0 ..< 4096).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: garbage))
         assertRefusedUntouched(garbage, key: try fixtureStorageKey(), expected: .notADatabase(path: garbage))
     }
+
+    // MARK: Old frames
+
+    func testOldWALFramesAreCutOffWhenTheWALStartsOver() async throws {
+        let path = try temporaryStorePath()
+        let store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
+        defer { try? store.close() }
+        func walSize() -> Int {
+            (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
+        }
+        // About 100 KiB of frames, then a checkpoint (as SQLite runs one every 1,000 pages).
+        for index in 0 ..< 25 {
+            try await store.appendArchivedMessage(
+                [UInt8](repeating: UInt8(index), count: 4_000), messageID: "m\(index)", conversationID: "c", timestamp: Int64(index))
+        }
+        let grown = walSize()
+        XCTAssertGreaterThan(grown, 100_000)
+        _ = try await store.pool.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        // The next commit writes the WAL from its start again; what lay beyond is cut off
+        // (journal_size_limit = 0), not left in the file with its older values.
+        _ = try await store.deleteArchivedMessage("m0", inConversation: "c")
+        XCTAssertLessThan(walSize(), 20_000, "the WAL was \(grown) bytes before the checkpoint")
+    }
 }

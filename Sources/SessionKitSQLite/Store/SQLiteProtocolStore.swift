@@ -24,9 +24,15 @@ import SignalPrimitives
 /// Durability: WAL with `synchronous = FULL` by default (`SQLiteStoreOptions.durability`), so
 /// a transaction that returned survives a power loss. (`NORMAL` would be consistent too but may
 /// roll back the last transactions; for ratchet state that can mean sending twice under one
-/// message key.) `secure_delete` is on, so deleted values are overwritten in the file (older
-/// copies can stay in the WAL until its next checkpoint). Another process may open the same
-/// file: writes wait up to `SQLiteStoreOptions.busyTimeout` for its lock.
+/// message key.) `secure_delete` is on, so deleted values are overwritten in the file; older
+/// values can stay in the WAL until it is checkpointed and starts over (`journal_size_limit =
+/// 0` then cuts off what lies beyond the new frames), and `close()` checkpoints and truncates
+/// it. Another process may open the same file: writes wait up to
+/// `SQLiteStoreOptions.busyTimeout` for its lock.
+///
+/// A file replaced by an older copy of itself (a restored backup) is not detected: it opens,
+/// and its sessions send again under message keys they already used. See the article
+/// "Persistence".
 ///
 /// Conformances: `ProtocolStore` with `IdentityKeyStore`, `PreKeyStore`, `SessionStore` and
 /// `SenderKeyStore` (SessionKit), and `TrustStore` (Verification). Each method is one SQLite
@@ -89,6 +95,9 @@ public final class SQLiteProtocolStore: Sendable {
             try db.execute(sql: "PRAGMA page_size = 1024")
             try db.execute(sql: "PRAGMA synchronous = \(options.durability.pragmaValue)")
             try db.execute(sql: "PRAGMA secure_delete = ON")
+            // When the WAL starts over after a checkpoint, cut off the frames beyond the new
+            // ones instead of keeping the file at its largest size with older values in it.
+            try db.execute(sql: "PRAGMA journal_size_limit = 0")
         }
         let pool: DatabasePool
         do {
