@@ -225,4 +225,12 @@ final class DurabilityTests: XCTestCase {
         _ = try await store.deleteArchivedMessage("m0", inConversation: "c")
         XCTAssertLessThan(walSize(), 20_000, "the WAL was \(grown) bytes before the checkpoint")
     }
+
+    func testABusyTimeoutOutOfSQLitesRangeIsClamped() throws {
+        for seconds in [Double.infinity, 1e12, -5, .nan] {
+            let store = try SQLiteProtocolStore(
+                path: try temporaryStorePath(), storageKey: try fixtureStorageKey(), options: SQLiteStoreOptions(busyTimeout: seconds))
+            try store.close()
+        }
+    }
 }

@@ -114,7 +114,8 @@ struct FileInspection {
                 throw failure
             }
             sqlite3_extended_result_codes(handle, 1)
-            sqlite3_busy_timeout(handle, Int32(clamping: Int((busyTimeout * 1000).rounded())))
+            let milliseconds = busyTimeout.isNaN ? 0 : min(max(busyTimeout * 1000, 0), Double(Int32.max))
+            sqlite3_busy_timeout(handle, Int32(milliseconds))
         }
 
         func close() {

@@ -83,10 +83,12 @@ public final class SQLiteProtocolStore: Sendable {
         options: SQLiteStoreOptions = SQLiteStoreOptions()
     ) throws(SQLiteStoreError) {
         self.path = path
+        // SQLite takes milliseconds in an Int32 (GRDB converts without clamping).
+        let busyTimeout = options.busyTimeout.isNaN ? 0 : min(max(options.busyTimeout, 0), Double(Int32.max) / 1000)
         try Self.prepareFile(at: path, create: options.createIfMissing)
-        try Self.inspect(path, storageKey: storageKey, identity: identity, busyTimeout: options.busyTimeout)
+        try Self.inspect(path, storageKey: storageKey, identity: identity, busyTimeout: busyTimeout)
         var configuration = Configuration()
-        configuration.busyMode = .timeout(options.busyTimeout)
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.maximumReaderCount = max(1, options.maximumReaderCount)
         configuration.label = "SessionKitSQLite"
         configuration.prepareDatabase { db in

@@ -5,6 +5,7 @@ public struct SQLiteStoreOptions: Sendable, Equatable {
     public var createIfMissing: Bool
     /// How long a write waits for another connection or process holding the file's write lock
     /// before failing with a database error ("database is locked"), in seconds. Default 10.
+    /// Values outside 0 … 2,147,483 (SQLite's limit) are clamped to it.
     public var busyTimeout: Double
     /// The most concurrent read connections (WAL readers do not block the writer). Default 4.
     public var maximumReaderCount: Int
