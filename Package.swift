@@ -39,7 +39,11 @@ let package = Package(
         ),
         .target(
             name: "SessionKitSQLite",
-            dependencies: ["SignalPrimitives", "SessionKit", "Verification", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "SignalPrimitives", "SessionKit", "Verification", .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the read-only look at a file before the pool opens it.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         // The conformance engine behind `signal-vectors`, shared with the test suite.
         .target(

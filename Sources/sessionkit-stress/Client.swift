@@ -63,6 +63,17 @@ final class Client {
         try ledger.log("opened")
     }
 
+    /// Closes the store, then logs `closed` (the last line of a run that ended by itself).
+    func close() throws {
+        try store.close()
+        try ledger.log("closed")
+    }
+
+    /// Closes the store after a failure, ignoring a second failure (the first one is reported).
+    func closeAfterFailure() {
+        try? store.close()
+    }
+
     /// Runs the client (see `Options` for when it stops).
     func run() async throws {
         if options.drain {

@@ -27,15 +27,24 @@ import SessionKitSQLite
 ///
 /// Without `--send` it runs until it is killed (the crash test); with `--send N --expect E`
 /// it exits once it sent N messages and received E envelopes (the two-process test); with
-/// `--drain` it sends what its outbox holds, receives what is pending and exits. It exits with
-/// status 0 when done, 2 for a usage error and 3 when the library or a check failed (the
-/// ledger and standard error say why).
+/// `--drain` it sends what its outbox holds, receives what is pending and exits. Before exiting
+/// it closes its store (the ledger's last line is then `closed`) and has no task left running.
+/// It exits with status 0 when done, 2 for a usage error and 3 when the library or a check
+/// failed (the ledger and standard error say why).
+///
+///     sessionkit-stress commits --db FILE --count N [--durability power|process]
+///
+/// opens (or creates) the store `FILE`, commits N archive messages, one transaction each, and
+/// closes it: the workload the durability test runs under `strace` to count the syncs.
 @main
 struct StressTool {
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "commits" {
+            exit(await CommitWorkload.run(Array(arguments.dropFirst())))
+        }
         guard arguments.first == "run" else {
-            FileHandle.standardError.write(Data("usage: sessionkit-stress run --dir D --client NAME ... (see StressTool.swift)\n".utf8))
+            FileHandle.standardError.write(Data("usage: sessionkit-stress run --dir D --client NAME ... | commits --db FILE --count N (see StressTool.swift)\n".utf8))
             exit(2)
         }
         arguments.removeFirst()
@@ -46,13 +55,66 @@ struct StressTool {
             FileHandle.standardError.write(Data("sessionkit-stress: \(error)\n".utf8))
             exit(2)
         }
+        exit(await run(options))
+    }
+
+    /// Runs the client and returns the exit status. Everything it made is released before it
+    /// returns: the store is closed (its connections and their cached statements are gone, the
+    /// WAL checkpointed) and no task of it is still running, so that `exit` finds no object
+    /// in flight (the ASan run checks for leaks at exit).
+    static func run(_ options: Options) async -> Int32 {
+        let client: Client
         do {
-            let client = try await Client(options)
-            try await client.run()
-            exit(0)
+            client = try await Client(options)
         } catch {
             FileHandle.standardError.write(Data("sessionkit-stress \(options.client): \(error)\n".utf8))
-            exit(3)
+            return 3
+        }
+        do {
+            try await client.run()
+            try client.close()
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("sessionkit-stress \(options.client): \(error)\n".utf8))
+            client.closeAfterFailure()
+            return 3
+        }
+    }
+}
+
+/// `sessionkit-stress commits`: N commits on one store, then close.
+enum CommitWorkload {
+    /// Runs the workload and returns the exit status (0, 2 for a usage error, 3 when the store
+    /// failed).
+    static func run(_ arguments: [String]) async -> Int32 {
+        let usage = "usage: sessionkit-stress commits --db FILE --count N [--durability power|process]\n"
+        var values: [String: String] = [:]
+        if arguments.count.isMultiple(of: 2) {
+            for index in stride(from: 0, to: arguments.count, by: 2) { values[arguments[index]] = arguments[index + 1] }
+        }
+        let durability: SQLiteStoreOptions.Durability?
+        switch values["--durability"] {
+        case nil, "power": durability = .powerLoss
+        case "process": durability = .processCrash
+        default: durability = nil
+        }
+        guard arguments.count == 2 * values.count, Set(values.keys).isSubset(of: ["--db", "--count", "--durability"]),
+              let path = values["--db"], let count = values["--count"].flatMap({ Int($0) }), count >= 0, let durability else {
+            FileHandle.standardError.write(Data(usage.utf8))
+            return 2
+        }
+        do {
+            let store = try SQLiteProtocolStore(
+                path: path, storageKey: try StorageKey(bytes: stressStorageKeyBytes), options: SQLiteStoreOptions(durability: durability))
+            for number in 0 ..< count {
+                try await store.appendArchivedMessage(
+                    Array("message \(number)".utf8), messageID: "m\(number)", conversationID: "commits", timestamp: Int64(number))
+            }
+            try store.close()
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("sessionkit-stress commits: \(error)\n".utf8))
+            return 3
         }
     }
 }

@@ -98,11 +98,15 @@ final class Child {
     static func binary() throws -> URL {
         var candidates: [URL] = []
         if let path = ProcessInfo.processInfo.environment["SESSIONKIT_STRESS"] { candidates.append(URL(fileURLWithPath: path)) }
-        // Linux: the tests are an executable in the build folder; macOS: a .xctest bundle there.
+        // Linux: the tests are an executable in the build folder; macOS: a .xctest bundle there
+        // (looked up in Bundle.allBundles only there: Linux Foundation leaks the array it builds,
+        // which fails the ASan run's leak check).
         if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
+        #if canImport(Darwin)
         for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
             candidates.append(bundle.bundleURL.deletingLastPathComponent())
         }
+        #endif
         candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
         let binaries = candidates.map { $0.lastPathComponent == "sessionkit-stress" ? $0 : $0.appendingPathComponent("sessionkit-stress") }
         guard let found = binaries.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
@@ -331,6 +335,17 @@ struct Evidence {
                     case "decrypted", "duplicate", "invalid": committed.insert(envelopeID)
                     default: break
                     }
+                }
+            }
+        }
+
+        // 5. A run that finished by itself (drained, or done) closed its store before it
+        //    exited: `closed` is its last line.
+        for (client, events) in ledgers {
+            for run in Dictionary(grouping: events, by: \.instance).values {
+                let names = run.sorted { $0.position < $1.position }.map(\.event)
+                if names.contains(where: { $0 == "drained" || $0 == "done" }), names.last != "closed" {
+                    problems.append("\(client) finished a run without closing its store (last: \(names.last ?? "nothing"))")
                 }
             }
         }

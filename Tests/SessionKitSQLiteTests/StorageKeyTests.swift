@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 @testable import SessionKitSQLite
 import SignalPrimitives
@@ -61,6 +66,57 @@ final class StorageKeyTests: XCTestCase {
         }
         try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: path)
         XCTAssertNoThrow(try StorageKey.readKeyFile(at: path))
+    }
+
+    func testAKeyFileOfAnotherUserIsRefused() throws {
+        try XCTSkipUnless(geteuid() == 0, "only root can give a file to another user")
+        let path = try temporaryFolder().appendingPathComponent("storage.key").path
+        _ = try StorageKey.createKeyFile(at: path)
+        XCTAssertEqual(chown(path, 12_345, 12_345), 0)
+        XCTAssertThrowsError(try StorageKey.readKeyFile(at: path)) {
+            XCTAssertEqual($0 as? SQLiteStoreError, .keyFile(path: path, problem: .ownedByAnotherUser(uid: 12_345)))
+        }
+        XCTAssertThrowsError(try StorageKey.loadOrCreateKeyFile(at: path), "never replaced by a new key")
+    }
+
+    func testAKeyFileInAFolderOthersCanWriteIsRefused() throws {
+        let folder = try temporaryFolder().appendingPathComponent("keys")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let path = folder.appendingPathComponent("storage.key").path
+        _ = try StorageKey.createKeyFile(at: path)
+        for mode in [0o770, 0o720, 0o707, 0o702, 0o1777] {
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: folder.path)
+            XCTAssertThrowsError(try StorageKey.readKeyFile(at: path)) {
+                XCTAssertEqual($0 as? SQLiteStoreError, .keyFile(path: path, problem: .folderWritableByOthers(mode: UInt32(mode))))
+            }
+            XCTAssertThrowsError(try StorageKey.loadOrCreateKeyFile(at: path), "never replaced by a new key")
+            // Creating one there is refused before anything is written.
+            let other = folder.appendingPathComponent("other.key").path
+            XCTAssertThrowsError(try StorageKey.createKeyFile(at: other)) {
+                XCTAssertEqual($0 as? SQLiteStoreError, .keyFile(path: other, problem: .folderWritableByOthers(mode: UInt32(mode))))
+            }
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["storage.key"])
+        }
+        // Readable and listable by others is fine: only writing lets them replace the file.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        XCTAssertNoThrow(try StorageKey.readKeyFile(at: path))
+    }
+
+    func testAKeyFileInAFolderOfAnotherUserIsRefused() throws {
+        try XCTSkipUnless(geteuid() == 0, "only root can give a folder to another user")
+        let folder = try temporaryFolder().appendingPathComponent("keys")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        let path = folder.appendingPathComponent("storage.key").path
+        _ = try StorageKey.createKeyFile(at: path)
+        XCTAssertEqual(chown(folder.path, 12_345, 12_345), 0)
+        XCTAssertThrowsError(try StorageKey.readKeyFile(at: path)) {
+            XCTAssertEqual($0 as? SQLiteStoreError, .keyFile(path: path, problem: .folderOwnedByAnotherUser(uid: 12_345)))
+        }
+        let other = folder.appendingPathComponent("other.key").path
+        XCTAssertThrowsError(try StorageKey.createKeyFile(at: other)) {
+            XCTAssertEqual($0 as? SQLiteStoreError, .keyFile(path: other, problem: .folderOwnedByAnotherUser(uid: 12_345)))
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: other))
     }
 
     func testAKeyFileOfTheWrongLengthIsRefused() throws {

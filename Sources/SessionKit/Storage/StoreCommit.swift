@@ -8,9 +8,12 @@ import SignalPrimitives
 /// writes it only when the stored generation is still that one (0: none stored), and stores
 /// it with generation + 1 (above every generation a deleted predecessor had); any mismatch
 /// refuses the whole commit with
-/// `SessionError.staleState`. So a stale copy (written by a second process on the same store,
-/// restored from a backup, or simply old) can never replace a newer state: no message key is
-/// used twice and no consumed key comes back.
+/// `SessionError.staleState`. So a stale state (loaded before another write to the same store,
+/// by a second process on the same file, or simply held too long) can never replace a newer
+/// state: no message key is used twice and no consumed key comes back. This holds within one
+/// store; it does not detect a store replaced as a whole by an older copy of itself (a
+/// restored backup, a file copied back): the generations go back with the states, and the
+/// store cannot tell (see the SessionKitSQLite article "Persistence").
 public struct StoreCommit: Sendable {
     /// A session record to store for a peer device.
     public struct SessionWrite: Sendable {

@@ -18,6 +18,16 @@ public enum KeyFileProblem: Equatable, Hashable, Sendable, CustomStringConvertib
     /// bits); only the owner may have access (0600 or 0400). Fix with `chmod 600` after checking
     /// that nobody else read it, or make a new key.
     case permissionsTooOpen(mode: UInt32)
+    /// The file belongs to another user (`uid`) than the one the process runs as (its
+    /// effective user id): that user could have written the key, or could read it.
+    case ownedByAnotherUser(uid: UInt32)
+    /// The folder holding the file can be written by its group or by others, even with the
+    /// sticky bit (`mode` holds its permission bits): they could put another key file in its
+    /// place. Fix with `chmod go-w` on the folder, or keep the key in a private folder.
+    case folderWritableByOthers(mode: UInt32)
+    /// The folder holding the file belongs to another user (`uid`) than the process's
+    /// effective user and than root: that user could put another key file in its place.
+    case folderOwnedByAnotherUser(uid: UInt32)
     /// The file does not hold exactly 32 bytes (`found` bytes).
     case wrongLength(found: Int)
     /// A system call failed with `errno`.
@@ -31,6 +41,10 @@ public enum KeyFileProblem: Equatable, Hashable, Sendable, CustomStringConvertib
         case .notARegularFile: return "not a regular file (a symbolic link, a folder or a device)"
         case let .permissionsTooOpen(mode):
             return "permissions 0\(String(mode & 0o777, radix: 8)) let the group or others access it (0600 required)"
+        case let .ownedByAnotherUser(uid): return "belongs to user \(uid), not to this process's user"
+        case let .folderWritableByOthers(mode):
+            return "its folder's permissions 0\(String(mode & 0o7777, radix: 8)) let the group or others write there (go-w required)"
+        case let .folderOwnedByAnotherUser(uid): return "its folder belongs to user \(uid), neither this process's user nor root"
         case let .wrongLength(found): return "holds \(found) bytes (32 required)"
         case let .systemError(code): return "system error \(code) (\(String(cString: strerror(code))))"
         }

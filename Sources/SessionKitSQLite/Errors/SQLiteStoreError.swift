@@ -10,6 +10,7 @@
 public enum SQLiteStoreError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
     /// The storage key is not the one the file was created with (its sealed key check does not
     /// open). Also reported when that one check value was damaged: the two cannot be told apart.
+    /// Nothing was changed.
     case wrongStorageKey
     /// A storage key that is not exactly 32 bytes.
     case invalidStorageKeyLength(Int)
@@ -27,7 +28,7 @@ public enum SQLiteStoreError: Error, Equatable, Hashable, Sendable, CustomString
     /// The file at `path` cannot be opened or created (`reason` says why: a missing folder,
     /// permissions, a missing file when creating was not allowed).
     case cannotOpen(path: String, reason: String)
-    /// The store holds another identity than the one passed to open it.
+    /// The store holds another identity than the one passed to open it. Nothing was changed.
     case identityMismatch
     /// A storage-key file cannot be used (see `KeyFileProblem`).
     case keyFile(path: String, problem: KeyFileProblem)

@@ -12,8 +12,11 @@ import SignalPrimitives
 ///
 /// The file holds exactly the 32 key bytes. It is created with mode 0600, written, `fsync`ed and
 /// linked into place atomically (never overwriting a file, never following a symbolic link); reading
-/// refuses a symbolic link, a non-regular file, a file its group or others may access, and a
-/// file of any length other than 32 bytes. The key is read straight into wiping storage.
+/// refuses a symbolic link, a non-regular file, a file of another user than the process's
+/// effective user, a file its group or others may access, and a file of any length other than
+/// 32 bytes. Both refuse a folder that its group or others can write to, or that belongs to
+/// another user than the process's or root: whoever can write the folder can put another key
+/// file in its place. The key is read straight into wiping storage.
 ///
 /// The file protects the key only as far as the account and disk do: anyone who can read it as
 /// its owner (or as root) can open the store. Keep it out of backups that leave the machine.
@@ -23,10 +26,12 @@ extension StorageKey {
     /// The key is written to a temporary file in the same folder (`O_EXCL`, mode 0600), synced,
     /// and linked to `path` in one step, so no process ever sees a partial key file, and an
     /// existing file is never replaced.
-    /// - Throws: `SQLiteStoreError.keyFile` with `.alreadyExists` when anything is at `path`
-    ///   (nothing is overwritten), `.systemError` when it cannot be created or written (then no
-    ///   file is left behind).
+    /// - Throws: `SQLiteStoreError.keyFile` with `.folderWritableByOthers` or
+    ///   `.folderOwnedByAnotherUser` when the folder is not private to this user (nothing is
+    ///   created), `.alreadyExists` when anything is at `path` (nothing is overwritten),
+    ///   `.systemError` when it cannot be created or written (then no file is left behind).
     public static func createKeyFile(at path: String, using random: any RandomSource = SystemRandomSource()) throws(SQLiteStoreError) -> StorageKey {
+        try checkFolder(of: path)
         let temporary = path + ".tmp-" + SystemRandomSource().bytes(8).map { String($0, radix: 16) }.joined()
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(0o600))
         guard fd >= 0 else { throw .keyFile(path: path, problem: .systemError(errno: errno)) }
@@ -61,16 +66,31 @@ extension StorageKey {
         return key
     }
 
+    /// The folder holding `path`.
+    private static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// Checks that only this user (or root) can change the entries of the folder holding
+    /// `path`: nobody else can put another key file there.
+    /// - Throws: `SQLiteStoreError.keyFile` with `.folderWritableByOthers`,
+    ///   `.folderOwnedByAnotherUser`, or `.systemError` when the folder cannot be examined.
+    private static func checkFolder(of path: String) throws(SQLiteStoreError) {
+        var info = stat()
+        guard stat(folder(of: path), &info) == 0 else { throw .keyFile(path: path, problem: .systemError(errno: errno)) }
+        let owner = UInt32(info.st_uid)
+        guard owner == UInt32(geteuid()) || owner == 0 else {
+            throw .keyFile(path: path, problem: .folderOwnedByAnotherUser(uid: owner))
+        }
+        let mode = UInt32(info.st_mode) & 0o7777
+        guard mode & 0o022 == 0 else { throw .keyFile(path: path, problem: .folderWritableByOthers(mode: mode)) }
+    }
+
     /// Best effort: makes the new directory entry durable (a crash right after creating the key
     /// must not lose the file while the database written with the key survives).
     private static func syncParentFolder(of path: String) {
-        let folder: String
-        if let slash = path.lastIndex(of: "/") {
-            folder = slash == path.startIndex ? "/" : String(path[..<slash])
-        } else {
-            folder = "."
-        }
-        let fd = open(folder, O_RDONLY | O_CLOEXEC)
+        let fd = open(folder(of: path), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         _ = fsync(fd)
         close(fd)
@@ -78,9 +98,11 @@ extension StorageKey {
 
     /// Reads the key in the key file at `path`.
     /// - Throws: `SQLiteStoreError.keyFile` with `.missing` when there is no file,
-    ///   `.notARegularFile` for a symbolic link or a non-regular file, `.permissionsTooOpen` when
-    ///   its group or others have any access, `.wrongLength` unless it holds exactly 32 bytes,
-    ///   `.systemError` when it cannot be read.
+    ///   `.notARegularFile` for a symbolic link or a non-regular file, `.ownedByAnotherUser`
+    ///   when it does not belong to the process's effective user, `.permissionsTooOpen` when
+    ///   its group or others have any access, `.folderWritableByOthers` or
+    ///   `.folderOwnedByAnotherUser` when its folder is not private to this user,
+    ///   `.wrongLength` unless it holds exactly 32 bytes, `.systemError` when it cannot be read.
     public static func readKeyFile(at path: String) throws(SQLiteStoreError) -> StorageKey {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
@@ -97,8 +119,12 @@ extension StorageKey {
         guard (UInt32(info.st_mode) & UInt32(S_IFMT)) == UInt32(S_IFREG) else {
             throw .keyFile(path: path, problem: .notARegularFile)
         }
+        guard UInt32(info.st_uid) == UInt32(geteuid()) else {
+            throw .keyFile(path: path, problem: .ownedByAnotherUser(uid: UInt32(info.st_uid)))
+        }
         let mode = UInt32(info.st_mode) & 0o7777
         guard mode & 0o077 == 0 else { throw .keyFile(path: path, problem: .permissionsTooOpen(mode: mode)) }
+        try checkFolder(of: path)
         guard info.st_size == off_t(byteCount) else {
             throw .keyFile(path: path, problem: .wrongLength(found: Int(clamping: Int64(info.st_size))))
         }

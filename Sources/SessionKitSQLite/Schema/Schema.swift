@@ -38,15 +38,23 @@ enum Schema {
     static func check(_ db: Database, path: String) throws -> Int {
         let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        // A new file has no table yet; anything else without the application id belongs to
+        // someone else (only counted then).
+        var objects = 0
+        if applicationID != Self.applicationID { objects = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0 }
+        return try validate(applicationID: applicationID, version: version, objectCount: objects, path: path)
+    }
+
+    /// The schema version of a file whose `PRAGMA application_id`, `PRAGMA user_version` and
+    /// number of `sqlite_master` objects are these, after checking, as `check(_:path:)` does,
+    /// that it is a store (or a new, empty file) this library can open.
+    /// - Throws: `SQLiteStoreError.newerSchema` or `.notAStore`.
+    static func validate(applicationID: Int32, version: Int, objectCount: Int, path: String) throws(SQLiteStoreError) -> Int {
         if applicationID != Self.applicationID {
-            // A new file has no table yet; anything else belongs to someone else.
-            let objects = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
-            guard objects == 0, version == 0 else { throw SQLiteStoreError.notAStore(path: path) }
+            guard objectCount == 0, version == 0 else { throw .notAStore(path: path) }
         }
-        guard version <= currentVersion else {
-            throw SQLiteStoreError.newerSchema(found: version, supported: currentVersion)
-        }
-        guard version >= 0 else { throw SQLiteStoreError.notAStore(path: path) }
+        guard version <= currentVersion else { throw .newerSchema(found: version, supported: currentVersion) }
+        guard version >= 0 else { throw .notAStore(path: path) }
         return version
     }
 

@@ -21,12 +21,18 @@ import SignalPrimitives
 /// keyed hashes. What the file shows without the key: its schema, row counts, value sizes,
 /// archive timestamps (see `appendArchivedMessage`), and which rows change when.
 ///
-/// Durability: WAL with `synchronous = FULL`, so a transaction that returned survives a power
-/// loss. (`NORMAL` would be consistent too but may roll back the last transactions; for ratchet
-/// state that can mean sending twice under one message key.) `secure_delete` is on, so deleted
-/// values are overwritten in the file (older copies can stay in the WAL until its next
-/// checkpoint). Another process may open the same file: writes wait up to
+/// Durability: WAL with `synchronous = FULL` by default (`SQLiteStoreOptions.durability`), so
+/// a transaction that returned survives a power loss. (`NORMAL` would be consistent too but may
+/// roll back the last transactions; for ratchet state that can mean sending twice under one
+/// message key.) `secure_delete` is on, so deleted values are overwritten in the file; older
+/// values can stay in the WAL until it is checkpointed and starts over (`journal_size_limit =
+/// 0` then cuts off what lies beyond the new frames), and `close()` checkpoints and truncates
+/// it. Another process may open the same file: writes wait up to
 /// `SQLiteStoreOptions.busyTimeout` for its lock.
+///
+/// A file replaced by an older copy of itself (a restored backup) is not detected: it opens,
+/// and its sessions send again under message keys they already used. See the article
+/// "Persistence".
 ///
 /// Conformances: `ProtocolStore` with `IdentityKeyStore`, `PreKeyStore`, `SessionStore` and
 /// `SenderKeyStore` (SessionKit), and `TrustStore` (Verification). Each method is one SQLite
@@ -50,6 +56,8 @@ public final class SQLiteProtocolStore: Sendable {
     let sealer: ValueSealer
     /// This device's identity, read (or created) at open. It never changes.
     let identity: IdentityKeyPair
+    /// Whether `close()` completed.
+    private let closing = CloseOnce()
 
     /// The row key of single-row tables (`identity`, `prekeys`): their id, 1, as a u32.
     static let singleRowKey: [UInt8] = [0, 0, 0, 1]
@@ -61,7 +69,10 @@ public final class SQLiteProtocolStore: Sendable {
     ///
     /// On first open the store holds `identity`, or a new identity when `identity` is `nil`.
     /// Later opens read the stored identity; passing one then checks it is the same.
-    /// An older file is migrated (in one transaction) before anything else.
+    /// An older file is migrated (in one transaction) before anything else. A file that is
+    /// refused (another storage key, another identity, a newer schema, not a store, not a
+    /// database) is read without writing first, so the refusal leaves it, its WAL and its
+    /// `-shm` file byte for byte as they were.
     /// - Throws: `SQLiteStoreError.wrongStorageKey` when the file was created with another key,
     ///   `.identityMismatch` when `identity` is not the stored one, `.newerSchema` for a file from
     ///   a newer library, `.notADatabase` / `.notAStore` / `.cannotOpen` (with the path) for a file
@@ -72,10 +83,12 @@ public final class SQLiteProtocolStore: Sendable {
         options: SQLiteStoreOptions = SQLiteStoreOptions()
     ) throws(SQLiteStoreError) {
         self.path = path
+        // SQLite takes milliseconds in an Int32 (GRDB converts without clamping).
+        let busyTimeout = options.busyTimeout.isNaN ? 0 : min(max(options.busyTimeout, 0), Double(Int32.max) / 1000)
         try Self.prepareFile(at: path, create: options.createIfMissing)
-        try Self.inspect(path, busyTimeout: options.busyTimeout)
+        try Self.inspect(path, storageKey: storageKey, identity: identity, busyTimeout: busyTimeout)
         var configuration = Configuration()
-        configuration.busyMode = .timeout(options.busyTimeout)
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.maximumReaderCount = max(1, options.maximumReaderCount)
         configuration.label = "SessionKitSQLite"
         configuration.prepareDatabase { db in
@@ -84,6 +97,9 @@ public final class SQLiteProtocolStore: Sendable {
             try db.execute(sql: "PRAGMA page_size = 1024")
             try db.execute(sql: "PRAGMA synchronous = \(options.durability.pragmaValue)")
             try db.execute(sql: "PRAGMA secure_delete = ON")
+            // When the WAL starts over after a checkpoint, cut off the frames beyond the new
+            // ones instead of keeping the file at its largest size with older values in it.
+            try db.execute(sql: "PRAGMA journal_size_limit = 0")
         }
         let pool: DatabasePool
         do {
@@ -94,6 +110,9 @@ public final class SQLiteProtocolStore: Sendable {
         let opened: (ValueSealer, IdentityKeyPair)
         do {
             opened = try pool.writeWithoutTransaction { db in
+                // GRDB turns WAL on after prepareDatabase and sets `synchronous = NORMAL` on the
+                // writer then: set what the options ask for again, before the first commit.
+                try db.execute(sql: "PRAGMA synchronous = \(options.durability.pragmaValue)")
                 var result: (ValueSealer, IdentityKeyPair)?
                 try db.inTransaction(.immediate) {
                     try Schema.migrate(db, path: path)
@@ -113,12 +132,40 @@ public final class SQLiteProtocolStore: Sendable {
         self.identity = opened.1
     }
 
-    /// Closes the file's connections (checkpointing the WAL when this is the last connection to
-    /// the file). Later calls on the store fail with a database error.
+    /// Closes the file's connections, leaving every committed transaction in the database file
+    /// itself: the WAL is checkpointed and truncated to zero bytes, and when no other process
+    /// has the file open the `-wal` and `-shm` files are removed, so the file alone is a
+    /// complete copy. Later calls on the store fail with a database error; closing again does
+    /// nothing.
+    ///
+    /// When another process still has the file open and is reading or writing, what it uses
+    /// stays in the WAL (after waiting up to `SQLiteStoreOptions.busyTimeout`); that process
+    /// checkpoints it when it closes. Do not call it while another call on the store runs.
     /// - Throws: `SQLiteStoreError.database` when a connection cannot close (a statement is
-    ///   still running).
+    ///   still running) or the checkpoint fails; the store then stays open.
     public func close() throws(SQLiteStoreError) {
-        do { try pool.close() } catch { throw Self.storeError(error) }
+        try closing.closeOnce { () throws(SQLiteStoreError) in
+            do {
+                // The readers first: they are read-only, so the last of them to close could not
+                // checkpoint. Then the writer, the last connection, moves the WAL into the file.
+                pool.releaseMemory()
+                try pool.writeWithoutTransaction { db in try Self.checkpointAndTruncate(db) }
+                try pool.close()
+            } catch {
+                throw Self.storeError(error)
+            }
+        }
+    }
+
+    /// Copies every frame of the WAL into the database file and truncates the WAL to zero
+    /// bytes. Another process reading or writing (busy) is not an error: what it uses stays in
+    /// the WAL until it checkpoints.
+    static func checkpointAndTruncate(_ db: Database) throws {
+        do {
+            try db.checkpoint(.truncate)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            return
+        }
     }
 
     // MARK: Opening
@@ -138,24 +185,32 @@ public final class SQLiteProtocolStore: Sendable {
         throw .cannotOpen(path: path, reason: String(cString: strerror(code)))
     }
 
-    /// Refuses, before the pool opens it (which would switch the file to WAL), a file that is
-    /// not a database, another application's database, or a store from a newer schema. The
-    /// opening transaction checks again (another process may change the file in between).
-    private static func inspect(_ path: String, busyTimeout: Double) throws(SQLiteStoreError) {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(busyTimeout)
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
-            defer { try? queue.close() }
-            try queue.read { db in _ = try Schema.check(db, path: path) }
-        } catch {
-            throw openingError(error, path: path)
+    /// Refuses, before the pool opens it (which writes to the file: see `FileInspection`), a
+    /// file that is not a database, another application's database, a store from a newer
+    /// schema, a store created with another storage key, or one holding another identity than
+    /// `identity`: each refusal leaves every byte of the file, its WAL and its shared-memory
+    /// file unchanged. The opening transaction checks again (another process may change the
+    /// file in between).
+    private static func inspect(
+        _ path: String, storageKey: StorageKey, identity: IdentityKeyPair?, busyTimeout: Double
+    ) throws(SQLiteStoreError) {
+        let inspection = try FileInspection.read(path, busyTimeout: busyTimeout)
+        _ = try Schema.validate(
+            applicationID: inspection.applicationID, version: inspection.version, objectCount: inspection.objectCount, path: path)
+        // A new file (or one whose first transaction is not there yet) has no key check.
+        guard let salt = inspection.fileSalt, let check = inspection.keyCheck else { return }
+        let sealer = try checkedSealer(storageKey: storageKey, salt: salt, keyCheck: check)
+        if let identity, let sealed = inspection.sealedIdentity {
+            guard try storedIdentity(sealed, sealer: sealer).publicKey == identity.publicKey else { throw .identityMismatch }
         }
     }
 
     /// Reads (or, in a new file, creates) the file salt and the key check, and returns the
     /// sealer of the file's subkeys.
     private static func openKeys(_ db: Database, storageKey: StorageKey) throws -> ValueSealer {
+        if let salt = try metaValue(db, name: "fileSalt"), let check = try metaValue(db, name: "keyCheck") {
+            return try checkedSealer(storageKey: storageKey, salt: salt, keyCheck: check)
+        }
         let salt: [UInt8]
         if let stored = try metaValue(db, name: "fileSalt") {
             guard stored.count == StoreKeys.fileSaltByteCount else { throw SQLiteStoreError.damagedValue(table: SealedTable.meta.name) }
@@ -165,15 +220,24 @@ public final class SQLiteProtocolStore: Sendable {
             try db.execute(sql: "INSERT INTO meta (name, value) VALUES ('fileSalt', ?)", arguments: [Data(salt)])
         }
         let sealer = ValueSealer(keys: try StoreKeys(storageKey: storageKey, fileSalt: salt))
-        let checkRow = Array("keyCheck".utf8)
-        if let check = try metaValue(db, name: "keyCheck") {
-            let opened: SecureBytes
-            do { opened = try sealer.open(check, table: .meta, rowKey: checkRow) } catch { throw SQLiteStoreError.wrongStorageKey }
-            guard opened.bytes == keyCheckPlaintext else { throw SQLiteStoreError.wrongStorageKey }
-        } else {
-            let sealed = try sealer.seal(keyCheckPlaintext, table: .meta, rowKey: checkRow)
-            try db.execute(sql: "INSERT INTO meta (name, value) VALUES ('keyCheck', ?)", arguments: [Data(sealed)])
-        }
+        let sealed = try sealer.seal(keyCheckPlaintext, table: .meta, rowKey: keyCheckRow)
+        try db.execute(sql: "INSERT INTO meta (name, value) VALUES ('keyCheck', ?)", arguments: [Data(sealed)])
+        return sealer
+    }
+
+    /// The row key of the key check (`meta.keyCheck`).
+    private static let keyCheckRow = Array("keyCheck".utf8)
+
+    /// The sealer of a file with this salt and key check, after checking that the key check
+    /// opens under `storageKey`.
+    /// - Throws: `SQLiteStoreError.wrongStorageKey` when it does not, `.damagedValue(table:
+    ///   "meta")` for a salt of the wrong length.
+    private static func checkedSealer(storageKey: StorageKey, salt: [UInt8], keyCheck: [UInt8]) throws(SQLiteStoreError) -> ValueSealer {
+        guard salt.count == StoreKeys.fileSaltByteCount else { throw .damagedValue(table: SealedTable.meta.name) }
+        let sealer = ValueSealer(keys: try StoreKeys(storageKey: storageKey, fileSalt: salt))
+        let opened: SecureBytes
+        do { opened = try sealer.open(keyCheck, table: .meta, rowKey: keyCheckRow) } catch { throw .wrongStorageKey }
+        guard opened.bytes == keyCheckPlaintext else { throw .wrongStorageKey }
         return sealer
     }
 
@@ -187,11 +251,7 @@ public final class SQLiteProtocolStore: Sendable {
     /// Reads the stored identity (checking it against `given`), or stores `given` or a new one.
     private static func openIdentity(_ db: Database, sealer: ValueSealer, given: IdentityKeyPair?) throws -> IdentityKeyPair {
         if let value = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM identity WHERE id = 1") {
-            let opened = try sealer.open(try blob(value, table: .identity), table: .identity, rowKey: singleRowKey)
-            var bytes = opened.bytes
-            defer { SecureMemory.zero(&bytes) }
-            let stored: IdentityKeyPair
-            do { stored = try IdentityKeyPair(serialized: bytes) } catch { throw SQLiteStoreError.invalidValue(table: SealedTable.identity.name) }
+            let stored = try storedIdentity(try blob(value, table: .identity), sealer: sealer)
             if let given, given.publicKey != stored.publicKey { throw SQLiteStoreError.identityMismatch }
             return stored
         }
@@ -206,6 +266,16 @@ public final class SQLiteProtocolStore: Sendable {
         let sealed = try sealer.seal(bytes, table: .identity, rowKey: singleRowKey)
         try db.execute(sql: "INSERT INTO identity (id, sealed) VALUES (1, ?)", arguments: [Data(sealed)])
         return identity
+    }
+
+    /// The identity sealed in the `identity` row.
+    /// - Throws: `SQLiteStoreError.damagedValue(table: "identity")` when it does not open,
+    ///   `.invalidValue(table: "identity")` when it does not decode.
+    private static func storedIdentity(_ sealed: [UInt8], sealer: ValueSealer) throws(SQLiteStoreError) -> IdentityKeyPair {
+        let opened = try sealer.open(sealed, table: .identity, rowKey: singleRowKey)
+        var bytes = opened.bytes
+        defer { SecureMemory.zero(&bytes) }
+        do { return try IdentityKeyPair(serialized: bytes) } catch { throw .invalidValue(table: SealedTable.identity.name) }
     }
 
     /// The bytes of a BLOB column; any other storage class means the row was tampered with.
@@ -226,6 +296,21 @@ public final class SQLiteProtocolStore: Sendable {
             }
         }
         return storeError(error)
+    }
+}
+
+/// Runs a store's closing once: after it succeeded, later calls do nothing.
+private final class CloseOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var closed = false
+
+    /// Runs `body` unless an earlier call succeeded; a failed `body` can be run again.
+    func closeOnce(_ body: () throws(SQLiteStoreError) -> Void) throws(SQLiteStoreError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        try body()
+        closed = true
     }
 }
 
