@@ -47,6 +47,12 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     /// key, so this is a device the server added to the account, not one of ours. Refused,
     /// nothing recorded; a linked device must share the identity (`DeviceLink`).
     case ownDeviceIdentityMismatch
+    /// Linking a device failed in a way that only an attack or a mix-up explains
+    /// (`DeviceLinkRequest.open`): the seal was made without the request's secret, for another
+    /// request, device or user, or holds another identity than the user's; or (`DeviceLink.seal`)
+    /// the scanned code names a device of another user. Never a question for the user: abort
+    /// the link and start again with a new request.
+    case deviceLinkMismatch
     /// A user id that is empty or longer than 255 UTF-8 bytes (`ProtocolAddress`).
     case invalidAddress
     /// A group id that is empty or longer than 255 bytes (`GroupID`).
@@ -94,7 +100,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .invalidPayload: return "invalidPayload"
         case .chainExhausted: return "chainExhausted"
         case .messageKeyUnavailable: return "messageKeyUnavailable"
-        case .untrustedIdentity, .supersededIdentity, .ownDeviceIdentityMismatch, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
+        case .untrustedIdentity, .supersededIdentity, .ownDeviceIdentityMismatch, .deviceLinkMismatch, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
              .staleState, .damagedState, .invalidConfiguration, .primitive, .storage:
             return nil
         }
@@ -119,6 +125,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .untrustedIdentity: return "untrustedIdentity"
         case .supersededIdentity: return "supersededIdentity"
         case .ownDeviceIdentityMismatch: return "ownDeviceIdentityMismatch"
+        case .deviceLinkMismatch: return "deviceLinkMismatch"
         case .invalidAddress: return "invalidAddress"
         case .invalidGroupID: return "invalidGroupID"
         case .kemUnavailable: return "kemUnavailable"
