@@ -88,6 +88,8 @@ final class PostQuantumPolicyTests: XCTestCase {
         try await alice.startSession(with: bob.address, server: server)
         _ = try await bob.manager.decrypt(try await alice.manager.encrypt(utf8("classic hello"), to: bob.address), from: alice.address)
         _ = try await alice.manager.decrypt(try await bob.manager.encrypt(utf8("classic reply"), to: alice.address), from: bob.address)
+        // One more turn, so that Bob's next message is on a new ratchet key (a DH step at Alice).
+        _ = try await bob.manager.decrypt(try await alice.manager.encrypt(utf8("classic turn"), to: bob.address), from: alice.address)
 
         // Bob gains a KEM and publishes KEM prekeys; a message of the classic session is in flight.
         let upgradedBob = SessionManager(store: bob.store, trust: bob.trust, localAddress: bob.address, kem: kem, clock: clock,
@@ -103,9 +105,11 @@ final class PostQuantumPolicyTests: XCTestCase {
         let strict = SessionManager(store: alice.store, trust: alice.trust, localAddress: alice.address, kem: kem,
                                     configuration: required, clock: clock, random: alice.random)
         let before = await alice.snapshot()
+        let draws = alice.random.drawCount
         await assertThrowsAsync(.postQuantumRequired) { try await strict.decrypt(inFlight, from: bob.address) }
         let after = await alice.snapshot()
         XCTAssertEqual(after, before, "refused: nothing persisted, the classic session not promoted")
+        XCTAssertEqual(alice.random.drawCount, draws, "a refused message draws no key, although it needed a DH step")
         let stillHybrid = try await strict.isPostQuantum(sessionWith: bob.address)
         XCTAssertTrue(stillHybrid)
         // The hybrid session is used to send, and works both ways.

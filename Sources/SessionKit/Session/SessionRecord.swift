@@ -269,8 +269,9 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// transport says (a wrong one makes X3DH and every session fail to authenticate);
     /// `configuration` applies to a session created here, and with its `requirePostQuantum` a
     /// message that a classic session decrypts is refused (`postQuantumRequired`: such a
-    /// session is neither used nor made current, and the record is unchanged; the message
-    /// authenticated, so a DH step may have drawn its key from `random`). The padded plaintext must have
+    /// session is neither used nor made current, the record is unchanged and nothing is drawn
+    /// from `random`; a message on a post-quantum session that takes a DH step is then
+    /// decrypted twice, the first time on a copy). The padded plaintext must have
     /// `contentType` as its first byte (SPEC §2: `.senderKeyDistribution` only where a
     /// distribution is processed); a message of another content type counts as not decrypted
     /// by the session that opened it, and is `invalidPadding`.
@@ -301,21 +302,37 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource(),
         contentType: MessagePadding.ContentType = .application
     ) throws(SessionError) -> Decryption {
-        guard configuration.requirePostQuantum else {
+        var runsX3DH = false
+        if case let .preKey(preKeyMessage) = message { runsX3DH = !holdsSession(createdBy: preKeyMessage.prefix) }
+        // Without the requirement, or for X3DH (which creates only post-quantum sessions under
+        // it, refusing a classic prefix before any work), the routing alone decides.
+        guard configuration.requirePostQuantum, !runsX3DH else {
             return try route(message, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
                              preKeys: preKeys, kem: kem, configuration: configuration, random: random, contentType: contentType)
         }
-        let original = self
-        var decryption = try route(message, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
-                                   preKeys: preKeys, kem: kem, configuration: configuration, random: random, contentType: contentType)
-        // The session that decrypted is current now (X3DH creates only post-quantum sessions
-        // under the requirement): a classic one is refused, and nothing it did is kept.
-        guard currentSession?.isPostQuantum == true else {
+        // A message that a classic session decrypts is refused, and a refused message must
+        // draw nothing from `random` (SPEC §4: a failed decryption draws no key), so the
+        // routing runs first on a copy with keys drawn from the system: the session that
+        // decrypted is the copy's current one. Its outcome does not depend on the keys drawn
+        // (they are drawn after the message authenticated), so only a post-quantum session
+        // that took a DH step (drew a key) runs again, with `random`.
+        var probe = self
+        var decryption = try probe.route(
+            message, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress, preKeys: preKeys, kem: kem,
+            configuration: configuration, random: SystemRandomSource(), contentType: contentType)
+        guard let decider = probe.currentSession, decider.isPostQuantum else {
             decryption.wipePlaintext()
-            self = original
             throw .postQuantumRequired
         }
-        return decryption
+        let held = (currentSession.map { [$0] } ?? []) + previousSessions
+        let before = held.first { $0.isSameSession(as: decider) }
+        guard before?.ratchet.sendingRatchetKey.publicKey != decider.ratchet.sendingRatchetKey.publicKey else {
+            self = probe
+            return decryption
+        }
+        decryption.wipePlaintext()
+        return try route(message, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
+                         preKeys: preKeys, kem: kem, configuration: configuration, random: random, contentType: contentType)
     }
 
     /// `decrypt`'s routing (see the type's documentation), without the post-quantum requirement
