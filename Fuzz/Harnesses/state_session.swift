@@ -1,10 +1,12 @@
-// Harness `state_session`: loading a persisted `SessionState` (kind 0x01, version 2: role, generation,
+// Harness `state_session`: loading a persisted `SessionState` (kind 0x01, version 3: role, generation,
 // limits, both identity keys and addresses, EK_A, SHA-256(P), an initiator's pending prefix P,
-// the ratchet).
+// the ratchet, then `isPostQuantum`; version 2, the same without the flag, is still read).
 //
 // Input as `loadState` reads it (whole blob, or version + body in a valid envelope).
 // Invariants: failures are `invalidPayload` or `unsupportedVersion` only; a loaded session
-// serializes back to the same bytes; its AD is IK_A || IK_B || Encode(A) || Encode(B) of its
+// serializes back to the same bytes (a version-2 blob to its version-3 form: the same body
+// with the flag appended, set exactly when its pending prefix has a KEM part); a pending prefix
+// with or without a KEM part agrees with `isPostQuantum`; its AD is IK_A || IK_B || Encode(A) || Encode(B) of its
 // identity keys and addresses, initiator first; a pending prefix belongs to an initiator and
 // carries its identity key, EK_A and digest; its description does not depend on its root key
 // (the root key flipped gives the same description); it can encrypt (a prekey message
@@ -17,7 +19,11 @@ import SignalPrimitives
 enum Harness {
     static func run(_ bytes: [UInt8]) {
         guard let (session, blob) = loadState(bytes, kind: 0x01, load: { (blob: [UInt8]) throws(SessionError) in try SessionState(serialized: blob) },
-                                              serialize: { (session: SessionState) in session.serialized() }) else { return }
+                                              serialize: { (session: SessionState) in session.serialized() },
+                                              normalize: versionThree) else { return }
+        if let prefix = session.pendingPreKeyPrefix {
+            invariant(session.isPostQuantum == (prefix.kem != nil), "isPostQuantum disagrees with the pending prefix")
+        }
         let initiator = session.role == .initiator
         let ad = initiator
             ? session.localIdentityKey.rawRepresentation + session.remoteIdentityKey.rawRepresentation + session.localAddress.encoded + session.remoteAddress.encoded
@@ -69,6 +75,14 @@ enum Harness {
                 invariant(random.draws == 0, "a failed decrypt drew from the random source")
             }
         }
+    }
+
+    /// A version-2 blob as version 3 writes it: the same body, then `isPostQuantum` (set exactly
+    /// when the pending prefix has a KEM part: the version-2 reading). Other blobs unchanged.
+    static func versionThree(_ blob: [UInt8]) -> [UInt8] {
+        guard blob.count > 22, blob[5] == 2, let loaded = try? SessionState(serialized: blob) else { return blob }
+        let flag: UInt8 = loaded.pendingPreKeyPrefix?.kem != nil ? 1 : 0
+        return envelope(kind: 0x01, version: 3, body: Array(blob[6 ..< (blob.count - 16)]) + [flag])
     }
 
     static func seeds() -> [[UInt8]] {

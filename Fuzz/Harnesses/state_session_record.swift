@@ -1,9 +1,14 @@
-// Harness `state_session_record`: loading a persisted `SessionRecord` (kind 0x07, version 2:
-// the current session and up to 40 previous ones, as version-2 session bodies).
+// Harness `state_session_record`: loading a persisted `SessionRecord` (kind 0x07, version 3:
+// the current session and up to 40 previous ones, as version-3 session bodies, then the
+// post-quantum pin; version 2, with version-2 session bodies and no pin, is still read).
 //
 // Input as `loadState` reads it. Invariants: failures are `invalidPayload` or
-// `unsupportedVersion` only; a loaded record serializes back to the same bytes, holds at most
-// 40 previous sessions and no two sessions with the same role and EK_A; raw garbage (a ratchet
+// `unsupportedVersion` only; a loaded record serializes back to the same bytes (a version-2
+// record to a version-3 record that loads back to the same sessions, unpinned unless one of
+// its sessions is post-quantum), holds at most 40 previous sessions and no two sessions with
+// the same role and EK_A; a record holding a post-quantum session is pinned
+// (`requiresPostQuantum`), and a pinned record refuses to promote a classic session, changing
+// nothing; raw garbage (a ratchet
 // message, a prekey message naming the EK_A of a held session and one naming an unknown EK_A)
 // does not decrypt, changes nothing and draws nothing; encrypting either works or fails
 // (`noSession` without a current session, `chainExhausted`) leaving the record unchanged.
@@ -15,12 +20,24 @@ enum Harness {
 
     static func run(_ bytes: [UInt8]) {
         guard let (record, blob) = loadState(bytes, kind: 0x07, load: { (blob: [UInt8]) throws(SessionError) in try SessionRecord(serialized: blob) },
-                                             serialize: { (record: SessionRecord) in record.serialized() }) else { return }
+                                             serialize: { (record: SessionRecord) in record.serialized() },
+                                             normalize: versionThree) else { return }
         invariant(record.previousSessions.count <= 40, "\(record.previousSessions.count) previous sessions")
         invariant(record.isEmpty == (record.currentSession == nil && record.previousSessions.isEmpty), "isEmpty disagrees")
         let sessions = (record.currentSession.map { [$0] } ?? []) + record.previousSessions
         let identities = sessions.map { [$0.role.rawValue] + $0.baseKey.rawRepresentation }
         invariant(Set(identities).count == identities.count, "two sessions with the same role and EK_A")
+        if sessions.contains(where: \.isPostQuantum) { invariant(record.requiresPostQuantum, "a post-quantum session and no pin") }
+        if record.requiresPostQuantum, let classic = sessions.first(where: { !$0.isPostQuantum }) {
+            var pinned = record
+            do {
+                try pinned.promote(classic)
+                fail("a pinned record promoted a classic session")
+            } catch {
+                invariant(error == .postQuantumRequired, "promote threw \(error)")
+                invariant(pinned.serialized() == blob, "a refused promotion changed the record")
+            }
+        }
         var copy = record
         do {
             _ = try copy.encrypt([1, 2, 3])
@@ -46,6 +63,25 @@ enum Harness {
                 invariant(random.draws == 0, "a failed decrypt drew from the random source")
             }
         }
+    }
+
+    /// A version-2 record as version 3 writes it. Checked here rather than rebuilt: its
+    /// sessions (version-2 bodies) must load back the same from the version-3 form, which must be
+    /// pinned exactly when one of them is post-quantum (an initiator's pending prefix with a KEM
+    /// part). Other blobs unchanged.
+    static func versionThree(_ blob: [UInt8]) -> [UInt8] {
+        guard blob.count > 22, blob[5] == 2, let loaded = try? SessionRecord(serialized: blob) else { return blob }
+        let written = loaded.serialized()
+        invariant(written[5] == 3, "a version-2 record was not written as version 3")
+        guard let reloaded = try? SessionRecord(serialized: written) else { fail("a version-3 record written from version 2 does not load") }
+        let sessions = (loaded.currentSession.map { [$0] } ?? []) + loaded.previousSessions
+        let again = (reloaded.currentSession.map { [$0] } ?? []) + reloaded.previousSessions
+        invariant(sessions.map { $0.serialized() } == again.map { $0.serialized() }, "the sessions changed from version 2 to 3")
+        for session in sessions {
+            invariant(session.isPostQuantum == (session.pendingPreKeyPrefix?.kem != nil), "a version-2 session's post-quantum reading")
+        }
+        invariant(reloaded.requiresPostQuantum == sessions.contains(where: \.isPostQuantum), "a version-2 record's pin")
+        return written
     }
 
     static func seeds() -> [[UInt8]] {

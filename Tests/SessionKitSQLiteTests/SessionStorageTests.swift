@@ -115,6 +115,56 @@ final class SessionStorageTests: XCTestCase {
         }
     }
 
+    /// The post-quantum pin (`SessionRecord.requiresPostQuantum`) is kept in the `sessions`
+    /// row's value (its flags byte), rewritten with every message: it survives sending and a
+    /// restart, with and without a current session, and goes with the record. (This target has
+    /// no KEM: the pin is set on the record as a post-quantum session would set it.)
+    func testThePostQuantumPinIsStoredWithTheRecordAndSurvivesRestarts() async throws {
+        let folder = try temporaryFolder()
+        let alicePath = folder.appendingPathComponent("alice.sqlite").path
+        var a = try Device(alice, path: alicePath)
+        let b = try Device(bob, path: folder.appendingPathComponent("bob.sqlite").path)
+        try await a.manager.processBundle(try await b.bundle(), for: bob)
+        let unpinned = try await a.manager.requiresPostQuantum(for: bob)
+        XCTAssertFalse(unpinned)
+        let loadedRecord = try await a.store.loadSession(for: bob)
+        let loaded = try XCTUnwrap(loadedRecord)
+        var pinned = try SessionRecord(
+            restoringCurrentSession: loaded.currentSession, previousSessions: loaded.previousSessions, requiresPostQuantum: true)
+        pinned.generation = loaded.generation
+        var commit = StoreCommit()
+        commit.store(pinned, for: bob)
+        try await a.store.commit(commit)
+        _ = try await a.manager.encrypt(utf8("rewrites the row"), to: bob)
+
+        try a.store.close()
+        a = try Device(alice, path: alicePath)
+        let afterRestart = try await a.manager.requiresPostQuantum(for: bob)
+        XCTAssertTrue(afterRestart)
+        let classicSession = try await a.manager.isPostQuantum(sessionWith: bob)
+        XCTAssertFalse(classicSession, "the pin does not make the classic session post-quantum, nor stop it")
+        await assertThrows(SessionError.postQuantumRequired) { try await a.manager.processBundle(try await b.bundle(), for: bob) }
+
+        // No current session (archived), still pinned: the flags byte alone.
+        let reloadedRecord = try await a.store.loadSession(for: bob)
+        var archived = try XCTUnwrap(reloadedRecord)
+        archived.archiveCurrentSession()
+        var archive = StoreCommit()
+        archive.store(archived, for: bob)
+        try await a.store.commit(archive)
+        try a.store.close()
+        a = try Device(alice, path: alicePath)
+        let stillPinned = try await a.manager.requiresPostQuantum(for: bob)
+        XCTAssertTrue(stillPinned)
+        await assertThrows(SessionError.noSession) { _ = try await a.manager.isPostQuantum(sessionWith: bob) }
+
+        // Deleting the record deletes the pin.
+        try await a.store.deleteSession(for: bob)
+        let cleared = try await a.manager.requiresPostQuantum(for: bob)
+        XCTAssertFalse(cleared)
+        try await a.manager.processBundle(try await b.bundle(), for: bob)
+    }
+
     func testAFailedDecryptWritesNothingNotEvenTheTrustRecord() async throws {
         let folder = try temporaryFolder()
         let a = try Device(alice, path: folder.appendingPathComponent("alice.sqlite").path)

@@ -158,6 +158,7 @@ final class ReceiveDispatchTests: XCTestCase {
         let expected: [SessionError: ErrorDisposition] = [
             .invalidKey: .drop, .invalidSignature: .drop, .invalidMessage: .drop, .tooManySkippedMessages: .drop,
             .invalidPadding: .drop, .unsupportedVersion: .drop, .invalidPayload: .drop, .postQuantumRequired: .drop,
+            .supersededIdentity: .drop, .ownDeviceIdentityMismatch: .drop, .deviceLinkMismatch: .drop,
             .duplicateMessage: .dropSilently,
             .unknownChain: .retryLater,
             .messageKeyUnavailable: .neverDecryptable, .unknownPreKey: .neverDecryptable,
@@ -175,7 +176,7 @@ final class ReceiveDispatchTests: XCTestCase {
         }
         XCTAssertEqual(Set(expected.values), Set(ErrorDisposition.allCases), "every disposition is used")
         // Every case of the enum is in the table (the count of cases, by their names).
-        XCTAssertEqual(Set(expected.keys.map { "\($0)".prefix { $0 != "(" } }).count, 24)
+        XCTAssertEqual(Set(expected.keys.map { "\($0)".prefix { $0 != "(" } }).count, 27)
     }
 }
 

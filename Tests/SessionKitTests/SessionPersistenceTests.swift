@@ -86,7 +86,7 @@ final class SessionPersistenceTests: XCTestCase {
     func testUnknownVersionIsUnsupportedVersion() throws {
         let (conversation, _, _) = try midConversation()
         let blob = body(of: try XCTUnwrap(conversation.bob).serialized())
-        for version: UInt8 in [0, 1, 3, 0xFF] {
+        for version: UInt8 in [0, 1, 4, 0xFF] {
             assertLoadFails(sealed(replacing(blob, at: 5, with: [version])), .unsupportedVersion, "version \(version)")
         }
     }
@@ -99,9 +99,10 @@ final class SessionPersistenceTests: XCTestCase {
     }
 
     /// Checksummed bodies whose fields break the documented rules are rejected. Offsets follow
-    /// the version-2 layout of SessionStatePersistence.swift, counted from the start of the blob
+    /// the version-3 layout of SessionStatePersistence.swift, counted from the start of the blob
     /// (6 envelope bytes): role 6, generation 7, maxSkip 15, maxStored 19, the identity keys 23
-    /// and 55, the two addresses from 87, then EK_A, SHA-256(P) and the pending-prefix flag.
+    /// and 55, the two addresses from 87, then EK_A, SHA-256(P) and the pending-prefix flag;
+    /// the last byte is `isPostQuantum`.
     func testInconsistentFieldsAreInvalidPayload() throws {
         let (conversation, _, _) = try midConversation()
         let bob = body(of: try XCTUnwrap(conversation.bob).serialized())
@@ -117,8 +118,12 @@ final class SessionPersistenceTests: XCTestCase {
         assertLoadFails(sealed(replacing(bob, at: pendingOffset, with: [1])), .invalidPayload, "a responder sending prekey messages")
         assertLoadFails(sealed(replacing(bob, at: addressOffset, with: [0])), .invalidPayload, "an empty user id")
         assertLoadFails(sealed(replacing(bob, at: addressOffset + 1, with: [0xFF])), .invalidPayload, "a user id that is not UTF-8")
-        // The skipped-key count is the 4 bytes before the 3 stored keys (68 bytes each).
-        let countOffset = bob.count - 3 * 68 - 4
+        // The skipped-key count is the 4 bytes before the 3 stored keys (68 bytes each) and
+        // the post-quantum flag.
+        XCTAssertEqual(bob.last, 0, "a classic session")
+        assertLoadFails(sealed(replacing(bob, at: bob.count - 1, with: [2])), .invalidPayload, "isPostQuantum not a bool")
+        assertLoadFails(sealed(Array(bob.dropLast())), .invalidPayload, "no isPostQuantum in version 3")
+        let countOffset = bob.count - 3 * 68 - 4 - 1
         XCTAssertEqual(Array(bob[countOffset ..< countOffset + 4]), [0, 0, 0, 3])
         assertLoadFails(sealed(replacing(bob, at: countOffset, with: [0, 0, 0x07, 0xD1])), .invalidPayload, "more than maxStored")
         var duplicated = bob
@@ -140,6 +145,22 @@ final class SessionPersistenceTests: XCTestCase {
         assertLoadFails(sealed(replacing(alice, at: prefixOffset + 68, with: [0x04])), .invalidPayload, "a prefix flag bit other than 0 and 1")
         assertLoadFails(sealed(replacing(alice, at: pendingOffset + 1, with: u32(72))), .invalidPayload, "a prefix length that disagrees with its flags")
         assertLoadFails(sealed(replacing(alice, at: roleOffset, with: [2])), .invalidPayload, "a responder with a pending prefix")
+        assertLoadFails(sealed(replacing(alice, at: alice.count - 1, with: [1])), .invalidPayload,
+                        "post-quantum with a pending prefix that has no KEM part")
+    }
+
+    /// A version-2 blob (no `isPostQuantum`) still loads, as a classic session, and is written
+    /// back as version 3.
+    func testAVersionTwoSessionLoadsAsClassic() throws {
+        let (conversation, _, _) = try midConversation()
+        let session = try XCTUnwrap(conversation.bob)
+        let blob = session.serialized()
+        XCTAssertEqual(blob[5], 3)
+        let versionTwo = sealed(replacing(Array(body(of: blob).dropLast()), at: 5, with: [2]))
+        let loaded = try SessionState(serialized: versionTwo)
+        XCTAssertFalse(loaded.isPostQuantum)
+        XCTAssertEqual(loaded.serialized(), blob)
+        assertLoadFails(sealed(replacing(body(of: blob), at: 5, with: [2])), .invalidPayload, "a version-2 body has no flag")
     }
 
     func testSerializationIsDeterministicAndUnchangedByFailures() throws {

@@ -342,7 +342,7 @@ final class SessionRecordTests: XCTestCase {
 
     func testAnEmptyRecordRoundTrips() throws {
         let blob = SessionRecord().serialized()
-        XCTAssertEqual(blob.count, 6 + 1 + 4 + 16)
+        XCTAssertEqual(blob.count, 6 + 1 + 4 + 1 + 16)
         XCTAssertTrue(try SessionRecord(serialized: blob).isEmpty)
     }
 
@@ -361,21 +361,36 @@ final class SessionRecordTests: XCTestCase {
         let current = try XCTUnwrap(bob.record.currentSession)
         let previous = try XCTUnwrap(bob.record.previousSessions.first)
         func body(_ session: SessionState) -> [UInt8] {
-            var writer = StateWriter(kind: .sessionRecord, version: 2)
+            var writer = StateWriter(kind: .sessionRecord, version: 3)
             session.encode(into: &writer)
             return Array(writer.finish().dropFirst(6).dropLast(16))
         }
-        let header = Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 2]
-        let valid = sealed(header + [1] + body(current) + u32(1) + body(previous))
+        let header = Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 3]
+        // Version 3: the sessions, then the post-quantum pin (these sessions are classic).
+        let valid = sealed(header + [1] + body(current) + u32(1) + body(previous) + [0])
         XCTAssertEqual(valid, bob.record.serialized(), "the hand-built layout is the documented one")
+        let pinned = sealed(header + [1] + body(current) + u32(1) + body(previous) + [1])
+        XCTAssertTrue(try SessionRecord(serialized: pinned).requiresPostQuantum, "a pinned record of classic sessions loads pinned")
+        XCTAssertEqual(try SessionRecord(serialized: pinned).serialized(), pinned)
 
-        assertRecordFails(sealed(header + [1] + body(current) + u32(1) + body(current)), .invalidPayload, "the same session twice")
-        assertRecordFails(sealed(header + [2] + body(current) + u32(0)), .invalidPayload, "hasCurrent not a bool")
-        assertRecordFails(sealed(header + [0] + u32(1)), .invalidPayload, "count beyond the sessions present")
-        assertRecordFails(sealed(header + [0] + u32(0) + [0]), .invalidPayload, "trailing byte")
-        for version: UInt8 in [0, 1, 3] {
-            assertRecordFails(sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, version] + [0] + u32(0)), .unsupportedVersion)
+        assertRecordFails(sealed(header + [1] + body(current) + u32(1) + body(current) + [0]), .invalidPayload, "the same session twice")
+        assertRecordFails(sealed(header + [2] + body(current) + u32(0) + [0]), .invalidPayload, "hasCurrent not a bool")
+        assertRecordFails(sealed(header + [0] + u32(1) + [0]), .invalidPayload, "count beyond the sessions present")
+        assertRecordFails(sealed(header + [0] + u32(0) + [0] + [0]), .invalidPayload, "trailing byte")
+        assertRecordFails(sealed(header + [0] + u32(0) + [2]), .invalidPayload, "pin not a bool")
+        assertRecordFails(sealed(header + [0] + u32(0)), .invalidPayload, "no pin")
+        for version: UInt8 in [0, 1, 4] {
+            assertRecordFails(sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, version] + [0] + u32(0) + [0]), .unsupportedVersion)
         }
+        // Version 2 (no pin, version-2 session bodies without isPostQuantum) still loads,
+        // unpinned and classic, and is written back as version 3.
+        let versionTwo = sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 2] + [1] + body(current).dropLast()
+            + u32(1) + body(previous).dropLast())
+        let upgraded = try SessionRecord(serialized: versionTwo)
+        XCTAssertFalse(upgraded.requiresPostQuantum)
+        XCTAssertEqual(upgraded.serialized(), valid)
+        assertRecordFails(sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 2] + [0] + u32(0) + [0]), .invalidPayload,
+                          "a version-2 record has no pin")
         assertRecordFails(sealed(Array("SKST".utf8) + [StateKind.session.rawValue, 2] + [0] + u32(0)), .invalidPayload, "kind")
 
         // 41 distinct previous sessions exceed the bound even though each loads.
@@ -387,7 +402,7 @@ final class SessionRecordTests: XCTestCase {
         }
         let sessions = [try XCTUnwrap(many.record.currentSession)] + many.record.previousSessions
         XCTAssertEqual(sessions.count, 41)
-        assertRecordFails(sealed(header + [0] + u32(41) + sessions.flatMap(body)), .invalidPayload, "41 previous sessions")
-        XCTAssertNoThrow(try SessionRecord(serialized: sealed(header + [0] + u32(40) + sessions.prefix(40).flatMap(body))))
+        assertRecordFails(sealed(header + [0] + u32(41) + sessions.flatMap(body) + [0]), .invalidPayload, "41 previous sessions")
+        XCTAssertNoThrow(try SessionRecord(serialized: sealed(header + [0] + u32(40) + sessions.prefix(40).flatMap(body) + [0])))
     }
 }

@@ -385,6 +385,12 @@ final class DocumentationExampleTests: XCTestCase {
         XCTAssertEqual(wire[69] & 0x02, 0x02, "a prekey message with the KEM part")
         let atBob = try await bob.manager.decrypt(wire, from: myAddress)
         XCTAssertEqual(atBob.plaintext, Array("post-quantum".utf8))
+        // --- PostQuantumSessions.md, "Which sessions are post-quantum" ---
+        let hybrid = try await manager.isPostQuantum(sessionWith: bobAddress)
+        let pinned = try await manager.requiresPostQuantum(for: bobAddress)
+        // --- end ---
+        XCTAssertTrue(hybrid)
+        XCTAssertTrue(pinned)
         let lastResort = try XCTUnwrap(upload.bundle(oneTimePreKey: nil, kemPreKey: nil))
         XCTAssertEqual(lastResort.kemPreKey?.id, upload.lastResortKEMPreKey?.id, "kemPreKey: nil picks the last-resort key")
 
@@ -422,6 +428,10 @@ final class DocumentationExampleTests: XCTestCase {
         XCTAssertEqual(toDave[69] & 0x02, 0, "no KEM part")
         let atDave = try await dave.manager.decrypt(toDave, from: myAddress)
         XCTAssertEqual(atDave.plaintext, Array("classic".utf8))
+        let daveHybrid = try await manager.isPostQuantum(sessionWith: dave.address)
+        let davePinned = try await manager.requiresPostQuantum(for: dave.address)
+        XCTAssertFalse(daveHybrid)
+        XCTAssertFalse(davePinned)
     }
 
     // MARK: SessionKit.docc/ErrorsAndRecovery.md

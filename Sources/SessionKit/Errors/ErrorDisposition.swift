@@ -5,6 +5,8 @@
 public enum ErrorDisposition: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// The input is malformed, forged, re-attributed or refused by policy: it can never
     /// succeed. Acknowledge and discard it; count it if you monitor abuse. Nothing changed.
+    /// For a device link (`deviceLinkMismatch`, or any error of `DeviceLinkRequest.open`):
+    /// abort the link, warn the user, and start again with a new request.
     case drop
     /// A replay of a message this device already processed (`duplicateMessage`): acknowledge and
     /// discard it without telling the user, who has already seen it.
@@ -55,7 +57,7 @@ extension SessionError {
     public var disposition: ErrorDisposition {
         switch self {
         case .invalidKey, .invalidSignature, .invalidMessage, .tooManySkippedMessages, .invalidPadding,
-             .unsupportedVersion, .invalidPayload, .postQuantumRequired, .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember:
+             .unsupportedVersion, .invalidPayload, .postQuantumRequired, .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember, .deviceLinkMismatch:
             return .drop
         case .duplicateMessage: return .dropSilently
         case .unknownChain: return .retryLater

@@ -26,6 +26,7 @@ extension SessionError: LocalizedError {
         case .supersededIdentity: return "The message came under an identity key the contact had before the accepted change; it was refused."
         case .notAGroupMember: return "The sender is not a member of the group; its message was refused."
         case .ownDeviceIdentityMismatch: return "A device of this account presented another identity key; it is not one of this user's devices."
+        case .deviceLinkMismatch: return "The device link does not match this request, device or user identity; it was aborted."
         case .invalidAddress: return "The user id is empty or longer than 255 UTF-8 bytes."
         case .invalidGroupID: return "The group id is empty or longer than 255 bytes."
         case .kemUnavailable: return "The bundle has a post-quantum prekey but no KEM was given to the session manager."

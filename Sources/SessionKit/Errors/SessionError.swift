@@ -51,6 +51,12 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     /// group (`SessionManager.setGroupMembers(_:for:)`): a stranger, or a removed member.
     /// Refused, nothing stored.
     case notAGroupMember
+    /// Linking a device failed in a way that only an attack or a mix-up explains
+    /// (`DeviceLinkRequest.open`): the seal was made without the request's secret, for another
+    /// request, device or user, or holds another identity than the user's; or (`DeviceLink.seal`)
+    /// the scanned code names a device of another user. Never a question for the user: abort
+    /// the link and start again with a new request.
+    case deviceLinkMismatch
     /// A user id that is empty or longer than 255 UTF-8 bytes (`ProtocolAddress`).
     case invalidAddress
     /// A group id that is empty or longer than 255 bytes (`GroupID`).
@@ -98,7 +104,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .invalidPayload: return "invalidPayload"
         case .chainExhausted: return "chainExhausted"
         case .messageKeyUnavailable: return "messageKeyUnavailable"
-        case .untrustedIdentity, .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
+        case .untrustedIdentity, .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember, .deviceLinkMismatch, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
              .staleState, .damagedState, .invalidConfiguration, .primitive, .storage:
             return nil
         }
@@ -124,6 +130,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .supersededIdentity: return "supersededIdentity"
         case .ownDeviceIdentityMismatch: return "ownDeviceIdentityMismatch"
         case .notAGroupMember: return "notAGroupMember"
+        case .deviceLinkMismatch: return "deviceLinkMismatch"
         case .invalidAddress: return "invalidAddress"
         case .invalidGroupID: return "invalidGroupID"
         case .kemUnavailable: return "kemUnavailable"

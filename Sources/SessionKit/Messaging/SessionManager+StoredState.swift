@@ -29,9 +29,12 @@ extension SessionManager {
         do { return try await store.localIdentity() } catch { throw Self.stored(error, .identity) }
     }
 
-    /// The prekeys a prekey message names.
+    /// The prekeys a prekey message names, with the in-flight window for classic messages
+    /// decided at the clock's current time (`PreKeyPolicy.classicPreKeyMessageWindow`).
     func loadPreKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
-        do { return try await store.preKeys(for: prefix) } catch { throw Self.stored(error, .preKeys) }
+        do { return try await store.preKeys(for: prefix, now: clock.now(), policy: preKeyPolicy) } catch {
+            throw Self.stored(error, .preKeys)
+        }
     }
 
     /// `error` from reading a stored `kind`: a decoding error becomes `.damagedState(kind)`.

@@ -11,7 +11,12 @@ import SignalPrimitives
 /// `SessionConfiguration.allowsClassicSessionsDuringMigration` is on. Without a KEM it refuses
 /// a bundle that carries a KEM prekey (`kemUnavailable`). With
 /// `SessionConfiguration.requirePostQuantum`, a bundle without a KEM prekey and any classic
-/// prekey message are refused (`postQuantumRequired`).
+/// prekey message are refused (`postQuantumRequired`), and so are sending on a classic session
+/// and any message a classic session decrypts. Whatever the configuration, a peer device that
+/// has had a post-quantum session with this one is pinned: a classic bundle for it is refused
+/// (`postQuantumRequired`), and classic prekey messages to this device's old classic signed
+/// prekeys are refused once `PreKeyPolicy.classicPreKeyMessageWindow` has passed since it
+/// switched to KEM prekeys. See `isPostQuantum(sessionWith:)`.
 ///
 /// Addresses. Both parties' addresses are bound into every session (SPEC §3), and the sender's
 /// address into every group message (§5). `from:` in the decrypt calls is what the transport
@@ -160,12 +165,14 @@ public actor SessionManager {
     /// still decrypt). Messages sent next are prekey messages until the peer replies.
     ///
     /// Order: the bundle's signatures and keys are checked first (so that a forged bundle never
-    /// reaches the trust evaluator), then the post-quantum policy, then the identity key with
-    /// the trust evaluator, then the record is stored.
+    /// reaches the trust evaluator), then the post-quantum policy (the configuration, then the
+    /// device's pin: a device that had a post-quantum session with this device never gets a
+    /// classic one again, see `requiresPostQuantum(for:)`), then the identity key with the
+    /// trust evaluator, then the record is stored.
     /// - Throws: `SessionError.invalidSignature` or `.invalidKey` for a bad bundle,
     ///   `.kemUnavailable` for a bundle with a KEM prekey and a manager without a KEM,
     ///   `.postQuantumRequired` for a bundle without one when post-quantum sessions are
-    ///   required, `.untrustedIdentity` when the trust evaluator refuses the bundle's identity
+    ///   required or the device is pinned to them, `.untrustedIdentity` when the trust evaluator refuses the bundle's identity
     ///   key, `.storage` when the store or the trust evaluator fails; no session changed then.
     public func processBundle(_ bundle: PreKeyBundle, for address: ProtocolAddress) async throws(SessionError) {
         let identity = try await localIdentity()
@@ -178,6 +185,7 @@ public actor SessionManager {
             }
             try await retryingStaleState { () async throws(SessionError) in
                 var record = try await loadSession(for: address) ?? SessionRecord()
+                try record.checkPostQuantumPin(for: session)
                 let decision = try await identityDecision(bundle.identityKey, for: address, knownDevice: !record.isEmpty)
                 if decision.isSuperseded { throw .supersededIdentity }
                 guard decision.allowsSending else { throw .untrustedIdentity }
@@ -195,7 +203,9 @@ public actor SessionManager {
     /// Encrypts `plaintext` for the device `address` with its current session, and stores
     /// the advanced session before returning the message (encrypt → persist → send).
     /// - Throws: `SessionError.noSession` when the device has no current session (process a
-    ///   bundle first), `.untrustedIdentity` when the trust evaluator refuses the session's
+    ///   bundle first), `.postQuantumRequired` when post-quantum sessions are required and the
+    ///   current session is classic (process a bundle with a KEM prekey), `.untrustedIdentity`
+    ///   when the trust evaluator refuses the session's
     ///   identity key (a changed key the app has not accepted), `.chainExhausted` after 2^32
     ///   messages in one sending chain (start a new session), `.damagedState(.session)` when
     ///   the stored session does not load, `.storage` when the store or the trust evaluator
@@ -215,6 +225,7 @@ public actor SessionManager {
                 guard let record = try await loadSession(for: address), let remote = record.remoteIdentityKey else {
                     throw .noSession
                 }
+                try record.checkSendingPolicy(configuration)
                 let decision = try await identityDecision(remote, for: address, knownDevice: true)
                 // A session under a key the app replaced by accepting another is dead: start anew.
                 if decision.isSuperseded { throw .noSession }

@@ -1,16 +1,22 @@
 import SignalPrimitives
 
 /// The persisted form of a `SessionRecord`, in the common envelope of `StateWriter`
-/// (`"SKST" || kind 0x07 (sessionRecord) || version || body || checksum`), version 2.
+/// (`"SKST" || kind 0x07 (sessionRecord) || version || body || checksum`), version 3;
+/// version 2 is still read.
 ///
-/// Body, version 2:
+/// Body, version 3:
 ///
-///     hasCurrent      bool    0x00 or 0x01, then the current session's body
-///     previousCount   u32     ≤ ProtocolLimits.maxPreviousSessions
+///     hasCurrent          bool    0x00 or 0x01, then the current session's body
+///     previousCount       u32     ≤ ProtocolLimits.maxPreviousSessions
 ///     previousCount × a session body, most recent first
+///     requiresPostQuantum bool    the device is pinned to post-quantum sessions; must be 0x01
+///                                 when a session of the record is post-quantum
 ///
-/// Each session body is `SessionState`'s version-2 body (see `SessionStatePersistence.swift`),
-/// without an envelope of its own: a record of version 2 holds session bodies of version 2 (version 1 is `unsupportedVersion`).
+/// Each session body is `SessionState`'s body of the same version (see
+/// `SessionStatePersistence.swift`), without an envelope of its own. Version 2 is the same
+/// without `requiresPostQuantum`, with version-2 session bodies: it loads unpinned (its
+/// sessions load as classic, see `SessionState`), and is written back as version 3. Version 1
+/// is `unsupportedVersion`.
 /// No two sessions of a record share the same role and EK_A (the prefix's base key). Loading
 /// is strict: any violation, in the record or in one of its sessions, a truncated or trailing
 /// field or a bad checksum is `SessionError.invalidPayload`, an unknown version
@@ -23,7 +29,7 @@ import SignalPrimitives
 /// session is promoted, established or archived.
 extension SessionRecord {
     /// The persisted-state version this library writes.
-    @_spi(Testing) public static let persistenceVersion: UInt8 = 2
+    @_spi(Testing) public static let persistenceVersion: UInt8 = 3
 
     /// The record as a blob (see the layout above).
     public func serialized() -> [UInt8] {
@@ -31,11 +37,12 @@ extension SessionRecord {
             $0 + $1.persistedBodyByteCountEstimate
         }
         var writer = StateWriter(kind: .sessionRecord, version: Self.persistenceVersion,
-                                 capacity: StateWriter.envelopeByteCount + 1 + 4 + sessionBytes)
+                                 capacity: StateWriter.envelopeByteCount + 1 + 4 + sessionBytes + 1)
         writer.write(currentSession != nil)
         currentSession?.encode(into: &writer)
         writer.write(UInt32(truncatingIfNeeded: previousSessions.count))
         for session in previousSessions { session.encode(into: &writer) }
+        writer.write(requiresPostQuantum)
         return writer.finish()
     }
 
@@ -43,7 +50,7 @@ extension SessionRecord {
     /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent blob,
     ///   `SessionError.unsupportedVersion` for an unknown version.
     public init(serialized blob: [UInt8]) throws(SessionError) {
-        var reader = try StateReader(blob, kind: .sessionRecord, supportedVersions: Self.persistenceVersion ... Self.persistenceVersion)
+        var reader = try StateReader(blob, kind: .sessionRecord, supportedVersions: SessionState.oldestReadableVersion ... Self.persistenceVersion)
         var seen = Set<SessionIdentity>()
         var current: SessionState?
         if try reader.readBool() {
@@ -59,8 +66,14 @@ extension SessionRecord {
             guard seen.insert(SessionIdentity(session)).inserted else { throw .invalidPayload }
             previous.append(session)
         }
+        var pinned = false
+        if reader.version >= 3 {
+            pinned = try reader.readBool()
+            let holdsPostQuantumSession = current?.isPostQuantum == true || previous.contains { $0.isPostQuantum }
+            if holdsPostQuantumSession, !pinned { throw .invalidPayload }
+        }
         try reader.finish()
-        self.init(currentSession: current, previousSessions: previous)
+        self.init(currentSession: current, previousSessions: previous, requiresPostQuantum: pinned)
     }
 
     /// What makes a session unique within a record: its role and EK_A.

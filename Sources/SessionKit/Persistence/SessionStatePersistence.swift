@@ -1,10 +1,10 @@
 import SignalPrimitives
 
 /// The persisted form of a `SessionState`, in the common envelope of `StateWriter`
-/// (`"SKST" || kind 0x01 (session) || version || body || checksum`), version 2 (version 1,
-/// SPEC version 1's sessions, is `unsupportedVersion`).
+/// (`"SKST" || kind 0x01 (session) || version || body || checksum`), version 3; version 2 is
+/// still read (version 1, SPEC version 1's sessions, is `unsupportedVersion`).
 ///
-/// Body, version 2 (integers big-endian; `bool` is one byte 0x00 or 0x01; an address is
+/// Body, version 3 (integers big-endian; `bool` is one byte 0x00 or 0x01; an address is
 /// `Encode(address)` of SPEC §1, a UTF-8 user id of 1–255 bytes and a u32 device id):
 ///
 ///     role                 u8      0x01 initiator, 0x02 responder
@@ -30,6 +30,12 @@ import SignalPrimitives
 ///     skippedCount         u32     ≤ maxStored
 ///     skippedCount × (ratchet key 32 (canonical) || n u32 || mk 32), oldest first, no
 ///                                  (ratchet key, n) twice
+///     isPostQuantum        bool    created by a hybrid X3DH (a KEM part); must equal whether
+///                                  the pending prefix, when there is one, has a KEM part
+///
+/// Version 2 is the same body without `isPostQuantum`: such a session loads as classic, except
+/// an initiator whose pending prefix has a KEM part (post-quantum, evidently); it is written
+/// back as version 3.
 ///
 /// AD is not stored: it is IK_A || IK_B || Encode(A) || Encode(B) from the identity keys, the
 /// addresses and the role. Loading is strict: any violation above, a truncated or trailing
@@ -37,8 +43,10 @@ import SignalPrimitives
 /// `SessionError.unsupportedVersion`. The blob holds secrets: protect it at rest and wipe
 /// copies (`SecureMemory.zero`).
 extension SessionState {
-    /// The persisted-state version this library writes.
-    public static let persistenceVersion: UInt8 = 2
+    /// The persisted-state version this library writes (3: with `isPostQuantum`).
+    public static let persistenceVersion: UInt8 = 3
+    /// The oldest persisted-state version this library reads (2: without `isPostQuantum`).
+    @_spi(Storage) @_spi(Testing) public static let oldestReadableVersion: UInt8 = 2
 
     /// The session as a blob (see the layout above).
     public func serialized() -> [UInt8] {
@@ -52,23 +60,23 @@ extension SessionState {
     /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent blob,
     ///   `SessionError.unsupportedVersion` for an unknown version.
     public init(serialized blob: [UInt8]) throws(SessionError) {
-        var reader = try StateReader(blob, kind: .session, supportedVersions: Self.persistenceVersion ... Self.persistenceVersion)
+        var reader = try StateReader(blob, kind: .session, supportedVersions: Self.oldestReadableVersion ... Self.persistenceVersion)
         try self.init(decodingFrom: &reader)
         try reader.finish()
     }
 
-    /// An upper bound on the size of the version-2 body `encode(into:)` writes: every
+    /// An upper bound on the size of the version-3 body `encode(into:)` writes: every
     /// optional field present, plus 68 bytes per skipped message key. Only a capacity hint.
     var persistedBodyByteCountEstimate: Int {
         // role, generation, maxSkip, maxStored; 2 identity keys; 2 addresses; EK_A; digest; pending prefix;
-        // RK; DHs; hasCKs + CKs; Ns; PN; hasDHr + DHr; hasCKr + CKr + Nr; skippedCount.
+        // RK; DHs; hasCKs + CKs; Ns; PN; hasDHr + DHr; hasCKr + CKr + Nr; skippedCount; isPostQuantum.
         let prefix = pendingPreKeyPrefix.map { 4 + $0.byteCount } ?? 0
         let fixed = 1 + 8 + 4 + 4 + 2 * 32 + localAddress.encoded.count + remoteAddress.encoded.count + 32 + 32 + 1 + prefix
-            + 32 + 32 + 33 + 8 + 8 + 33 + 41 + 4
+            + 32 + 32 + 33 + 8 + 8 + 33 + 41 + 4 + 1
         return fixed + ratchet.skippedKeys.count * (32 + 4 + 32)
     }
 
-    /// Writes the version-2 body (for records that embed sessions in their own blob).
+    /// Writes the version-3 body (for records that embed sessions in their own blob).
     @_spi(Testing) public func encode(into writer: inout StateWriter) {
         writer.write(role.rawValue)
         writer.write(generation)
@@ -102,13 +110,15 @@ extension SessionState {
             writer.write(slot.counter)
             writer.writeFixed(key.storage)
         }
+        writer.write(isPostQuantum)
     }
 
-    /// Reads a version-2 body written by `encode(into:)`, strictly.
+    /// Reads a body of the reader's version (3, or 2 without `isPostQuantum`) written by
+    /// `encode(into:)`, strictly.
     /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent body,
-    ///   `SessionError.unsupportedVersion` when the reader's version is not 2.
+    ///   `SessionError.unsupportedVersion` when the reader's version is not 2 or 3.
     @_spi(Testing) public init(decodingFrom reader: inout StateReader) throws(SessionError) {
-        guard reader.version == Self.persistenceVersion else { throw .unsupportedVersion }
+        guard (Self.oldestReadableVersion ... Self.persistenceVersion).contains(reader.version) else { throw .unsupportedVersion }
         let counterLimit = UInt64(UInt32.max) + 1
         guard let role = Role(rawValue: try reader.readByte()) else { throw .invalidPayload }
         let generation = try reader.readUInt64()
@@ -168,6 +178,14 @@ extension SessionState {
             guard seen.insert(slot).inserted else { throw .invalidPayload }
             skipped.append((slot, MessageKey(storage: try reader.readSecret(MessageKey.byteCount))))
         }
+        let hybridPrefix = pendingPrefix.map { $0.kem != nil }
+        let isPostQuantum: Bool
+        if reader.version >= 3 {
+            isPostQuantum = try reader.readBool()
+            if let hybridPrefix, hybridPrefix != isPostQuantum { throw .invalidPayload }
+        } else {
+            isPostQuantum = hybridPrefix ?? false
+        }
         var skippedKeys = SkippedMessageKeys()
         skippedKeys.append(skipped, maxStored: maxStored)
         self.init(
@@ -178,7 +196,7 @@ extension SessionState {
                 rootKey: rootKey, sendingRatchetKey: sendingRatchetKey, sendingChain: sendingChain,
                 sendCounter: sendCounter, previousSendCounter: previousSendCounter, remoteRatchetKey: remoteRatchetKey,
                 receivingChain: receivingChain, skippedKeys: skippedKeys),
-            generation: generation)
+            generation: generation, isPostQuantum: isPostQuantum)
     }
 
     private static func readEd25519Key(_ reader: inout StateReader) throws(SessionError) -> Ed25519.PublicKey {

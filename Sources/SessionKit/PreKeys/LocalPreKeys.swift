@@ -157,6 +157,21 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
         entry(signedPreKeyID: signedPreKeyID)?.recordedBaseKeys.contains(baseKey) ?? false
     }
 
+    /// Whether a prekey message without a KEM part to the signed prekey `id` is past this
+    /// device's in-flight window for classic messages at `now`: the key is classic (`kem` = 0),
+    /// a newer signed prekey signed with `kem` = 1 is held (the device switched to KEM prekeys
+    /// after issuing this one), and at least `policy.classicPreKeyMessageWindow` seconds have
+    /// passed since the first such newer key was created. `false` for a key not held, a
+    /// `kem` = 1 key (SPEC §3's stripped-KEM rule covers those) or a device that never switched
+    /// (or switched back to classic keys after it).
+    @_spi(Testing) public func refusesClassicPreKeyMessages(signedPreKeyID id: UInt32, now: Timestamp, policy: PreKeyPolicy = .default) -> Bool {
+        let entries = signedPreKeyEntries
+        guard let index = entries.firstIndex(where: { $0.key.id == id }), !entries[index].key.signsKEMPreKeys else { return false }
+        // The entries newer than this one, oldest first; the first with kem = 1 is the switch.
+        guard let firstKEMSigned = entries[..<index].reversed().first(where: { $0.key.signsKEMPreKeys }) else { return false }
+        return now.seconds(since: firstKEMSigned.createdAt) >= policy.classicPreKeyMessageWindow
+    }
+
     private func entry(signedPreKeyID id: UInt32) -> SignedPreKeyEntry? {
         if currentSignedPreKey.key.id == id { return currentSignedPreKey }
         return previousSignedPreKeys.first { $0.key.id == id }

@@ -3,8 +3,9 @@
 ///
 /// `maxSkip` and `maxStored` belong to each session: a session keeps the limits it was
 /// created with (they are persisted with it). `requirePostQuantum` and
-/// `allowsClassicSessionsDuringMigration` decide only whether a new session may be created;
-/// they are not persisted with sessions.
+/// `allowsClassicSessionsDuringMigration` are the manager's policy, applied on every call; they
+/// are not persisted with sessions (whether a session is post-quantum is:
+/// `SessionState.isPostQuantum`).
 public struct SessionConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// MAX_SKIP: the most message keys one received message may skip in one chain.
     public let maxSkip: Int
@@ -12,12 +13,17 @@ public struct SessionConfiguration: Sendable, Hashable, CustomStringConvertible 
     public let maxStored: Int
     /// When on, a bundle whose signed prekey is signed with `kem` = 0 (no KEM prekey) is
     /// refused as initiator, and any prekey message without a KEM part as responder, both with
-    /// `SessionError.postQuantumRequired`.
+    /// `SessionError.postQuantumRequired`; and classic sessions that exist already are not used:
+    /// encrypting on a classic current session, and a message that a classic session (current
+    /// or previous) decrypts, are refused with `postQuantumRequired` and change nothing (such a
+    /// session never becomes current again).
     public let requirePostQuantum: Bool
     /// When on, a responder accepts a prekey message without a KEM part that names a signed
     /// prekey signed with `kem` = 1 (SPEC §3's stripped-KEM rule would make it
-    /// `invalidMessage`): for the time peers without a KEM are still being upgraded. Such a
-    /// session has no post-quantum protection; `requirePostQuantum` overrides this.
+    /// `invalidMessage`): for the time peers without a KEM are still being upgraded. It also
+    /// lifts `PreKeyPolicy.classicPreKeyMessageWindow` (classic prekey messages to old classic
+    /// signed prekeys after the switch to KEM prekeys). Such a session has no post-quantum
+    /// protection; `requirePostQuantum` overrides this.
     public let allowsClassicSessionsDuringMigration: Bool
 
     /// The defaults of SPEC §4: MAX_SKIP = 256, MAX_STORED = 2000; post-quantum sessions

@@ -38,6 +38,15 @@ import SignalPrimitives
 /// previous sessions; a message for an older previous session on a new ratchet key is
 /// `invalidMessage` (its sender's next prekey or reply resolves it).
 ///
+/// **Post-quantum.** A record is *pinned* to post-quantum sessions (`requiresPostQuantum`)
+/// once it has held a post-quantum session (`SessionState.isPostQuantum`): from then on a
+/// classic session started from a bundle (`promote`) is refused with `postQuantumRequired`,
+/// so that a server replaying the device's old classic bundle cannot downgrade it. The pin is
+/// persisted with the record and lasts as long as the record (deleting the record clears it).
+/// With `SessionConfiguration.requirePostQuantum`, `encrypt` refuses a classic current
+/// session and `decrypt` refuses a message that a classic session (current or previous)
+/// decrypts, both with `postQuantumRequired`, leaving the record unchanged.
+///
 /// A value type, transactional: when `decrypt` or `encrypt` throws, the record (and its
 /// serialization) is exactly what it was, nothing is reported consumed and nothing was drawn
 /// from the random source.
@@ -77,36 +86,51 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// `ProtocolLimits.maxPreviousSessions`).
     @_spi(Storage) @_spi(Testing) public private(set) var previousSessions: [SessionState]
 
+    /// Whether this peer device is pinned to post-quantum sessions: set once the record held a
+    /// post-quantum session (created here or loaded), never cleared while the record exists.
+    /// A classic session from a bundle is then refused (`promote`: `postQuantumRequired`).
+    @_spi(Storage) @_spi(Testing) public private(set) var requiresPostQuantum: Bool
+
     /// An empty record: no session.
     @_spi(Testing) public init() {
         currentSession = nil
         previousSessions = []
+        requiresPostQuantum = false
     }
 
     /// A record whose current session is `session`.
     @_spi(Testing) public init(currentSession session: SessionState) {
         currentSession = session
         previousSessions = []
+        requiresPostQuantum = session.isPostQuantum
     }
 
     /// Reassembles a record a store kept in parts: `current` and `previous` (most recent
-    /// first), as `currentSession` and `previousSessions` were.
+    /// first), as `currentSession` and `previousSessions` were, and the pin
+    /// (`requiresPostQuantum`, as it was stored; a record holding a post-quantum session is
+    /// pinned whatever is passed).
     /// - Throws: `SessionError.invalidPayload` for more than
     ///   `ProtocolLimits.maxPreviousSessions` previous sessions or two copies of one session
     ///   (the same role and base key), which `serialized()` could not have written either.
-    @_spi(Storage) @_spi(Testing) public init(restoringCurrentSession current: SessionState?, previousSessions previous: [SessionState]) throws(SessionError) {
+    @_spi(Storage) @_spi(Testing) public init(
+        restoringCurrentSession current: SessionState?, previousSessions previous: [SessionState], requiresPostQuantum: Bool = false
+    ) throws(SessionError) {
         let all = (current.map { [$0] } ?? []) + previous
         guard previous.count <= ProtocolLimits.maxPreviousSessions,
               Set(all.map { [$0.role.rawValue] + $0.baseKey.rawRepresentation }).count == all.count else {
             throw .invalidPayload
         }
-        self.init(currentSession: current, previousSessions: previous)
+        self.init(currentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum)
     }
 
-    /// Assembles a record from its parts (persistence); `previous` is already bounded.
-    init(currentSession: SessionState?, previousSessions: [SessionState]) {
+    /// Assembles a record from its parts (persistence); `previous` is already bounded. The
+    /// record is pinned when `requiresPostQuantum` says so or when it holds a post-quantum
+    /// session.
+    init(currentSession: SessionState?, previousSessions: [SessionState], requiresPostQuantum: Bool = false) {
         self.currentSession = currentSession
         self.previousSessions = previousSessions
+        self.requiresPostQuantum = requiresPostQuantum || currentSession?.isPostQuantum == true
+            || previousSessions.contains { $0.isPostQuantum }
     }
 
     /// Whether the record holds no session at all.
@@ -120,17 +144,36 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// A session the record already holds (the same role and base key) is moved, not copied,
     /// so the record never holds two versions of one session (such a record could not be
     /// loaded back).
-    /// - Throws: `SessionError.staleState` when the record holds the same session with a
-    ///   higher `SessionState.generation` (`session` is an older copy: making it current would
-    ///   reuse message keys and revive consumed ones); the record is then unchanged.
+    /// - Throws: `SessionError.postQuantumRequired` when the record is pinned to post-quantum
+    ///   sessions (`requiresPostQuantum`) and `session` is classic; `SessionError.staleState`
+    ///   when the record holds the same session with a higher `SessionState.generation`
+    ///   (`session` is an older copy: making it current would reuse message keys and revive
+    ///   consumed ones). The record is then unchanged.
     @_spi(Testing) public mutating func promote(_ session: SessionState) throws(SessionError) {
+        try checkPostQuantumPin(for: session)
         let held = currentSession.map { [$0] + previousSessions } ?? previousSessions
         if held.contains(where: { $0.isSameSession(as: session) && $0.generation > session.generation }) { throw .staleState }
         place(session)
     }
 
+    /// Throws `postQuantumRequired` when this record is pinned to post-quantum sessions and
+    /// `session` is classic (a bundle for this device without a KEM prekey: SPEC §3
+    /// "Downgrades"; the app's `SessionManager.processBundle` checks it before the trust
+    /// evaluator).
+    func checkPostQuantumPin(for session: SessionState) throws(SessionError) {
+        if requiresPostQuantum, !session.isPostQuantum { throw .postQuantumRequired }
+    }
+
+    /// Throws `postQuantumRequired` when `configuration` requires post-quantum sessions and the
+    /// current session, which `encrypt` would use, is classic. Nothing without a current session.
+    func checkSendingPolicy(_ configuration: SessionConfiguration) throws(SessionError) {
+        if configuration.requirePostQuantum, currentSession?.isPostQuantum == false { throw .postQuantumRequired }
+    }
+
     /// `promote` for a session this record produced itself (never older than the held copy).
+    /// A post-quantum session pins the record.
     mutating func place(_ session: SessionState) {
+        if session.isPostQuantum { requiresPostQuantum = true }
         previousSessions.removeAll { $0.isSameSession(as: session) }
         if let current = currentSession, current.isSameSession(as: session) {
             currentSession = session
@@ -201,13 +244,16 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// Encrypts `plaintext` with the current session (SPEC §4; a prekey message while the
     /// current session is an initiator that has had no reply), padded with `contentType` as
-    /// its first byte (SPEC §2).
-    /// - Throws: `SessionError.noSession` without a current session, else the errors of
-    ///   `SessionState.encrypt(_:contentType:)`. The record is unchanged when it throws.
+    /// its first byte (SPEC §2). With `requirePostQuantum`, a classic current session is not
+    /// used.
+    /// - Throws: `SessionError.noSession` without a current session, `.postQuantumRequired`
+    ///   when `requirePostQuantum` is on and the current session is classic, else the errors
+    ///   of `SessionState.encrypt(_:contentType:)`. The record is unchanged when it throws.
     @_spi(Testing) public mutating func encrypt(
-        _ plaintext: [UInt8], contentType: MessagePadding.ContentType = .application
+        _ plaintext: [UInt8], contentType: MessagePadding.ContentType = .application, requirePostQuantum: Bool = false
     ) throws(SessionError) -> [UInt8] {
         guard var session = currentSession else { throw .noSession }
+        if requirePostQuantum, !session.isPostQuantum { throw .postQuantumRequired }
         // Drop the record's reference so the session's storage is mutated in place; a failed
         // encrypt leaves `session` unchanged, and either way it is put back.
         currentSession = nil
@@ -221,7 +267,11 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// says. `identity`, `localAddress` (B), `preKeys` and `kem` are ours, used when a prekey
     /// message needs X3DH; `remoteAddress` (A) is the address the message came from, as the
     /// transport says (a wrong one makes X3DH and every session fail to authenticate);
-    /// `configuration` applies to a session created here. The padded plaintext must have
+    /// `configuration` applies to a session created here, and with its `requirePostQuantum` a
+    /// message that a classic session decrypts is refused (`postQuantumRequired`: such a
+    /// session is neither used nor made current, the record is unchanged and nothing is drawn
+    /// from `random`; a message on a post-quantum session that takes a DH step is then
+    /// decrypted twice, the first time on a copy). The padded plaintext must have
     /// `contentType` as its first byte (SPEC §2: `.senderKeyDistribution` only where a
     /// distribution is processed); a message of another content type counts as not decrypted
     /// by the session that opened it, and is `invalidPadding`.
@@ -229,8 +279,9 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     ///   `invalidMessage`, `invalidKey` (decoding); `noSession` (a ratchet message and no
     ///   session); `unknownPreKey`, `duplicateMessage` (the EK_A record); then `invalidMessage`,
     ///   `duplicateMessage`, `tooManySkippedMessages`, `invalidKey`, `invalidPadding`; the
-    ///   library's `postQuantumRequired` and `kemUnavailable`; or `primitive`. The record is
-    ///   unchanged when it throws.
+    ///   library's `postQuantumRequired` (also for a message a classic session decrypted, with
+    ///   `requirePostQuantum`) and `kemUnavailable`; or `primitive`. The record is unchanged
+    ///   when it throws.
     @_spi(Testing) public mutating func decrypt(
         _ bytes: [UInt8], identity: IdentityKeyPair, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
         preKeys: some PreKeyLookup, kem: (any KeyEncapsulationMechanism)? = nil,
@@ -250,6 +301,46 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         preKeys: some PreKeyLookup, kem: (any KeyEncapsulationMechanism)? = nil,
         configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource(),
         contentType: MessagePadding.ContentType = .application
+    ) throws(SessionError) -> Decryption {
+        var runsX3DH = false
+        if case let .preKey(preKeyMessage) = message { runsX3DH = !holdsSession(createdBy: preKeyMessage.prefix) }
+        // Without the requirement, or for X3DH (which creates only post-quantum sessions under
+        // it, refusing a classic prefix before any work), the routing alone decides.
+        guard configuration.requirePostQuantum, !runsX3DH else {
+            return try route(message, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
+                             preKeys: preKeys, kem: kem, configuration: configuration, random: random, contentType: contentType)
+        }
+        // A message that a classic session decrypts is refused, and a refused message must
+        // draw nothing from `random` (SPEC §4: a failed decryption draws no key), so the
+        // routing runs first on a copy with keys drawn from the system: the session that
+        // decrypted is the copy's current one. Its outcome does not depend on the keys drawn
+        // (they are drawn after the message authenticated), so only a post-quantum session
+        // that took a DH step (drew a key) runs again, with `random`.
+        var probe = self
+        var decryption = try probe.route(
+            message, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress, preKeys: preKeys, kem: kem,
+            configuration: configuration, random: SystemRandomSource(), contentType: contentType)
+        guard let decider = probe.currentSession, decider.isPostQuantum else {
+            decryption.wipePlaintext()
+            throw .postQuantumRequired
+        }
+        let held = (currentSession.map { [$0] } ?? []) + previousSessions
+        let before = held.first { $0.isSameSession(as: decider) }
+        guard before?.ratchet.sendingRatchetKey.publicKey != decider.ratchet.sendingRatchetKey.publicKey else {
+            self = probe
+            return decryption
+        }
+        decryption.wipePlaintext()
+        return try route(message, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
+                         preKeys: preKeys, kem: kem, configuration: configuration, random: random, contentType: contentType)
+    }
+
+    /// `decrypt`'s routing (see the type's documentation), without the post-quantum requirement
+    /// on existing sessions.
+    private mutating func route(
+        _ message: IncomingMessage, identity: IdentityKeyPair, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
+        preKeys: some PreKeyLookup, kem: (any KeyEncapsulationMechanism)?, configuration: SessionConfiguration,
+        random: any RandomSource, contentType: MessagePadding.ContentType
     ) throws(SessionError) -> Decryption {
         switch message {
         case let .ratchet(ratchetMessage):
@@ -333,7 +424,8 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// The number of sessions and the current one, never a secret.
     public var description: String {
-        "SessionRecord(current: \(currentSession.map(\.description) ?? "none"), previous: \(previousSessions.count))"
+        "SessionRecord(current: \(currentSession.map(\.description) ?? "none"), previous: \(previousSessions.count), "
+            + "requiresPostQuantum: \(requiresPostQuantum))"
     }
     /// A redacted description.
     public var debugDescription: String { description }

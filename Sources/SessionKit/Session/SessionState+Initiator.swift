@@ -59,7 +59,8 @@ extension SessionState {
         self.init(
             role: .initiator, configuration: configuration, localIdentityKey: identity.publicKey,
             remoteIdentityKey: bundle.identityKey, localAddress: localAddress, remoteAddress: remoteAddress,
-            baseKey: prefix.baseKey, preKeyPrefixDigest: prefix.digest, pendingPreKeyPrefix: prefix, ratchet: ratchet)
+            baseKey: prefix.baseKey, preKeyPrefixDigest: prefix.digest, pendingPreKeyPrefix: prefix, ratchet: ratchet,
+            isPostQuantum: kemPart != nil)
     }
 
     /// The bundle's checks, then the post-quantum policy: returns the bundle's checked KEM key.

@@ -25,8 +25,11 @@ extension SessionState {
     /// (`unknownPreKey`); the EK_A replay record under it (`duplicateMessage`, before any DH);
     /// the one-time prekey and the KEM prekey (`unknownPreKey`); the stripped-KEM rule (a
     /// message without a KEM part to a signed prekey signed with `kem` = 1 is
-    /// `invalidMessage`, unless `configuration` allows classic sessions during a migration)
-    /// and `requirePostQuantum` (`postQuantumRequired`); then X3DH (IK_A must be a valid
+    /// `invalidMessage`, unless `configuration` allows classic sessions during a migration),
+    /// `requirePostQuantum` (`postQuantumRequired`), and a classic signed prekey past its
+    /// in-flight window after the switch to KEM prekeys (`preKeys` refuses classic messages
+    /// to it: `postQuantumRequired`, unless classic sessions are allowed during a migration);
+    /// then X3DH (IK_A must be a valid
     /// Ed25519 point; a small-order EK_A is rejected), the decapsulation of CT, and the ratchet,
     /// which starts with DHs = SPK_B, RK = SK and decrypts the message (its first DH step),
     /// whose padded plaintext must have `contentType` as its first byte (SPEC §2).
@@ -59,6 +62,11 @@ extension SessionState {
                 throw configuration.requirePostQuantum ? .postQuantumRequired : .invalidMessage
             }
             if configuration.requirePostQuantum { throw .postQuantumRequired }
+            // A classic signed prekey past the in-flight window after the switch to KEM prekeys.
+            if !configuration.allowsClassicSessionsDuringMigration,
+               !preKeys.acceptsClassicPreKeyMessages(signedPreKeyID: prefix.signedPreKeyID) {
+                throw .postQuantumRequired
+            }
         }
         var kemSharedSecret: SecureBytes?
         if let part = prefix.kem, let kemPreKey {
@@ -72,7 +80,8 @@ extension SessionState {
             role: .responder, configuration: configuration, localIdentityKey: identity.publicKey,
             remoteIdentityKey: prefix.identityKey, localAddress: localAddress, remoteAddress: remoteAddress,
             baseKey: prefix.baseKey, preKeyPrefixDigest: prefix.digest, pendingPreKeyPrefix: nil,
-            ratchet: DoubleRatchet.responder(sharedSecret: agreement.sharedSecret, signedPreKey: signedPreKey.privateKey))
+            ratchet: DoubleRatchet.responder(sharedSecret: agreement.sharedSecret, signedPreKey: signedPreKey.privateKey),
+            isPostQuantum: prefix.kem != nil)
         let plaintext = try session.ratchet.decrypt(
             message.message, associatedData: session.associatedData, configuration: session.configuration, random: random,
             contentType: contentType)

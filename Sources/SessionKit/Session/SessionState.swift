@@ -38,6 +38,12 @@ import SignalPrimitives
     /// SHA-256(P) of the prekey prefix that created the session (SPEC §3): a prekey message
     /// with the same EK_A must carry exactly this prefix.
     public let preKeyPrefixDigest: [UInt8]
+    /// Whether the session was created by a hybrid X3DH with a KEM part (SPEC §3: a KEM prekey
+    /// in the bundle, a KEM ciphertext in the prefix), so that its first key stays secret as
+    /// long as either the Diffie–Hellman results or the KEM's shared secret do. Persisted with
+    /// the session (a session stored before this was recorded loads as classic, unless it is an
+    /// initiator still sending a prefix with a KEM part).
+    public let isPostQuantum: Bool
     /// The prefix an initiator puts on its messages until it has decrypted a reply; `nil`
     /// afterwards and always for a responder.
     public private(set) var pendingPreKeyPrefix: PreKeyMessage.Prefix?
@@ -55,9 +61,10 @@ import SignalPrimitives
         role: Role, configuration: SessionConfiguration, localIdentityKey: Ed25519.PublicKey,
         remoteIdentityKey: Ed25519.PublicKey, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
         baseKey: X25519.PublicKey, preKeyPrefixDigest: [UInt8], pendingPreKeyPrefix: PreKeyMessage.Prefix?,
-        ratchet: DoubleRatchet, generation: UInt64 = 0
+        ratchet: DoubleRatchet, generation: UInt64 = 0, isPostQuantum: Bool = false
     ) {
         self.generation = generation
+        self.isPostQuantum = isPostQuantum
         self.role = role
         self.configuration = configuration.limits
         self.localIdentityKey = localIdentityKey
@@ -172,7 +179,7 @@ import SignalPrimitives
     /// A redacted description: role, addresses, identities and ratchet counters only.
     public var description: String {
         "SessionState(\(role), \(localAddress) ↔ \(remoteAddress), local: \(localIdentityKey.hexString), "
-            + "remote: \(remoteIdentityKey.hexString), prekeyMessages: \(sendsPreKeyMessages), \(ratchet))"
+            + "remote: \(remoteIdentityKey.hexString), postQuantum: \(isPostQuantum), prekeyMessages: \(sendsPreKeyMessages), \(ratchet))"
     }
     /// A redacted description.
     public var debugDescription: String { description }

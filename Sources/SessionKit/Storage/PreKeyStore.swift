@@ -28,6 +28,19 @@ extension PreKeyStore {
     func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
         (try await loadPreKeys())?.preKeySet(for: prefix) ?? PreKeySet()
     }
+
+    /// `preKeys(for:)`, with the signed prekey marked as refusing classic messages when the
+    /// prefix has no KEM part and the key is past its window at `now` under `policy`
+    /// (`LocalPreKeys.refusesClassicPreKeyMessages(signedPreKeyID:now:policy:)`).
+    /// - Throws: the errors of `loadPreKeys()`.
+    func preKeys(for prefix: PreKeyMessage.Prefix, now: Timestamp, policy: PreKeyPolicy) async throws(SessionError) -> PreKeySet {
+        guard let keys = try await loadPreKeys() else { return PreKeySet() }
+        var set = keys.preKeySet(for: prefix)
+        if prefix.kem == nil, keys.refusesClassicPreKeyMessages(signedPreKeyID: prefix.signedPreKeyID, now: now, policy: policy) {
+            set.refuseClassicPreKeyMessages(signedPreKeyID: prefix.signedPreKeyID)
+        }
+        return set
+    }
 }
 
 extension LocalPreKeys {

@@ -23,7 +23,18 @@ extension PreKeyBundle {
 extension DeviceLinkRequest {
     /// `open(_:expectingIdentityKey:)` for `Data`.
     /// - Throws: the errors of `open(_:expectingIdentityKey:)`.
-    public func open(_ sealed: Data, expectingIdentityKey expectedIdentityKey: Ed25519.PublicKey? = nil) throws(SessionError) -> IdentityKeyPair {
+    public func open(_ sealed: Data, expectingIdentityKey expectedIdentityKey: Ed25519.PublicKey) throws(SessionError) -> IdentityKeyPair {
         try open([UInt8](sealed), expectingIdentityKey: expectedIdentityKey)
+    }
+}
+
+extension DeviceLinkCode {
+    /// Decodes a scanned QR payload from `Data`; as `init(qrPayload:)`. The payload holds the
+    /// request's secret: wipe the caller's copies once decoded.
+    /// - Throws: the errors of `init(qrPayload:)`.
+    public init(qrPayload data: Data) throws(SessionError) {
+        var bytes = [UInt8](data)
+        defer { SecureMemory.zero(&bytes) }
+        try self.init(qrPayload: bytes)
     }
 }

@@ -16,6 +16,12 @@ public enum ProtocolLimits {
     /// (30 days, as Signal's clients do), so that prekey messages built from a bundle fetched
     /// before the rotation still decrypt. Removed once the period has passed.
     public static let signedPreKeyGracePeriod: Double = 30 * 24 * 3600
+    /// Default time, in seconds (7 days), for which a device that switched to signed prekeys
+    /// signed with `kem` = 1 still accepts classic prekey messages to its older classic signed
+    /// prekeys (messages in flight, built from a bundle fetched before the switch). Counted from
+    /// the creation of the first `kem` = 1 signed prekey that replaced them; afterwards such a
+    /// message is `SessionError.postQuantumRequired` (`PreKeyPolicy.classicPreKeyMessageWindow`).
+    public static let classicPreKeyMessageWindow: Double = 7 * 24 * 3600
     /// Sessions kept per peer device besides the current one (`SessionRecord`), the oldest
     /// dropped first: 40, as libsignal (`ARCHIVED_STATES_MAX_LENGTH`).
     public static let maxPreviousSessions = 40

@@ -18,6 +18,16 @@ import SignalPrimitives
     func kemPreKey(id: UInt32) -> KEMPreKey?
     /// Whether X3DH already ran with `baseKey` as EK_A under the signed prekey `signedPreKeyID`.
     func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) -> Bool
+    /// Whether a prekey message without a KEM part may still use the classic signed prekey
+    /// `signedPreKeyID`: `false` once the device's in-flight window after it switched to
+    /// signed prekeys with a KEM prekey is over (`PreKeyPolicy.classicPreKeyMessageWindow`).
+    /// `true` by default.
+    func acceptsClassicPreKeyMessages(signedPreKeyID: UInt32) -> Bool
+}
+
+extension PreKeyLookup {
+    /// Classic prekey messages are accepted (a lookup that knows no time).
+    public func acceptsClassicPreKeyMessages(signedPreKeyID: UInt32) -> Bool { true }
 }
 
 /// What a completed X3DH used up and recorded (SPEC §3), to apply in the same store write that
@@ -58,6 +68,9 @@ import SignalPrimitives
     public private(set) var kemPreKeys: [UInt32: KEMPreKey]
     /// The EK_A values recorded under each signed prekey id.
     public private(set) var recordedBaseKeys: [UInt32: Set<X25519.PublicKey>]
+    /// The classic signed prekeys past their in-flight window for classic prekey messages
+    /// (`PreKeyLookup.acceptsClassicPreKeyMessages(signedPreKeyID:)`).
+    public private(set) var signedPreKeysRefusingClassicMessages: Set<UInt32>
 
     /// An empty set (an initiator that has published nothing).
     public init() {
@@ -65,6 +78,7 @@ import SignalPrimitives
         oneTimePreKeys = [:]
         kemPreKeys = [:]
         recordedBaseKeys = [:]
+        signedPreKeysRefusingClassicMessages = []
     }
 
     /// A set holding the given keys (a later key with the same id wins).
@@ -87,6 +101,11 @@ import SignalPrimitives
     /// Records `baseKey` under the signed prekey `signedPreKeyID`.
     public mutating func recordBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) {
         recordedBaseKeys[signedPreKeyID, default: []].insert(baseKey)
+    }
+
+    /// Marks the signed prekey `signedPreKeyID` as past its window for classic prekey messages.
+    public mutating func refuseClassicPreKeyMessages(signedPreKeyID: UInt32) {
+        signedPreKeysRefusingClassicMessages.insert(signedPreKeyID)
     }
 
     /// Applies what an X3DH used: deletes the one-time prekeys and records EK_A.
@@ -123,6 +142,12 @@ import SignalPrimitives
     /// Whether `baseKey` is recorded under `signedPreKeyID`.
     public func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) -> Bool {
         recordedBaseKeys[signedPreKeyID]?.contains(baseKey) ?? false
+    }
+
+    /// Whether classic prekey messages may still use `signedPreKeyID` (not marked by
+    /// `refuseClassicPreKeyMessages(signedPreKeyID:)`).
+    public func acceptsClassicPreKeyMessages(signedPreKeyID: UInt32) -> Bool {
+        !signedPreKeysRefusingClassicMessages.contains(signedPreKeyID)
     }
 
     /// A redacted description: the ids only.

@@ -5,8 +5,8 @@ import GRDB
 ///
 ///     sessions        (id INTEGER PK AUTOINCREMENT,        one row per peer device; its value:
 ///                      user_hash, device_id (clear),       the current session without skipped
-///                      generation (clear), sealed,         keys (`SessionRecordLayout`)
-///                      UNIQUE (user_hash, device_id))
+///                      generation (clear), sealed,         keys, and the post-quantum pin
+///                      UNIQUE (user_hash, device_id))      (`SessionRecordLayout`)
 ///     session_orders  (record_id PK, sealed)               the previous sessions' state keys, most
 ///                                                          recent first (only when there are some)
 ///     session_states  (record_id, state_key, sealed,       a previous session without skipped keys

@@ -96,7 +96,8 @@ extension SQLiteProtocolStore: SessionStore {
         }
         let header = try sealer.open(try blob(value, table: .sessions), table: .sessions, rowKey: names.rowKey)
         var currentPart: [UInt8]?
-        do { currentPart = try SessionRecordLayout.decodeCurrent(header) } catch {
+        let requiresPostQuantum: Bool
+        do { (currentPart, requiresPostQuantum) = try SessionRecordLayout.decodeCurrent(header) } catch {
             throw SQLiteStoreError.invalidValue(table: SealedTable.sessions.name)
         }
         var previousOrder: [[UInt8]] = []
@@ -154,7 +155,8 @@ extension SQLiteProtocolStore: SessionStore {
             digests[stateKey] = SHA256.hash(part)
             previous.append(try session(part, stateKey: stateKey))
         }
-        var record = try SessionRecord(restoringCurrentSession: current, previousSessions: previous)
+        var record = try SessionRecord(
+            restoringCurrentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum)
         record.generation = row.generation
         return SessionPartsCache.Entry(
             recordID: row.id, generation: row.generation, record: record, previousOrder: previousOrder, previousDigests: digests,
