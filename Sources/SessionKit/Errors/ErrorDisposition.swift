@@ -28,8 +28,8 @@ public enum ErrorDisposition: String, Sendable, Hashable, CaseIterable, CustomSt
     /// message in this state cannot be decrypted; the next session fixes the ones after it.
     case startNewSession
     /// The peer's identity key changed and the user has not accepted it
-    /// (`untrustedIdentity`): show the new safety number, ask the user, record the decision in
-    /// the trust store, then retry the call.
+    /// (`untrustedIdentity`): show the new safety number, ask the user, and if they accept,
+    /// call `SessionManager.acceptIdentityChange(_:forUser:)`, then retry the call.
     case askUser
     /// A transient failure (`storage`: the store failed, for example a busy database;
     /// `staleState`: another process kept writing the same state): retry the same call later
@@ -41,7 +41,9 @@ public enum ErrorDisposition: String, Sendable, Hashable, CaseIterable, CustomSt
     /// or prekeys stop the whole store; a damaged session or group chain affects that peer or
     /// group only (other rows of `SessionKitSQLite`'s store stay usable), and the app may then
     /// delete it (`SessionStore.deleteSession(for:)`, `SenderKeyStore.removeReceiverState`) and
-    /// start again with a new session or sender key, losing what was in flight.
+    /// start again with a new session or sender key, losing what was in flight; damaged group
+    /// members (`.groupMembers`) affect that group only: set them again
+    /// (`SessionManager.setGroupMembers(_:for:)`).
     case stopAndReport
     /// The call itself is wrong (an invalid address, group id or configuration, a call back
     /// into the manager from inside a call, a bundle with a KEM prekey given to a manager
