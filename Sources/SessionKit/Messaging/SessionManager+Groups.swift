@@ -108,7 +108,12 @@ extension SessionManager {
     /// device from reading what is sent next, use `removeMembers(_:from:remaining:)`.
     /// - Throws: `SessionError.storage` when the store fails; nothing changed then.
     public func setGroupMembers(_ members: [ProtocolAddress], for group: GroupID) async throws(SessionError) {
-        try await changeMembers(of: group) { _ in Set(members) }
+        // The stored members are not read: setting them also replaces a damaged row.
+        try await exclusive(.groupSending(group)) { () async throws(SessionError) in
+            var commit = StoreCommit()
+            commit.store(members: Set(members).subtracting([localAddress]), for: group)
+            try await store.commit(commit)
+        }
     }
 
     /// Adds member devices to `group` (a member joined, or linked a device); send them our
