@@ -73,6 +73,28 @@ final class GroupStorageTests: XCTestCase {
         XCTAssertFalse(gone)
     }
 
+    /// A damaged member list is `damagedState(.groupMembers)` for that group only, and setting
+    /// the members again replaces it.
+    func testADamagedMemberListIsDamagedStateAndSettingTheMembersReplacesIt() async throws {
+        let folder = try temporaryFolder()
+        let path = folder.appendingPathComponent("bob.sqlite").path
+        let b = try Device(bob, path: path)
+        let (group, other) = (try GroupID("damaged"), try GroupID("fine"))
+        try await b.manager.setGroupMembers([alice], for: group)
+        try await b.manager.setGroupMembers([alice], for: other)
+        let rowKey = b.store.sealer.rowKey(group.rawRepresentation, in: .groupMembers)
+        try withRawDatabase(path) { db in
+            try db.execute(sql: "UPDATE group_members SET sealed = substr(sealed, 1, length(sealed) - 1) WHERE group_hash = ?",
+                           arguments: [Data(rowKey)])
+        }
+        await assertThrowsSessionError(.damagedState(.groupMembers)) { try await b.manager.groupMembers(of: group) }
+        let fine = try await b.manager.groupMembers(of: other)
+        XCTAssertEqual(fine, [alice])
+        try await b.manager.setGroupMembers([alice], for: group)
+        let repaired = try await b.manager.groupMembers(of: group)
+        XCTAssertEqual(repaired, [alice])
+    }
+
     private func assertThrowsSessionError<T>(
         _ expected: SessionError, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> T
     ) async {

@@ -112,12 +112,13 @@ extension SQLiteProtocolStore {
         switch table {
         case SealedTable.identity.name: return .identity
         case SealedTable.preKeys.name: return .preKeys
-        case SealedTable.trust.name: return .trust
+        case SealedTable.trust.name, SealedTable.trustUsers.name: return .trust
         case SealedTable.sessions.name, SealedTable.sessionOrders.name, SealedTable.sessionStates.name,
              SealedTable.skippedKeys.name:
             return .session
         case SealedTable.sendingChains.name: return .senderKeySendingChain
         case SealedTable.receiverStates.name: return .senderKeyReceiverState
+        case SealedTable.groupMembers.name, SealedTable.pendingGroupMessages.name: return .groupMembers
         default: return nil
         }
     }
