@@ -5,8 +5,30 @@
 /// peer could interleave between loading and storing a session. `SessionManager` holds this
 /// lock around each load-run-store sequence. Waiting is not cancellable.
 actor KeyedAsyncLock<Key: Hashable & Sendable> {
+    /// The waiters of one key, first come first served: taking the next is O(1) (a read
+    /// position over the array, compacted once half of it was taken).
+    private struct Waiters {
+        private var continuations: [CheckedContinuation<Void, Never>] = []
+        private var head = 0
+
+        var count: Int { continuations.count - head }
+
+        mutating func append(_ continuation: CheckedContinuation<Void, Never>) { continuations.append(continuation) }
+
+        mutating func popFirst() -> CheckedContinuation<Void, Never>? {
+            guard head < continuations.count else { return nil }
+            let next = continuations[head]
+            head += 1
+            if head * 2 >= continuations.count {
+                continuations.removeFirst(head)
+                head = 0
+            }
+            return next
+        }
+    }
+
     private var held: Set<Key> = []
-    private var waiters: [Key: [CheckedContinuation<Void, Never>]] = [:]
+    private var waiters: [Key: Waiters] = [:]
 
     /// Creates a lock with no key held.
     init() {}
@@ -19,18 +41,19 @@ actor KeyedAsyncLock<Key: Hashable & Sendable> {
         }
         // `release` hands the key straight to the first waiter, so it is held on return.
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            waiters[key, default: []].append(continuation)
+            waiters[key, default: Waiters()].append(continuation)
         }
     }
 
     /// Releases `key`, handing it to the longest waiter if there is one.
     func release(_ key: Key) {
-        guard var queue = waiters[key], !queue.isEmpty else {
+        // Popped in place (no copy of the queue), so a release is O(1) however many wait.
+        guard let next = waiters[key]?.popFirst() else {
+            waiters[key] = nil
             held.remove(key)
             return
         }
-        let next = queue.removeFirst()
-        waiters[key] = queue.isEmpty ? nil : queue
+        if waiters[key]?.count == 0 { waiters[key] = nil }
         next.resume()
     }
 
