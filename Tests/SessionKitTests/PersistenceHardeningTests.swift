@@ -90,3 +90,37 @@ final class PreKeyReplayRecordOrderTests: XCTestCase {
         }
     }
 }
+
+/// Issue 18: EK_A replay records were capped only at upkeep and never for retired signed
+/// prekeys, so anyone minting prekey messages from a published bundle grew them without bound.
+/// A full record now retires its signed prekey for new sessions at consumption, current and
+/// previous alike, and nothing changes when it refuses.
+final class PreKeyReplayRecordBoundTests: XCTestCase {
+    func testAFullReplayRecordRefusesTheNextConsumptionForCurrentAndPreviousSignedPreKeys() throws {
+        let identity = try IdentityKeyPair(seed: [UInt8](repeating: 9, count: 32))
+        let random = SystemRandomSource()
+        var keys = try LocalPreKeys(identity: identity, now: Timestamp(secondsSince1970: 1_000), random: random)
+        let limit = 3
+        func consumption(_ id: UInt32) throws -> PreKeyConsumption {
+            PreKeyConsumption(signedPreKeyID: id, baseKey: try X25519.PrivateKey(using: random).publicKey,
+                              oneTimePreKeyID: nil, oneTimeKEMPreKeyID: nil)
+        }
+        let first = keys.currentSignedPreKey.key.id
+        for _ in 0 ..< limit { try keys.apply(try consumption(first), maximumRecordedBaseKeys: limit) }
+        let full = keys.serialized()
+        XCTAssertThrowsError(try keys.apply(try consumption(first), maximumRecordedBaseKeys: limit)) {
+            XCTAssertEqual($0 as? SessionError, .unknownPreKey)
+        }
+        XCTAssertEqual(keys.serialized(), full, "a refused consumption changes nothing")
+
+        // Rotated out, the full key stays full: the retired key's record cannot grow either.
+        _ = try keys.maintain(identity: identity, now: Timestamp(secondsSince1970: 1_000 + 8 * 86_400), policy: .default, random: random)
+        XCTAssertNotEqual(keys.currentSignedPreKey.key.id, first, "rotated")
+        XCTAssertThrowsError(try keys.apply(try consumption(first), maximumRecordedBaseKeys: limit)) {
+            XCTAssertEqual($0 as? SessionError, .unknownPreKey)
+        }
+        XCTAssertNoThrow(try keys.apply(try consumption(keys.currentSignedPreKey.key.id), maximumRecordedBaseKeys: limit))
+        // The library's own bound is the default.
+        XCTAssertEqual(ProtocolLimits.maximumRecordedBaseKeys, 10_000)
+    }
+}

@@ -228,11 +228,17 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
 
     /// Applies what an X3DH used (SPEC §3), as the store does in the write that stores the
     /// session: deletes the one-time prekey and the one-time KEM prekey, and records EK_A under
-    /// the signed prekey.
+    /// the signed prekey. A signed prekey whose replay record is full
+    /// (`maximumRecordedBaseKeys`, by default `ProtocolLimits.maximumRecordedBaseKeys`) is
+    /// retired for new sessions: its record cannot grow, so no further X3DH completes with it
+    /// (the next upkeep replaces a full current one), which bounds the records whatever prekey
+    /// messages anyone mints from a published bundle.
     /// - Throws: `SessionError.unknownPreKey` when the signed prekey, the one-time prekey or
-    ///   the one-time KEM prekey is not held (a concurrent decryption consumed it first);
-    ///   nothing changes then.
-    @_spi(Testing) public mutating func apply(_ consumption: PreKeyConsumption) throws(SessionError) {
+    ///   the one-time KEM prekey is not held (a concurrent decryption consumed it first), or
+    ///   the signed prekey's replay record is full; nothing changes then.
+    @_spi(Testing) public mutating func apply(
+        _ consumption: PreKeyConsumption, maximumRecordedBaseKeys: Int = ProtocolLimits.maximumRecordedBaseKeys
+    ) throws(SessionError) {
         var candidate = self
         if let id = consumption.oneTimePreKeyID {
             guard candidate.removeOneTimePreKey(id: id) != nil else { throw .unknownPreKey }
@@ -242,8 +248,10 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
             candidate.oneTimeKEMPreKeys.remove(at: index)
         }
         if candidate.currentSignedPreKey.key.id == consumption.signedPreKeyID {
+            guard candidate.currentSignedPreKey.recordedBaseKeys.count < maximumRecordedBaseKeys else { throw .unknownPreKey }
             candidate.currentSignedPreKey.recordedBaseKeys.insert(consumption.baseKey)
         } else if let index = candidate.previousSignedPreKeys.firstIndex(where: { $0.key.id == consumption.signedPreKeyID }) {
+            guard candidate.previousSignedPreKeys[index].recordedBaseKeys.count < maximumRecordedBaseKeys else { throw .unknownPreKey }
             candidate.previousSignedPreKeys[index].recordedBaseKeys.insert(consumption.baseKey)
         } else {
             throw .unknownPreKey
