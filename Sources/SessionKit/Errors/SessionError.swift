@@ -24,7 +24,9 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     case noSession
     /// An authenticated plaintext does not carry valid padding (SPEC §2).
     case invalidPadding
-    /// An unknown version or type byte.
+    /// An unknown version or type byte. Random or damaged bytes usually fail with this too (their
+    /// first byte is rarely a known type): drop the message; it is not by itself a sign that the
+    /// sender runs a newer version.
     case unsupportedVersion
     /// A malformed payload: an upload, a bundle or another encoded value passed in. A stored
     /// state that does not load reaches a `SessionManager` caller as `damagedState` instead.
