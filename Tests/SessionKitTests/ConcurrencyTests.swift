@@ -199,3 +199,53 @@ extension Result {
         return error
     }
 }
+
+/// Issue 18: the app's `beforePersisting` step for a prekey message ran under a process-wide
+/// prekeys lock, so one slow step held up every new session. Now only the one-time prekey the
+/// message names is locked: a second peer's prekey message completes while the first step runs.
+final class PreKeyLockTests: XCTestCase {
+    func testASlowStepForOnePreKeyMessageDoesNotHoldUpAnotherPeersNewSession() async throws {
+        let server = FakeServer()
+        let bob = try await TestDevice("bob", 1, seed: 8801, server: server)
+        let alice = try await TestDevice("alice", 1, seed: 8802, server: server)
+        let carol = try await TestDevice("carol", 1, seed: 8803, server: server)
+        for peer in [alice, carol] { try await peer.startSession(with: bob.address, server: server) }
+        let fromAlice = try await alice.manager.encrypt(utf8("alice"), to: bob.address)
+        let fromCarol = try await carol.manager.encrypt(utf8("carol"), to: bob.address)
+
+        let gate = Gate()
+        let slow = Task {
+            try await bob.manager.decrypt(fromAlice, from: alice.address, beforePersisting: { _ throws(SessionError) in
+                await gate.enter()
+                // Wait (bounded) for Carol's new session to complete meanwhile.
+                for _ in 0 ..< 2_000 where await !gate.otherDone { try? await Task.sleep(nanoseconds: 5_000_000) }
+                await gate.leave()
+            })
+        }
+        while await !gate.entered { await Task.yield() }
+        let atBob = try await bob.manager.decrypt(fromCarol, from: carol.address)
+        await gate.finishOther()
+        XCTAssertEqual(atBob.plaintext, utf8("carol"))
+        let first = try await slow.value
+        XCTAssertEqual(first.plaintext, utf8("alice"))
+        let overlapped = await gate.otherFinishedInside
+        XCTAssertTrue(overlapped, "Carol's session completed while Alice's step was still running")
+    }
+}
+
+/// Coordinates the two decryptions of `PreKeyLockTests`.
+private actor Gate {
+    private(set) var entered = false
+    private(set) var inside = false
+    private(set) var otherDone = false
+    private(set) var otherFinishedInside = false
+    func enter() {
+        entered = true
+        inside = true
+    }
+    func leave() { inside = false }
+    func finishOther() {
+        otherDone = true
+        otherFinishedInside = inside
+    }
+}

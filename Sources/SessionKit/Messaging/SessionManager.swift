@@ -68,8 +68,12 @@ import SignalPrimitives
 /// step fails or whose commit fails records nothing.
 public actor SessionManager {
     enum LockKey: Hashable, Sendable {
-        /// The device's prekeys, while a prekey message's X3DH runs (taken after a peer lock).
-        case preKeys
+        /// A one-time prekey a prekey message names, while its X3DH runs (taken after a peer
+        /// lock, before `kemPreKey`).
+        case oneTimePreKey(UInt32)
+        /// A KEM prekey a prekey message names, while its X3DH runs (taken after a peer lock
+        /// and a `oneTimePreKey` lock).
+        case kemPreKey(UInt32)
         case peer(ProtocolAddress)
         case groupSending(GroupID)
         case groupReceiving(GroupID, ProtocolAddress)
@@ -323,10 +327,13 @@ public actor SessionManager {
     /// must have `contentType` as its first byte (SPEC §2), else the message is
     /// `invalidPadding` and nothing is persisted.
     ///
-    /// A prekey message that runs X3DH also holds the prekeys lock (taken after the peer lock)
-    /// from loading the prekeys to the commit, so two establishments never consume the same
-    /// one-time prekey: the second finds it gone (`unknownPreKey`) before it decrypts, and
-    /// `handle` never sees a plaintext whose commit could still fail because of it.
+    /// A prekey message that runs X3DH also holds the locks of the one-time prekey and the KEM
+    /// prekey it names (taken after the peer lock, in that order) from loading the prekeys to
+    /// the commit, so two establishments never consume the same one-time prekey: the second
+    /// finds it gone (`unknownPreKey`) before it decrypts, and `handle` never sees a plaintext
+    /// whose commit could still fail because of it. Prekey messages that name other prekeys
+    /// (or none) do not wait for each other: a slow `handle` step (the app's
+    /// `beforePersisting`) delays only what waits for the same peer or the same one-time key.
     func decryptAndCommit<Result: Sendable>(
         _ message: IncomingMessage, from address: ProtocolAddress, wipingPlaintext: Bool,
         contentType: MessagePadding.ContentType = .application,
@@ -341,8 +348,11 @@ public actor SessionManager {
                         message, from: address, record: record, preKeys: PreKeySet(), identity: identity,
                         wipingPlaintext: wipingPlaintext, contentType: contentType, handle)
                 }
-                return try await exclusive(.preKeys, nested: true) { () async throws(SessionError) -> Result in
-                    let preKeys = try await loadPreKeys(for: preKeyMessage.prefix)
+                let prefix = preKeyMessage.prefix
+                let keys = (prefix.oneTimePreKeyID.map { [LockKey.oneTimePreKey($0)] } ?? [])
+                    + (prefix.kem.map { [LockKey.kemPreKey($0.preKeyID)] } ?? [])
+                return try await exclusive(nested: keys) { () async throws(SessionError) -> Result in
+                    let preKeys = try await loadPreKeys(for: prefix)
                     return try await decryptAndCommit(
                         message, from: address, record: record, preKeys: preKeys, identity: identity,
                         wipingPlaintext: wipingPlaintext, contentType: contentType, handle)
@@ -468,6 +478,17 @@ public actor SessionManager {
             }
         }
         return try outcome.get()
+    }
+
+    /// Runs `body` holding every key of `keys`, taken in order, nested inside a lock the call
+    /// already holds (the prekey locks inside the peer lock).
+    private func exclusive<Result: Sendable>(
+        nested keys: some Collection<LockKey>, _ body: () async throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
+        guard let first = keys.first else { return try await body() }
+        return try await exclusive(first, nested: true) { () async throws(SessionError) -> Result in
+            try await exclusive(nested: keys.dropFirst(), body)
+        }
     }
 
     /// The local identity, read from the store once.
