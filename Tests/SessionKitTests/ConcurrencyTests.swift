@@ -52,7 +52,7 @@ final class ConcurrencyTests: XCTestCase {
     func testWaitersAreServedInArrivalOrder() async throws {
         let lock = KeyedAsyncLock<String>()
         let log = Log()
-        await lock.acquire("peer")
+        try await lock.acquire("peer")
         var tasks: [Task<Void, Never>] = []
         // 40 waiters: the queue is compacted several times as they are served.
         for index in 0 ..< 40 {
@@ -69,9 +69,40 @@ final class ConcurrencyTests: XCTestCase {
         XCTAssertEqual(waiting, 0)
     }
 
+    /// Issue 18: a wait is cancellable. A cancelled waiter throws `cancelled` without running
+    /// its body or holding the key; the waiters behind it are still served in order.
+    func testACancelledWaiterStopsWaitingAndTheOthersAreStillServed() async throws {
+        let lock = KeyedAsyncLock<String>()
+        let log = Log()
+        try await lock.acquire("peer")
+        let cancelled = Task { () -> SessionError? in
+            do {
+                _ = try await lock.withLock("peer") { () async throws(SessionError) in await log.append("cancelled ran") }
+                return nil
+            } catch {
+                return error as? SessionError
+            }
+        }
+        while await lock.waiterCount("peer") < 1 { await Task.yield() }
+        let after = Task { _ = try? await lock.withLock("peer") { () async throws(SessionError) in await log.append("after") } }
+        while await lock.waiterCount("peer") < 2 { await Task.yield() }
+        cancelled.cancel()
+        let error = await cancelled.value
+        XCTAssertEqual(error, .cancelled)
+        XCTAssertEqual(SessionError.cancelled.disposition, .retry)
+        let waiting = await lock.waiterCount("peer")
+        XCTAssertEqual(waiting, 1)
+        await lock.release("peer")
+        await after.value
+        let events = await log.events
+        XCTAssertEqual(events, ["after"])
+        let held = await lock.isHeld("peer")
+        XCTAssertFalse(held)
+    }
+
     func testADifferentKeyDoesNotWaitAndAThrowingHolderReleasesItsKey() async throws {
         let lock = KeyedAsyncLock<Int>()
-        await lock.acquire(1)
+        try await lock.acquire(1)
         let value = try await lock.withLock(2) { () async throws(SessionError) in 42 }
         XCTAssertEqual(value, 42, "key 2 was taken while key 1 is held")
         await lock.release(1)

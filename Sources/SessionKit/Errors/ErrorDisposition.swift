@@ -32,8 +32,9 @@ public enum ErrorDisposition: String, Sendable, Hashable, CaseIterable, CustomSt
     /// call `SessionManager.acceptIdentityChange(_:forUser:)`, then retry the call.
     case askUser
     /// A transient failure (`storage`: the store failed, for example a busy database;
-    /// `staleState`: another process kept writing the same state): retry the same call later
-    /// with the same bytes. Nothing changed.
+    /// `staleState`: another process kept writing the same state; `cancelled`: the task was
+    /// cancelled while it waited): retry the same call later with the same bytes. Nothing
+    /// changed.
     case retry
     /// This device's own stored state is damaged (`damagedState`, naming the kind) or its
     /// cryptography is unusable (`primitive`): retrying cannot help. Report it and keep the
@@ -66,7 +67,7 @@ extension SessionError {
         case .messageKeyUnavailable, .unknownPreKey: return .neverDecryptable
         case .noSession, .chainExhausted: return .startNewSession
         case .untrustedIdentity: return .askUser
-        case .storage, .staleState: return .retry
+        case .storage, .staleState, .cancelled: return .retry
         case .damagedState, .primitive: return .stopAndReport
         case .invalidAddress, .invalidGroupID, .invalidConfiguration, .reentrantCall, .kemUnavailable: return .fixCaller
         }

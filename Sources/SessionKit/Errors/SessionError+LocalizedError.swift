@@ -24,6 +24,7 @@ extension SessionError: LocalizedError {
         case .messageKeyUnavailable: return "The group message was sent before this device received the sender key; it cannot be decrypted here."
         case .untrustedIdentity: return "The contact's identity key changed and has not been accepted."
         case .supersededIdentity: return "The message came under an identity key the contact had before the accepted change; it was refused."
+        case .cancelled: return "The call was cancelled while it waited for another call on the same peer or group; nothing changed."
         case .notAGroupMember: return "The sender is not a member of the group; its message was refused."
         case .ownDeviceIdentityMismatch: return "A device of this account presented another identity key; it is not one of this user's devices."
         case .deviceLinkMismatch: return "The device link does not match this request, device or user identity; it was aborted."

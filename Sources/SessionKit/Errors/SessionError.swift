@@ -59,6 +59,9 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     /// the scanned code names a device of another user. Never a question for the user: abort
     /// the link and start again with a new request.
     case deviceLinkMismatch
+    /// The calling task was cancelled while the call waited for a lock (another call on the
+    /// same peer or group held it). Nothing changed: call again when it is still wanted.
+    case cancelled
     /// A user id that is empty or longer than 255 UTF-8 bytes (`ProtocolAddress`).
     case invalidAddress
     /// A group id that is empty or longer than 255 bytes (`GroupID`).
@@ -106,7 +109,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .invalidPayload: return "invalidPayload"
         case .chainExhausted: return "chainExhausted"
         case .messageKeyUnavailable: return "messageKeyUnavailable"
-        case .untrustedIdentity, .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember, .deviceLinkMismatch, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
+        case .untrustedIdentity, .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember, .deviceLinkMismatch, .cancelled, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
              .staleState, .damagedState, .invalidConfiguration, .primitive, .storage:
             return nil
         }
@@ -133,6 +136,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .ownDeviceIdentityMismatch: return "ownDeviceIdentityMismatch"
         case .notAGroupMember: return "notAGroupMember"
         case .deviceLinkMismatch: return "deviceLinkMismatch"
+        case .cancelled: return "cancelled"
         case .invalidAddress: return "invalidAddress"
         case .invalidGroupID: return "invalidGroupID"
         case .kemUnavailable: return "kemUnavailable"

@@ -3,46 +3,85 @@
 ///
 /// An actor alone is not enough: it is reentrant across `await`, so two calls for the same
 /// peer could interleave between loading and storing a session. `SessionManager` holds this
-/// lock around each load-run-store sequence. Waiting is not cancellable.
+/// lock around each load-run-store sequence. A wait is cancellable: a waiting task that is
+/// cancelled stops waiting and throws `SessionError.cancelled`, holding nothing.
 actor KeyedAsyncLock<Key: Hashable & Sendable> {
     /// The waiters of one key, first come first served: taking the next is O(1) (a read
-    /// position over the array, compacted once half of it was taken).
+    /// position over the array, compacted once half of it was taken); a cancelled waiter is
+    /// left as an empty slot that is skipped.
     private struct Waiters {
-        private var continuations: [CheckedContinuation<Void, Never>] = []
+        private var entries: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>?)] = []
         private var head = 0
+        private(set) var count = 0
 
-        var count: Int { continuations.count - head }
+        mutating func append(_ id: UInt64, _ continuation: CheckedContinuation<Void, any Error>) {
+            entries.append((id, continuation))
+            count += 1
+        }
 
-        mutating func append(_ continuation: CheckedContinuation<Void, Never>) { continuations.append(continuation) }
-
-        mutating func popFirst() -> CheckedContinuation<Void, Never>? {
-            guard head < continuations.count else { return nil }
-            let next = continuations[head]
-            head += 1
-            if head * 2 >= continuations.count {
-                continuations.removeFirst(head)
-                head = 0
+        mutating func popFirst() -> CheckedContinuation<Void, any Error>? {
+            while head < entries.count {
+                let next = entries[head].continuation
+                head += 1
+                if head * 2 >= entries.count {
+                    entries.removeFirst(head)
+                    head = 0
+                }
+                if let next {
+                    count -= 1
+                    return next
+                }
             }
-            return next
+            return nil
+        }
+
+        /// Takes the waiter `id` out of the queue, if it is still waiting.
+        mutating func remove(_ id: UInt64) -> CheckedContinuation<Void, any Error>? {
+            guard let index = entries[head...].firstIndex(where: { $0.id == id }), let continuation = entries[index].continuation else {
+                return nil
+            }
+            entries[index].continuation = nil
+            count -= 1
+            return continuation
         }
     }
 
     private var held: Set<Key> = []
     private var waiters: [Key: Waiters] = [:]
+    private var nextWaiterID: UInt64 = 0
 
     /// Creates a lock with no key held.
     init() {}
 
     /// Waits until `key` is free and takes it.
-    func acquire(_ key: Key) async {
+    /// - Throws: `SessionError.cancelled` when the task is cancelled while it waits (the key is
+    ///   then not held by it).
+    func acquire(_ key: Key) async throws(SessionError) {
         guard held.contains(key) else {
             held.insert(key)
             return
         }
-        // `release` hands the key straight to the first waiter, so it is held on return.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            waiters[key, default: Waiters()].append(continuation)
+        let id = nextWaiterID
+        nextWaiterID += 1
+        do {
+            // `release` hands the key straight to the first waiter, so it is held on return.
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    waiters[key, default: Waiters()].append(id, continuation)
+                }
+            } onCancel: {
+                Task { await self.cancelWaiter(id, of: key) }
+            }
+        } catch {
+            throw .cancelled
         }
+    }
+
+    /// Stops the wait of waiter `id` (its task was cancelled), unless it was served already.
+    private func cancelWaiter(_ id: UInt64, of key: Key) {
+        guard let continuation = waiters[key]?.remove(id) else { return }
+        if waiters[key]?.count == 0 { waiters[key] = nil }
+        continuation.resume(throwing: CancellationError())
     }
 
     /// Releases `key`, handing it to the longest waiter if there is one.
@@ -64,12 +103,13 @@ actor KeyedAsyncLock<Key: Hashable & Sendable> {
     func waiterCount(_ key: Key) -> Int { waiters[key]?.count ?? 0 }
 
     /// Runs `body` while holding `key`.
-    /// - Throws: the error of `body`, after releasing `key`.
+    /// - Throws: `SessionError.cancelled` when cancelled while waiting for `key` (`body` does
+    ///   not run), or the error of `body`, after releasing `key`.
     func withLock<Result: Sendable>(
         _ key: Key, isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
-        await acquire(key)
+        try await acquire(key)
         do {
             let result = try await body()
             await release(key)
