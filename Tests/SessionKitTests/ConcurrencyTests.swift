@@ -264,6 +264,54 @@ final class PreKeyLockTests: XCTestCase {
     }
 }
 
+extension PreKeyLockTests {
+    /// The documented limit of the re-entry check: a call from a detached task inside a step,
+    /// for the same peer, waits for the outer call (it cannot be told apart from another
+    /// caller); cancelling it ends the wait with `cancelled`, and the outer call completes.
+    /// A detached call for another peer does not wait.
+    func testADetachedCallFromInsideAStepWaitsForTheOuterCallAndCanBeCancelled() async throws {
+        let server = FakeServer()
+        let bob = try await TestDevice("bob", 1, seed: 8901, server: server)
+        let alice = try await TestDevice("alice", 1, seed: 8902, server: server)
+        let carol = try await TestDevice("carol", 1, seed: 8903, server: server)
+        for peer in [alice, carol] {
+            try await peer.startSession(with: bob.address, server: server)
+            _ = try await bob.manager.decrypt(try await peer.manager.encrypt(utf8("hi"), to: bob.address), from: peer.address)
+        }
+        let message = try await alice.manager.encrypt(utf8("second"), to: bob.address)
+        let outcome = Outcome()
+        let received = try await bob.manager.decrypt(message, from: alice.address, beforePersisting: { _ throws(SessionError) in
+            let manager = bob.manager
+            let (aliceAddress, carolAddress) = (alice.address, carol.address)
+            let otherPeer = Task.detached { try await manager.encrypt(Array("to carol".utf8), to: carolAddress) }
+            await outcome.set(other: (try? await otherPeer.value) != nil)
+            let samePeer = Task.detached { () -> SessionError? in
+                do {
+                    _ = try await manager.encrypt(Array("to alice".utf8), to: aliceAddress)
+                    return nil
+                } catch {
+                    return error as? SessionError
+                }
+            }
+            try? await Task.sleep(nanoseconds: 50_000_000)   // it waits for this call's peer lock
+            samePeer.cancel()
+            await outcome.set(same: await samePeer.value)
+        })
+        XCTAssertEqual(received.plaintext, utf8("second"))
+        let (other, same) = await (outcome.other, outcome.same)
+        XCTAssertEqual(other, true, "a call for another peer does not wait")
+        XCTAssertEqual(same, .cancelled, "the same peer's call waited until cancelled")
+    }
+}
+
+/// What the detached calls of the re-entry test ended with.
+private actor Outcome {
+    private(set) var other: Bool?
+    private(set) var same: SessionError?
+    func set(other: Bool) { self.other = other }
+    func set(same: SessionError?) { self.same = same }
+}
+
 /// Coordinates the two decryptions of `PreKeyLockTests`.
 private actor Gate {
     private(set) var entered = false

@@ -34,7 +34,11 @@ import SignalPrimitives
 /// starts again from the fresh state (`staleState` reaches the app only after
 /// `staleStateRetries` retries). So no message key is used twice and no message decrypts twice.
 /// Code that runs inside a call (a `beforePersisting` step) must not call back into the same
-/// manager: such a call would wait for itself, and throws `SessionError.reentrantCall`.
+/// manager: such a call would wait for itself, and throws `SessionError.reentrantCall`. The
+/// check follows the task and its child tasks; a call from an unstructured task
+/// (`Task.detached`, or `Task {}` started in the step) cannot be recognised: for the same peer
+/// or group it waits until the outer call finishes, so the step must not await it. Such a wait
+/// is cancellable (`SessionError.cancelled`), and calls for other peers or groups do not wait.
 ///
 /// Transactions and crash consistency. Every call fetches the state, computes the new state
 /// on a copy, commits everything it changed in one `ProtocolStore.commit(_:)` (one
