@@ -133,20 +133,22 @@ final class ReceiveDispatchTests: XCTestCase {
 
         await alice.store.setUndecodable(true)
         await bob.store.setUndecodable(true)
-        await assertThrowsAsync(.damagedState(.session)) {
+        await assertThrowsAsync(.damagedState(.session, peer: bob.address)) {
             try await alice.manager.encrypt(utf8("again"), to: bob.address)
         }
         await assertThrowsAsync(.damagedState(.senderKeySendingChain)) {
             try await alice.manager.groupEncrypt(utf8("again"), for: team)
         }
-        await assertThrowsAsync(.damagedState(.session)) {
+        await assertThrowsAsync(.damagedState(.session, peer: alice.address)) {
             try await bob.manager.decrypt(message, from: alice.address)
         }
-        await assertThrowsAsync(.damagedState(.senderKeyReceiverState)) {
+        await assertThrowsAsync(.damagedState(.senderKeyReceiverState, peer: alice.address)) {
             try await bob.manager.groupDecrypt(groupMessage, for: team, from: alice.address)
         }
         XCTAssertEqual(SessionError.damagedState(.session).disposition, .stopAndReport)
-        XCTAssertEqual(SessionError.damagedState(.session).errorDescription, "This device's stored session state does not load: the store is damaged.")
+        XCTAssertEqual(SessionError.damagedState(.session, peer: bob.address).errorDescription,
+                       "This device's stored session with bob.1 does not load; other sessions are unaffected: delete it and start a new session.")
+        XCTAssertEqual(SessionError.damagedState(.identity).errorDescription, "This device's stored identity state does not load: the store is damaged.")
 
         // Readable again: nothing was changed by the failed calls.
         await bob.store.setUndecodable(false)

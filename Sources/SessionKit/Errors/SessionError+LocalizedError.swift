@@ -34,7 +34,14 @@ extension SessionError: LocalizedError {
         case .reentrantCall: return "A step running inside a session manager call called back into the same manager."
         case .postQuantumRequired: return "A post-quantum session is required, but the bundle or message is classic."
         case .staleState: return "The stored state kept changing under this call (another writer on the same store)."
-        case let .damagedState(kind): return "This device's stored \(kind) state does not load: the store is damaged."
+        case let .damagedState(kind, peer):
+            switch kind {
+            case .identity, .preKeys: return "This device's stored \(kind) state does not load: the store is damaged."
+            case .session:
+                return "This device's stored session\(peer.map { " with \($0)" } ?? "") does not load; other sessions are unaffected: delete it and start a new session."
+            default:
+                return "This device's stored \(kind) state\(peer.map { " for \($0)" } ?? "") does not load; the rest of the store is unaffected: delete it and start anew."
+            }
         case let .invalidConfiguration(why): return "Invalid configuration: \(why)."
         case let .primitive(error): return "A cryptographic primitive failed: \(error)."
         case let .storage(why): return "The store failed: \(why)."

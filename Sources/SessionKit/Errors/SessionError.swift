@@ -84,8 +84,12 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     case staleState
     /// A state this device stored (named by `kind`) does not load: it was damaged on disk,
     /// written by a broken writer or by a newer version of the library. Not caused by the
-    /// message or peer at hand: stop using the store and report it (see `disposition`).
-    case damagedState(StoredStateKind)
+    /// message or peer at hand. `peer` names the device whose session (`.session`) or whose
+    /// chains (`.senderKeyReceiverState`) it is, when the manager read it for one: only that
+    /// device is affected, and deleting its state (`SessionStore.deleteSession(for:)`,
+    /// `SenderKeyStore.removeReceiverState(for:sender:)`) and starting anew recovers. A damaged
+    /// identity or prekeys stop the whole store (see `disposition`).
+    case damagedState(StoredStateKind, peer: ProtocolAddress? = nil)
     /// A configuration value is out of range (for example `maxSkip > maxStored`).
     case invalidConfiguration(String)
     /// A primitive failed for a reason not covered above (for example AES-GCM unavailable).
@@ -143,7 +147,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .postQuantumRequired: return "postQuantumRequired"
         case .reentrantCall: return "reentrantCall"
         case .staleState: return "staleState"
-        case let .damagedState(kind): return "damagedState(\(kind))"
+        case let .damagedState(kind, peer): return "damagedState(\(kind)\(peer.map { ", \($0)" } ?? ""))"
         default: return specName ?? "unknown"
         }
     }

@@ -4,7 +4,7 @@
 extension SessionManager {
     /// The record of `address`.
     func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
-        do { return try await store.loadSession(for: address) } catch { throw Self.stored(error, .session) }
+        do { return try await store.loadSession(for: address) } catch { throw Self.stored(error, .session, peer: address) }
     }
 
     /// Our sending chain for `group`.
@@ -15,7 +15,7 @@ extension SessionManager {
     /// The chains received from `sender` in `group`.
     func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
         do { return try await store.loadReceiverState(for: group, sender: sender) } catch {
-            throw Self.stored(error, .senderKeyReceiverState)
+            throw Self.stored(error, .senderKeyReceiverState, peer: sender)
         }
     }
 
@@ -37,10 +37,12 @@ extension SessionManager {
         }
     }
 
-    /// `error` from reading a stored `kind`: a decoding error becomes `.damagedState(kind)`.
-    static func stored(_ error: SessionError, _ kind: StoredStateKind) -> SessionError {
+    /// `error` from reading a stored `kind` (of `peer`, when it is one device's): a decoding
+    /// error becomes `.damagedState(kind, peer:)`, and a store's own `damagedState` gains the peer.
+    static func stored(_ error: SessionError, _ kind: StoredStateKind, peer: ProtocolAddress? = nil) -> SessionError {
         switch error {
-        case .invalidPayload, .unsupportedVersion: return .damagedState(kind)
+        case .invalidPayload, .unsupportedVersion: return .damagedState(kind, peer: peer)
+        case let .damagedState(storedKind, nil) where peer != nil: return .damagedState(storedKind, peer: peer)
         default: return error
         }
     }
