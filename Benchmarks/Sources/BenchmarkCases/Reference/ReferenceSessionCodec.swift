@@ -16,6 +16,8 @@ struct ReferenceSessionRecord<B: ReferenceBackend> {
     /// P, while an initiator has had no reply (its messages are then `0x22 || P || message`).
     var pendingPrefix: [UInt8]?
     var ratchet: ReferenceRatchet<B>
+    /// Whether a hybrid X3DH (with a KEM part) created the session (persisted last).
+    var isPostQuantum = false
 
     /// Encrypts with the ratchet; a prekey message while `pendingPrefix` is set.
     mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
@@ -98,7 +100,7 @@ struct ReferencePeerRecord<B: ReferenceBackend> {
 }
 
 /// Session save and load, naively, in exactly the layout of SessionKit's persisted session
-/// (version 2, see `SessionStatePersistence.swift`): `"SKST" || 0x01 || 0x02 || body ||
+/// (version 3, see `SessionStatePersistence.swift`): `"SKST" || 0x01 || 0x03 || body ||
 /// SHA-256(…)[0..<16]`, the DHs public key recomputed on load. Fields are appended one by
 /// one to an array and parsed back strictly.
 enum ReferenceSessionCodec<B: ReferenceBackend> {
@@ -107,7 +109,7 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
     /// The serialized session.
     static func save(_ record: ReferenceSessionRecord<B>) -> [UInt8] {
         let session = record.ratchet
-        var bytes: [UInt8] = [0x53, 0x4b, 0x53, 0x54, 0x01, 0x02]  // "SKST", session, version 2
+        var bytes: [UInt8] = [0x53, 0x4b, 0x53, 0x54, 0x01, 0x03]  // "SKST", session, version 3
         bytes.append(record.role)
         bytes.appendU64(record.generation)
         bytes.appendU32(UInt32(session.maxSkip))
@@ -144,6 +146,7 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
             bytes.appendU32(position.counter)
             bytes += session.skipped[position] ?? ReferenceConstants.zero32
         }
+        bytes.append(record.isPostQuantum ? 1 : 0)
         var checksum = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeBytes { input in checksum.withUnsafeMutableBytes { B.sha256(input, into: $0) } }
         return bytes + checksum[0..<16]
@@ -172,7 +175,7 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
             }
         }
         guard checksum[0..<16].elementsEqual(bytes[(bytes.count - 16)...]) else { throw ReferenceError.invalidPayload }
-        guard bytes[5] == 0x02 else { throw ReferenceError.unsupportedVersion }
+        guard bytes[5] == 0x03 else { throw ReferenceError.unsupportedVersion }
         let counterLimit = UInt64(UInt32.max) + 1
         var reader = Reader(bytes: bytes, offset: 6, end: bytes.count - 16)
         let role = try reader.byte()
@@ -251,11 +254,14 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
             session.skipped[position] = try reader.take(32)
             session.skippedOrder.append(position)
         }
+        let isPostQuantum = try reader.flag()
+        // A pending prefix with a KEM part (flags bit 1) belongs to a post-quantum session.
+        if let pendingPrefix, (pendingPrefix[68] & 0x02 != 0) != isPostQuantum { throw ReferenceError.invalidPayload }
         guard reader.offset == reader.end else { throw ReferenceError.invalidPayload }
         return ReferenceSessionRecord(
             role: role, generation: generation, localIdentityKey: localIdentityKey, remoteIdentityKey: remoteIdentityKey,
             localAddress: localAddress, remoteAddress: remoteAddress, baseKey: baseKey, prefixDigest: prefixDigest,
-            pendingPrefix: pendingPrefix, ratchet: session)
+            pendingPrefix: pendingPrefix, ratchet: session, isPostQuantum: isPostQuantum)
     }
 
     /// A strict cursor over the body.
