@@ -139,6 +139,20 @@ final class GroupMembershipTests: XCTestCase {
         XCTAssertEqual(released.map(\.plaintext), [utf8("later")])
     }
 
+    /// Messages kept from a member who is removed before its distribution arrives are never
+    /// released.
+    func testAMemberRemovedWhileItsMessagesWaitedGetsNothingReleased() async throws {
+        let g = try await Group()
+        let distribution = try await g.aliceDistribution()
+        let early = try await g.alice.manager.groupEncryptEnvelope(utf8("before removal"), for: g.team)
+        await assertThrowsAsync(.unknownChain) { try await g.bob.manager.receive(early) }
+        _ = try await g.bob.manager.removeMembers([g.alice.address], from: g.team, remaining: [])
+        await assertThrowsAsync(.notAGroupMember) { try await g.bob.manager.receive(distribution) }
+        await assertThrowsAsync(.notAGroupMember) {
+            try await g.bob.manager.releasePendingGroupMessages(for: g.team, from: g.alice.address)
+        }
+    }
+
     /// A kept message sent before the chain the distribution gives (messageKeyUnavailable) is
     /// not released and not kept any longer.
     func testAKeptMessageTheDistributionCannotOpenIsDropped() async throws {

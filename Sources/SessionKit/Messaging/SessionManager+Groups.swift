@@ -344,13 +344,17 @@ extension SessionManager {
     /// `receive(_:)` calls this after every distribution; call it after
     /// `processSenderKeyDistribution` when you do not use envelopes. Returns the decrypted
     /// messages, oldest first.
-    /// - Throws: `SessionError.storage` when the store fails, and whatever `process` throws
-    ///   (the message it was given stays pending); the messages handed out before stay handed out.
+    /// - Throws: `SessionError.notAGroupMember` when `sender` is not a member of `group` (any
+    ///   more: its kept messages are never released and expire), `.storage` when the store
+    ///   fails, and whatever `process` throws (the message it was given stays pending); the
+    ///   messages handed out before stay handed out.
     public func releasePendingGroupMessages(
         for group: GroupID, from sender: ProtocolAddress,
         beforePersisting process: @Sendable (DecryptedGroupMessage) async throws(SessionError) -> Void = { _ in }
     ) async throws(SessionError) -> [DecryptedGroupMessage] {
-        try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [DecryptedGroupMessage] in
+        // A device removed since its messages were kept gets nothing out (they expire).
+        try await requireMember(sender, of: group)
+        return try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [DecryptedGroupMessage] in
             var released: [DecryptedGroupMessage] = []
             var dropped: [UInt64] = []
             for pending in try await store.loadPendingGroupMessages(for: group, sender: sender) {
