@@ -233,6 +233,23 @@ final class TrustPerUserTests: XCTestCase {
         XCTAssertEqual(record?.devices, [1, 2])
     }
 
+    /// Accepting a key after it changed again (a change to a third key awaits acceptance) is
+    /// `untrustedIdentity` (ask the user about the newer key), and changes nothing.
+    func testAcceptingAKeyThatChangedAgainAsksAgain() async throws {
+        let alice = try await Device("alice")
+        let bob = try await Device("bob")
+        _ = try await bob.manager.decrypt(try await alice.send("hi", to: bob), from: alice.address)
+        _ = try await alice.manager.decrypt(try await bob.manager.encrypt(Array("hey".utf8), to: alice.address), from: bob.address)
+        let second = try await Device("bob")
+        _ = try await alice.manager.decrypt(try await second.send("new phone", to: alice), from: bob.address)
+        let third = try await Device("bob")
+        _ = try await alice.manager.decrypt(try await third.send("newer phone", to: alice, bundle: 1), from: bob.address)
+        await assertThrows(.untrustedIdentity) { try await alice.manager.acceptIdentityChange(second.identity.publicKey, forUser: "bob") }
+        let record = try await alice.trust.record(forUser: "bob")
+        XCTAssertEqual(record?.identityKey, third.identity.publicKey)
+        XCTAssertEqual(record?.isAwaitingAcceptance, true)
+    }
+
     /// A verified contact's linked device (same identity) is a new device, verified too.
     func testAVerifiedContactsLinkedDeviceInheritsTheVerification() async throws {
         let (alice, bob) = try await verifiedPair()

@@ -33,7 +33,10 @@ public protocol IdentityTrustEvaluator: Sendable {
     /// Makes `identityKey` the trusted key of the user `userID` because the app accepted it
     /// (the user confirmed a key change, or a quarantined message's key): the key it replaces
     /// becomes superseded, so that messages under it are refused from now on. Accepting the
-    /// key already on record ends a pending change (nothing else changes).
+    /// key already on record ends a pending change (nothing else changes). Throw
+    /// `SessionError.untrustedIdentity` when a change to another key awaits acceptance (the key
+    /// changed again since the app asked the user); `SessionManager` passes a `SessionError`
+    /// on and reports any other error as `SessionError.storage`.
     func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws
 }
 

@@ -44,24 +44,9 @@ extension SessionManager {
         } else if includingOwnDevices {
             addresses.removeAll { $0 == localAddress }
         }
-        let order = Dictionary(addresses.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-        let outcomes = await withTaskGroup(of: DeviceEncryption.self) { group in
-            for address in addresses {
-                group.addTask {
-                    let sender = self.localAddress
-                    do throws(SessionError) {
-                        let bytes = try await self.encrypt(plaintext, to: address)
-                        return DeviceEncryption(from: sender, to: address, group: nil, result: .success(bytes))
-                    } catch {
-                        return DeviceEncryption(from: sender, to: address, group: nil, result: .failure(error))
-                    }
-                }
-            }
-            var outcomes: [DeviceEncryption] = []
-            for await outcome in group { outcomes.append(outcome) }
-            return outcomes
+        return await encryptConcurrently(to: addresses) { address async throws(SessionError) -> [UInt8] in
+            try await self.encrypt(plaintext, to: address)
         }
-        return outcomes.sorted { (order[$0.address] ?? 0) < (order[$1.address] ?? 0) }
     }
 
     /// Encrypts `plaintext` to every device your server lists for `userID` (`devices`) and for
@@ -98,15 +83,24 @@ extension SessionManager {
                 addresses.append(try ProtocolAddress(userID: localAddress.userID, deviceID: device))
             }
         }
+        return await encryptConcurrently(to: addresses) { address async throws(SessionError) -> [UInt8] in
+            try await self.ensureSession(with: address, fetchingBundle: bundle)
+            return try await self.encrypt(plaintext, to: address)
+        }
+    }
+
+    /// Runs `encryptTo` for every address concurrently (devices are independent) and returns
+    /// one outcome per address, in the order of `addresses`.
+    private func encryptConcurrently(
+        to addresses: [ProtocolAddress], _ encryptTo: @escaping @Sendable (ProtocolAddress) async throws(SessionError) -> [UInt8]
+    ) async -> [DeviceEncryption] {
         let order = Dictionary(addresses.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        let sender = localAddress
         let outcomes = await withTaskGroup(of: DeviceEncryption.self) { group in
             for address in addresses {
                 group.addTask {
-                    let sender = self.localAddress
                     do throws(SessionError) {
-                        try await self.ensureSession(with: address, fetchingBundle: bundle)
-                        let bytes = try await self.encrypt(plaintext, to: address)
-                        return DeviceEncryption(from: sender, to: address, group: nil, result: .success(bytes))
+                        return DeviceEncryption(from: sender, to: address, group: nil, result: .success(try await encryptTo(address)))
                     } catch {
                         return DeviceEncryption(from: sender, to: address, group: nil, result: .failure(error))
                     }

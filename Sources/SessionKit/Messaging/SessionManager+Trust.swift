@@ -39,7 +39,9 @@ extension SessionManager {
     /// Devices whose sessions all went need a new bundle (`noSession`).
     /// - Throws: `SessionError.invalidAddress` for a user id that is not 1–255 UTF-8 bytes,
     ///   `.invalidConfiguration` for the local user's own id (its key is the local identity
-    ///   key, never accepted), `.storage` when the trust evaluator or the store fails (the
+    ///   key, never accepted), `.untrustedIdentity` when the user's key changed again since the
+    ///   app asked (a change to another key awaits acceptance: ask about that one; nothing
+    ///   changed), `.storage` when the trust evaluator or the store fails (the
     ///   call can be repeated: what it did stays done), `.damagedState(.session)` when a
     ///   stored session does not load.
     public func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws(SessionError) {
@@ -49,6 +51,8 @@ extension SessionManager {
         }
         do {
             try await trust.acceptIdentity(identityKey, forUser: userID)
+        } catch let error as SessionError {
+            throw error
         } catch {
             throw .storage("trust evaluator: \(error)")
         }

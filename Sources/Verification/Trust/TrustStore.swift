@@ -66,8 +66,15 @@ public protocol TrustStore: IdentityTrustEvaluator {
 
 extension TrustStore {
     /// SessionKit's acceptance step (`IdentityTrustEvaluator`): `acceptIdentityChange(_:forUser:)`.
-    /// - Throws: the errors of `acceptIdentityChange(_:forUser:)`.
+    /// - Throws: `SessionError.untrustedIdentity` when a change to another key awaits
+    ///   acceptance (`VerificationError.identityKeyMismatch`: the key changed again since the
+    ///   app asked the user, so ask again), the other errors of
+    ///   `acceptIdentityChange(_:forUser:)`.
     public func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws {
-        try await acceptIdentityChange(identityKey, forUser: userID)
+        do {
+            try await acceptIdentityChange(identityKey, forUser: userID)
+        } catch .identityKeyMismatch {
+            throw SessionError.untrustedIdentity
+        }
     }
 }
