@@ -204,8 +204,9 @@ final class SessionRecordTests: XCTestCase {
         _ = try bob.receive(third.encrypt(utf8("third")))
         assertFailsUnchanged(.duplicateMessage, &bob, ratchetMessage)
         // The replayed first prekey message names a chain that session has ratcheted past
-        // ("some error", SPEC §4): its keys are gone.
-        assertFailsUnchanged(.invalidMessage, &bob, firstMessage)
+        // ("some error", SPEC §4): its keys are gone, but its EK_A names the session, so the
+        // replay is recognised (issue 18: it was invalidMessage, "forged").
+        assertFailsUnchanged(.duplicateMessage, &bob, firstMessage)
         // Tampering, garbage, prekeys not held.
         assertFailsUnchanged(.invalidMessage, &bob, flipped(try third.encrypt(utf8("x")), at: 120))
         assertFailsUnchanged(.unsupportedVersion, &bob, [0x07] + Array(repeating: 0, count: 80))

@@ -297,12 +297,15 @@ public actor SessionManager {
     ///   commit is refused as stale and the call starts again from the fresh state, where the
     ///   message is `duplicateMessage`: `process` may then have run here too (once more, for
     ///   a message the other process also handed to its own step).
-    /// - a message already decrypted is `invalidMessage`, not `duplicateMessage`, once the
-    ///   session has moved on to the sender's next ratchet key (a message of the new chain was
-    ///   decrypted since, here or by the other process): only the current receiving chain is
-    ///   kept, and an old message without a skipped key cannot be told from a forged one. An
-    ///   app whose other process may be ahead (or whose server may redeliver late) records the
-    ///   server's message id in `process` and acknowledges a failed message it finds there.
+    /// - which replays are recognised (`duplicateMessage`): a ratchet message whose counter is
+    ///   behind the current receiving chain with no skipped key for it; a prekey message whose
+    ///   EK_A is recorded (its session was replaced or deleted), or whose session (found by its
+    ///   EK_A) has moved past its chain. A ratchet message already decrypted is
+    ///   `invalidMessage` once the session has moved on to the sender's next ratchet key (a
+    ///   message of the new chain was decrypted since, here or by the other process): only the
+    ///   current receiving chain is kept, and such a message cannot be told from a forged one.
+    ///   An app whose other process may be ahead (or whose server may redeliver late) records
+    ///   the server's message id in `process` and acknowledges a failed message it finds there.
     /// `process` throws `SessionError`: map the app's own failures (a database write that
     /// failed) to `SessionError.storage(_:)`; they reach the caller unchanged.
     /// - Throws: the errors of `decrypt(_:from:)`, and whatever `process` throws (the session is

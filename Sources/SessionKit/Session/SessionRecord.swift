@@ -413,13 +413,32 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         if var session = currentSession, session.isCreated(byPreKeyMessageWith: prefix) {
             currentSession = nil
             defer { currentSession = session }
-            let plaintext = try session.decrypt(message, random: random, contentType: contentType)
-            return Decryption(plaintext: plaintext, existingSession: session, promoted: false)
+            do {
+                let plaintext = try session.decrypt(message, random: random, contentType: contentType)
+                return Decryption(plaintext: plaintext, existingSession: session, promoted: false)
+            } catch {
+                throw Self.replayed(error, preKeyMessage, session: session)
+            }
         }
         if let index = previousSessions.firstIndex(where: { $0.isCreated(byPreKeyMessageWith: prefix) }) {
-            return try decryptWithPreviousSession(at: index, message, random: random, contentType: contentType)
+            do {
+                return try decryptWithPreviousSession(at: index, message, random: random, contentType: contentType)
+            } catch {
+                throw Self.replayed(error, preKeyMessage, session: previousSessions[index])
+            }
         }
         return nil
+    }
+
+    /// A prekey message routed to the session its EK_A created, which fails there: when that
+    /// session no longer knows the message's ratchet key (the initiator's first one, the only
+    /// key prekey messages carry), the session has moved past the chain the message belongs to
+    /// and holds no skipped key for it, so the message was decrypted before: a recognised
+    /// replay is `duplicateMessage` (SPEC §4 lets a message of an older chain whose key is gone
+    /// fail with any error). Any other failure is reported as it is.
+    private static func replayed(_ error: SessionError, _ message: PreKeyMessage, session: SessionState) -> SessionError {
+        guard error == .invalidMessage, !session.recognizesRatchetKey(of: message.message) else { return error }
+        return .duplicateMessage
     }
 
     /// The number of sessions and the current one, never a secret.
