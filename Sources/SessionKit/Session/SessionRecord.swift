@@ -435,9 +435,12 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// key prekey messages carry), the session has moved past the chain the message belongs to
     /// and holds no skipped key for it, so the message was decrypted before: a recognised
     /// replay is `duplicateMessage` (SPEC §4 lets a message of an older chain whose key is gone
-    /// fail with any error). Any other failure is reported as it is.
+    /// fail with any error). A prefix with the same EK_A but other bytes is not the one that
+    /// created the session (`invalidMessage` stays). Any other failure is reported as it is.
     private static func replayed(_ error: SessionError, _ message: PreKeyMessage, session: SessionState) -> SessionError {
-        guard error == .invalidMessage, !session.recognizesRatchetKey(of: message.message) else { return error }
+        // Only the prefix that created the session (all of it, not only its EK_A) names it.
+        guard error == .invalidMessage, ConstantTime.equals(message.prefix.digest, session.preKeyPrefixDigest),
+              !session.recognizesRatchetKey(of: message.message) else { return error }
         return .duplicateMessage
     }
 
