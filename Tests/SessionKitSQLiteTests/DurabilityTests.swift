@@ -64,7 +64,7 @@ final class DurabilityTests: XCTestCase {
         XCTAssertEqual(page.messages.map(\.messageID), ["m1"])
         let identity = try await store.localIdentity()
         let preKeys = try await store.loadPreKeys()
-        let trust = try await store.record(for: bob)
+        let trust = try await store.record(forUser: bob.userID)
         try store.close()
         XCTAssertNoThrow(try store.close(), "closing again does nothing")
         let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
@@ -84,7 +84,7 @@ final class DurabilityTests: XCTestCase {
         XCTAssertEqual(reopenedSession?.generation, session?.generation)
         let reopenedPreKeys = try await reopened.loadPreKeys()
         XCTAssertEqual(reopenedPreKeys?.serialized(), preKeys?.serialized())
-        let reopenedTrust = try await reopened.record(for: bob)
+        let reopenedTrust = try await reopened.record(forUser: bob.userID)
         XCTAssertNotNil(reopenedTrust)
         XCTAssertEqual(reopenedTrust, trust)
         let reopenedPage = try await reopened.archivedMessages(inConversation: "bob", limit: 10)
