@@ -58,7 +58,7 @@ let package = Package(
             dependencies: ["SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification"]
         ),
         .testTarget(name: "SignalPrimitivesTests", dependencies: ["SignalPrimitives", "CSodium"]),
-        .testTarget(name: "SessionKitTests", dependencies: ["SessionKit", "SessionKitMLKEM"]),
+        .testTarget(name: "SessionKitTests", dependencies: ["SessionKit", "SessionKitMLKEM", "CSodium"]),
         .testTarget(name: "VerificationTests", dependencies: ["Verification", "SessionKit", "SessionKitMLKEM"]),
         .testTarget(name: "SignalVectorKitTests", dependencies: ["SignalVectorKit"]),
         .testTarget(
