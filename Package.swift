@@ -62,14 +62,18 @@ let package = Package(
             name: "sessionkit-stress",
             dependencies: ["SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification"]
         ),
-        .testTarget(name: "SignalPrimitivesTests", dependencies: ["SignalPrimitives", "CSodium"]),
-        .testTarget(name: "SessionKitTests", dependencies: ["SessionKit", "SessionKitMLKEM", "SessionKitStoreConformance", "CSodium"]),
-        .testTarget(name: "VerificationTests", dependencies: ["Verification", "SessionKit", "SessionKitMLKEM"]),
+        // What the test targets share (a seeded generator, test addresses, a forwarding store, the
+        // checks that documents show the code the tests run); only test targets depend on it.
+        .target(name: "TestSupport", dependencies: ["SessionKit"], path: "Tests/TestSupport"),
+        .testTarget(name: "SignalPrimitivesTests", dependencies: ["SignalPrimitives", "CSodium", "TestSupport"]),
+        .testTarget(
+            name: "SessionKitTests", dependencies: ["SessionKit", "SessionKitMLKEM", "SessionKitStoreConformance", "CSodium", "TestSupport"]),
+        .testTarget(name: "VerificationTests", dependencies: ["Verification", "SessionKit", "SessionKitMLKEM", "TestSupport"]),
         .testTarget(name: "SignalVectorKitTests", dependencies: ["SignalVectorKit"]),
         .testTarget(
             name: "SessionKitSQLiteTests",
             dependencies: [
-                "SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification", "SessionKitStoreConformance",
+                "SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification", "SessionKitStoreConformance", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["Fixtures"]
@@ -80,7 +84,7 @@ let package = Package(
         .testTarget(
             name: "SessionKitSQLiteProcessTests",
             dependencies: [
-                "sessionkit-stress", "SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification",
+                "sessionkit-stress", "SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -1,5 +1,6 @@
 import SessionKit
 import SessionKitStoreConformance
+import TestSupport
 import XCTest
 
 /// The store conformance kit (`SessionKitStoreConformance`): the reference store passes every
@@ -57,25 +58,25 @@ final class StoreConformanceTests: XCTestCase {
 
 /// Saves every state over the stored one, whatever generation it was loaded with.
 actor LastWriterWinsStore: ForwardingProtocolStore {
-    nonisolated let base: any ProtocolStore
+    nonisolated let base: InMemoryProtocolStore
 
-    init(base: any ProtocolStore) { self.base = base }
+    init(base: InMemoryProtocolStore) { self.base = base }
 
     func commit(_ commit: StoreCommit) async throws(SessionError) {
         var rewritten = commit
         if let write = commit.session {
             var record = write.record
-            record.generation = try await base.loadSession(for: write.address)?.generation ?? 0
+            record.generation = await base.loadSession(for: write.address)?.generation ?? 0
             rewritten.store(record, for: write.address)
         }
         if let write = commit.sendingChain {
             var chain = write.chain
-            chain.generation = try await base.loadSendingChain(for: write.group)?.generation ?? 0
+            chain.generation = await base.loadSendingChain(for: write.group)?.generation ?? 0
             rewritten.store(chain, for: write.group)
         }
         if let write = commit.receiverState {
             var state = write.state
-            state.generation = try await base.loadReceiverState(for: write.group, sender: write.sender)?.generation ?? 0
+            state.generation = await base.loadReceiverState(for: write.group, sender: write.sender)?.generation ?? 0
             rewritten.store(state, for: write.group, sender: write.sender)
         }
         try await base.commit(rewritten)
@@ -85,9 +86,9 @@ actor LastWriterWinsStore: ForwardingProtocolStore {
 /// Copies the public parts of each commit into a new one, losing the one-time prekeys it uses
 /// up (`StoreCommit.applyPreKeyChanges(to:)` never runs).
 actor PreKeyForgettingStore: ForwardingProtocolStore {
-    nonisolated let base: any ProtocolStore
+    nonisolated let base: InMemoryProtocolStore
 
-    init(base: any ProtocolStore) { self.base = base }
+    init(base: InMemoryProtocolStore) { self.base = base }
 
     func commit(_ commit: StoreCommit) async throws(SessionError) {
         var copy = StoreCommit()
@@ -105,9 +106,9 @@ actor PreKeyForgettingStore: ForwardingProtocolStore {
 
 /// Writes a commit's session first, in a transaction of its own, then the rest.
 actor HalfCommitStore: ForwardingProtocolStore {
-    nonisolated let base: any ProtocolStore
+    nonisolated let base: InMemoryProtocolStore
 
-    init(base: any ProtocolStore) { self.base = base }
+    init(base: InMemoryProtocolStore) { self.base = base }
 
     func commit(_ commit: StoreCommit) async throws(SessionError) {
         guard let session = commit.session else { return try await base.commit(commit) }
