@@ -140,8 +140,8 @@ public struct PublishedPreKeys: Sendable, Hashable, CustomStringConvertible {
         }
         signedPreKey = signed
         lastResortKEMPreKey = lastResort
-        for key in addedOneTime { oneTime.append(key) }
-        for key in addedKEM { oneTimeKEM.append(key) }
+        oneTime.append(contentsOf: addedOneTime)
+        oneTimeKEM.append(contentsOf: addedKEM)
     }
 
     /// A bundle for a new session, taking (and removing) the oldest one-time prekey and, for a
@@ -316,6 +316,14 @@ struct KeyQueue<Key: IdentifiedPreKey>: Sendable, Hashable {
         order.append(key.id)
     }
 
+    /// Adds keys whose ids are not held (each once).
+    mutating func append(contentsOf keys: [Key]) {
+        guard !keys.isEmpty else { return }
+        byID.reserveCapacity(byID.count + keys.count)
+        order.reserveCapacity(order.count + keys.count)
+        for key in keys { append(key) }
+    }
+
     /// Removes and returns the oldest key.
     mutating func takeOldest() -> Key? {
         while head < order.count {
@@ -340,7 +348,7 @@ struct KeyQueue<Key: IdentifiedPreKey>: Sendable, Hashable {
     ) throws(PublishedPreKeysError) -> [Key] {
         var added: [Key] = []
         var addedByID: [UInt32: Key] = [:]
-        for key in keys {
+        for (position, key) in keys.enumerated() {
             if let held = byID[key.id] ?? addedByID[key.id] {
                 guard held == key else { throw .conflictingKey(id: key.id) }
                 continue
@@ -349,6 +357,11 @@ struct KeyQueue<Key: IdentifiedPreKey>: Sendable, Hashable {
             try check(key)
             guard count + added.count < PublishedPreKeys.maximumHeldKeys else {
                 throw .tooManyKeys(limit: PublishedPreKeys.maximumHeldKeys)
+            }
+            if added.isEmpty {
+                // At most the rest of the keys are added: size for them once, not key by key.
+                added.reserveCapacity(keys.count - position)
+                addedByID.reserveCapacity(keys.count - position)
             }
             addedByID[key.id] = key
             added.append(key)
