@@ -17,6 +17,10 @@ let package = Package(
         // XChaCha20-Poly1305 under an app-supplied storage key), on GRDB.swift and the system
         // SQLite (Debian: libsqlite3-dev). An app that does not import it builds no GRDB.
         .library(name: "SessionKitSQLite", targets: ["SessionKitSQLite"]),
+        // Checks that a custom ProtocolStore keeps the contract (generations compared and
+        // swapped, one transaction per commit, one session per one-time prekey): run it from an
+        // app's tests against its own store. Depends on SessionKit only (no XCTest).
+        .library(name: "SessionKitStoreConformance", targets: ["SessionKitStoreConformance"]),
         .executable(name: "signal-vectors", targets: ["signal-vectors"]),
     ],
     dependencies: [
@@ -45,6 +49,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        .target(name: "SessionKitStoreConformance", dependencies: ["SessionKit"]),
         // The conformance engine behind `signal-vectors`, shared with the test suite.
         .target(
             name: "SignalVectorKit",
@@ -57,14 +62,18 @@ let package = Package(
             name: "sessionkit-stress",
             dependencies: ["SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification"]
         ),
-        .testTarget(name: "SignalPrimitivesTests", dependencies: ["SignalPrimitives", "CSodium"]),
-        .testTarget(name: "SessionKitTests", dependencies: ["SessionKit", "SessionKitMLKEM"]),
-        .testTarget(name: "VerificationTests", dependencies: ["Verification", "SessionKit", "SessionKitMLKEM"]),
+        // What the test targets share (a seeded generator, test addresses, a forwarding store, the
+        // checks that documents show the code the tests run); only test targets depend on it.
+        .target(name: "TestSupport", dependencies: ["SessionKit"], path: "Tests/TestSupport"),
+        .testTarget(name: "SignalPrimitivesTests", dependencies: ["SignalPrimitives", "CSodium", "TestSupport"]),
+        .testTarget(
+            name: "SessionKitTests", dependencies: ["SessionKit", "SessionKitMLKEM", "SessionKitStoreConformance", "CSodium", "TestSupport"]),
+        .testTarget(name: "VerificationTests", dependencies: ["Verification", "SessionKit", "SessionKitMLKEM", "TestSupport"]),
         .testTarget(name: "SignalVectorKitTests", dependencies: ["SignalVectorKit"]),
         .testTarget(
             name: "SessionKitSQLiteTests",
             dependencies: [
-                "SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification",
+                "SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification", "SessionKitStoreConformance", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["Fixtures"]
@@ -75,7 +84,7 @@ let package = Package(
         .testTarget(
             name: "SessionKitSQLiteProcessTests",
             dependencies: [
-                "sessionkit-stress", "SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification",
+                "sessionkit-stress", "SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Crash safety for real: Alice and Bob, each a `sessionkit-stress` process on its own SQLite
@@ -96,18 +97,5 @@ final class CrashKillTests: XCTestCase {
             + "\(evidence.events("duplicate").count) redeliveries found duplicate, \(repeatedSteps) messages processed again after a "
             + "kill before their commit, \(resent) messages encrypted again after a kill before they were marked sent, "
             + "\(unposted) ciphertexts encrypted but never posted (killed before posting), runs per client \(evidence.starts)")
-    }
-}
-
-/// A small seeded generator for the kill times (`CRASH_SEED` reproduces a schedule's delays).
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -8,6 +8,7 @@ import GRDB
 @_spi(Testing) import SessionKit
 import SessionKitSQLite
 import SignalPrimitives
+import TestSupport
 @_spi(Testing) import Verification
 import XCTest
 

@@ -3,6 +3,7 @@ import GRDB
 @_spi(Testing) import SessionKit
 @testable import SessionKitSQLite
 import SignalPrimitives
+import TestSupport
 import XCTest
 
 /// What a committed transaction survives (`SQLiteStoreOptions.durability`), what `close()`

@@ -3,6 +3,7 @@ import GRDB
 @_spi(Testing) import SessionKit
 @testable import SessionKitSQLite
 import SignalPrimitives
+import TestSupport
 import XCTest
 
 /// Group members, kept group messages and the received-chain index in the SQLite store

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @_spi(Testing) import SessionKit
 @testable import SessionKitSQLite
+import SessionKitStoreConformance
 import SignalPrimitives
 import XCTest
 
@@ -185,5 +186,23 @@ final class ProtocolStoreTests: XCTestCase {
                        "the file has schema version 2, newer than this library supports (1)")
         XCTAssertEqual(KeyFileProblem.permissionsTooOpen(mode: 0o644).description,
                        "permissions 0644 let the group or others access it (0600 required)")
+    }
+}
+
+/// The store conformance kit (`SessionKitStoreConformance`) against `SQLiteProtocolStore`.
+final class SQLiteStoreConformanceTests: XCTestCase {
+    func testTheSQLiteStorePassesEveryConformanceRule() async throws {
+        let folder = try temporaryFolder()
+        var stores: [SQLiteProtocolStore] = []
+        let failures = await StoreConformance.failures { () async throws -> any ProtocolStore in
+            let store = try SQLiteProtocolStore(
+                path: folder.appendingPathComponent("conformance-\(stores.count).sqlite").path, storageKey: try fixtureStorageKey(),
+                options: SQLiteStoreOptions(durability: .processCrash))
+            stores.append(store)
+            return store
+        }
+        for store in stores { try store.close() }
+        XCTAssertEqual(stores.count, StoreConformanceRule.allCases.count, "one store per rule")
+        XCTAssertEqual(failures, [])
     }
 }

@@ -3,6 +3,7 @@ import GRDB
 @_spi(Testing) import SessionKit
 @testable import SessionKitSQLite
 import SignalPrimitives
+import TestSupport
 @_spi(Testing) import Verification
 import XCTest
 

@@ -10,11 +10,6 @@ let fixtureStorageKeyBytes: [UInt8] = Array(0 ..< 32)
 
 func fixtureStorageKey() throws -> StorageKey { try StorageKey(bytes: fixtureStorageKeyBytes) }
 
-/// An address for tests (the ids used are always valid).
-func address(_ userID: String, _ deviceID: UInt32) -> ProtocolAddress {
-    do { return try ProtocolAddress(userID: userID, deviceID: deviceID) } catch { preconditionFailure("invalid test address \(userID)") }
-}
-
 /// The package's `Tests/SessionKitSQLiteTests/Fixtures/`, found from this source file.
 let fixturesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
 
@@ -85,13 +80,5 @@ func thrownError(file: StaticString = #filePath, line: UInt = #line, _ body: () 
         return nil
     } catch {
         return error
-    }
-}
-
-/// An Ed25519 public key for tests whose 32 bytes are all `byte` (the trust store compares
-/// keys, it never uses them as points).
-func identityKey(_ byte: UInt8) -> Ed25519.PublicKey {
-    do { return try Ed25519.PublicKey(rawRepresentation: [UInt8](repeating: byte, count: 32)) } catch {
-        preconditionFailure("32 bytes are an Ed25519 key")
     }
 }

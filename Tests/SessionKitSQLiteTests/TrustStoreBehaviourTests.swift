@@ -2,6 +2,7 @@ import Foundation
 @_spi(Testing) import SessionKit
 @testable import SessionKitSQLite
 import SignalPrimitives
+import TestSupport
 @_spi(Testing) import Verification
 import XCTest
 
@@ -178,18 +179,5 @@ final class TrustStoreBehaviourTests: XCTestCase {
             let actual = try await sqlite.record(forUser: target.userID)
             XCTAssertEqual(actual, expected, "\(target)")
         }
-    }
-}
-
-/// A small deterministic generator for the random sequence (SplitMix64).
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

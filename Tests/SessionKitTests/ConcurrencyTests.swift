@@ -1,4 +1,5 @@
 import SignalPrimitives
+import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
 
@@ -147,7 +148,7 @@ final class ConcurrencyTests: XCTestCase {
         XCTAssertEqual(headers.map(\.counter).sorted(), Array(0 ..< UInt32(count)), "a new chain after Bob's reply: numbers 0…29, none twice")
 
         var received: [[UInt8]] = []
-        var generator = SeededGenerator(seed: 91)
+        var generator = SplitMix64(seed: 91)
         for ciphertext in ciphertexts.shuffled(using: &generator) {
             received.append(try await bob.manager.decrypt(ciphertext, from: alice.address).plaintext)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import SignalPrimitives
+import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
 
@@ -325,7 +326,7 @@ final class CrashingApp {
     private(set) var decryptedEnvelopes: [Int: Int] = [:]
 
     init(_ userID: String, seed: UInt64) async throws {
-        address = SessionKitTests.address(userID, 1)
+        address = TestSupport.address(userID, 1)
         random = SeededRandomSource(seed: seed)
         await disk.write(["identity": try IdentityKeyPair(using: random).serialized()])
         store = DiskStore(disk: disk)
@@ -365,7 +366,7 @@ final class CrashingApp {
         for name in await disk.names(withPrefix: "outbox/") {
             guard let entry = await disk.read(name), let text = String(bytes: entry, encoding: .utf8) else { continue }
             let parts = text.split(separator: "|", maxSplits: 1).map(String.init)
-            let recipient = SessionKitTests.address(parts[0], 1)
+            let recipient = TestSupport.address(parts[0], 1)
             do {
                 let message = try await manager.encrypt(Array(parts[1].utf8), to: recipient)
                 await server.post(message, from: address, to: recipient)

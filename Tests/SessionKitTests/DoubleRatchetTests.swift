@@ -279,7 +279,7 @@ final class DoubleRatchetTests: XCTestCase {
         let someKey = try X25519.PrivateKey(using: SeededRandomSource(seed: 5)).publicKey.rawRepresentation
         var header = [WireType.ratchetMessage] + someKey
         header.appendBigEndian(UInt32(conversation.configuration.maxSkip + 1))
-        header.appendBigEndian(0)
+        header.appendBigEndian(UInt32(0))
         assertFails(.tooManySkippedMessages, &conversation) { _ = try $0.aliceReceives(header + [UInt8](repeating: 0, count: 80)) }
     }
 

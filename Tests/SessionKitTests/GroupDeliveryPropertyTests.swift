@@ -1,4 +1,5 @@
 import SignalPrimitives
+import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
 
@@ -94,7 +95,7 @@ final class GroupDeliveryPropertyTests: XCTestCase {
     func testRandomDeliverySchedulesInAGroupOfFive() throws {
         let memberCount = 5
         let messageCount = 10_000
-        var rng = SeededGenerator(seed: 0x5EED_6A0F)
+        var rng = SplitMix64(seed: 0x5EED_6A0F)
         let keySource = SeededRandomSource(seed: 0xC4A1_7E57)
         let group = groupID("property group")
         let addresses = (0 ..< memberCount).map { address("member-\($0)", UInt32($0 + 1)) }

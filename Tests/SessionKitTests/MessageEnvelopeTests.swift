@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 @testable import SessionKit
 
@@ -82,6 +83,32 @@ final class MessageEnvelopeTests: XCTestCase {
             XCTAssertThrowsError(try MessageEnvelope(text: text), text) { error in
                 XCTAssertEqual(error as? EnvelopeError, expected, text)
             }
+        }
+    }
+
+    func testNumbersMustBeCanonicalIntegers() throws {
+        // Found by the review: `"device": 1.0`, `1e0` and `-0` decoded as 1 and 0, so one
+        // envelope had several texts (and two readers could disagree on a number).
+        let recipient = #""recipient":{"device":2,"user":"bob"}"#
+        for number in ["1.0", "1e0", "1E0", "1e+0", "10e-1", "1.5", "01", "001", "-0", "-0.0", "0e0", "1.", "+1"] {
+            let device = #"{"v":1,"sender":{"device":\#(number),"user":"alice"},\#(recipient),"kind":"message","body":"AQ=="}"#
+            XCTAssertThrowsError(try MessageEnvelope(text: device), device) { error in
+                XCTAssertEqual(error as? EnvelopeError, number == "+1" || number == "1." ? .notAJSONObject : .invalidField("device"), device)
+            }
+            let version = #"{"v":\#(number),"sender":{"device":1,"user":"alice"},\#(recipient),"kind":"message","body":"AQ=="}"#
+            XCTAssertThrowsError(try MessageEnvelope(text: version), version) { error in
+                XCTAssertEqual(error as? EnvelopeError, number == "+1" || number == "1." ? .notAJSONObject : .invalidField("v"), version)
+            }
+        }
+        // A number anywhere in the text is checked, also in a field the envelope does not define.
+        XCTAssertThrowsError(try MessageEnvelope(
+            text: #"{"v":1,"sender":{"device":1,"user":"alice"},\#(recipient),"kind":"message","body":"AQ==","x":[0,1.0]}"#)) {
+            XCTAssertEqual($0 as? EnvelopeError, .invalidField("x"))
+        }
+        // Canonical integers still decode: 0 and the largest device id.
+        for device: UInt32 in [0, 7, .max] {
+            let text = #"{"v":1,"sender":{"device":\#(device),"user":"alice"},\#(recipient),"kind":"message","body":"AQ=="}"#
+            XCTAssertEqual(try MessageEnvelope(text: text).sender.deviceID, device)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SignalPrimitives
+import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
 
@@ -135,8 +136,8 @@ actor FakeServer {
 
 /// A store that forwards to an `InMemoryProtocolStore` and can fail writes, yield on every
 /// call (to provoke interleavings).
-actor InstrumentedStore: ProtocolStore {
-    let base: InMemoryProtocolStore
+actor InstrumentedStore: ForwardingProtocolStore {
+    nonisolated let base: InMemoryProtocolStore
     private var failWrites = false
     private var yields = false
     private(set) var writeAttempts = 0
@@ -159,8 +160,6 @@ actor InstrumentedStore: ProtocolStore {
         if failWrites { throw .storage("injected write failure") }
     }
 
-    func localIdentity() async throws(SessionError) -> IdentityKeyPair { await base.localIdentity() }
-
     func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
         await pause()
         try decode()
@@ -171,8 +170,6 @@ actor InstrumentedStore: ProtocolStore {
         try write()
         await base.deleteSession(for: address)
     }
-
-    func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { await base.deviceIDs(ofUser: userID) }
 
     func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
         await pause()
@@ -211,16 +208,6 @@ actor InstrumentedStore: ProtocolStore {
         try write()
         await base.removeReceiverState(for: group, sender: sender)
     }
-
-    func loadGroupMembers(for group: GroupID) async throws(SessionError) -> Set<ProtocolAddress> {
-        await base.loadGroupMembers(for: group)
-    }
-
-    func loadPendingGroupMessages(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> [PendingGroupMessage] {
-        await base.loadPendingGroupMessages(for: group, sender: sender)
-    }
-
-    func holdsReceiverChain(_ chainID: [UInt8]) async throws(SessionError) -> Bool { await base.holdsReceiverChain(chainID) }
 }
 
 /// One device: identity, store, trust evaluator and manager, with its prekeys published.
@@ -238,7 +225,7 @@ struct TestDevice {
         policy: PreKeyPolicy = .default, identity: IdentityKeyPair? = nil, kem: (any KeyEncapsulationMechanism)? = nil,
         configuration: SessionConfiguration = .default, preKeys: LocalPreKeys? = nil, publish: Bool = true
     ) async throws {
-        address = SessionKitTests.address(userID, deviceID)
+        address = TestSupport.address(userID, deviceID)
         random = SeededRandomSource(seed: seed)
         self.identity = try identity ?? IdentityKeyPair(using: random)
         base = InMemoryProtocolStore(identity: self.identity, preKeys: preKeys)

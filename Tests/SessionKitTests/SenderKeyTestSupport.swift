@@ -1,6 +1,7 @@
 import Foundation
 import SignalPrimitives
 @_spi(Testing) @testable import SessionKit
+import TestSupport
 
 /// Deterministic randomness and small builders shared by the sender-key and self-encryption tests.
 enum GroupTestSupport {
@@ -13,7 +14,7 @@ enum GroupTestSupport {
     }
 
     /// `count` bytes from `generator`.
-    static func bytes(_ count: Int, using generator: inout SeededGenerator) -> [UInt8] {
+    static func bytes(_ count: Int, using generator: inout SplitMix64) -> [UInt8] {
         (0 ..< count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
@@ -26,7 +27,7 @@ enum GroupTestSupport {
     static func chainAndReceiver(
         seed: UInt64, iteration: UInt32 = 0, group: GroupID = group, sender: ProtocolAddress = sender
     ) throws -> (SenderKeySendingChain, SenderKeyReceiverState) {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         let signing = try Ed25519.PrivateKey(seed: bytes(32, using: &generator))
         let chain = try SenderKeySendingChain(
             group: group, sender: sender, initialChainKey: bytes(32, using: &generator), signingKey: signing, iteration: iteration)

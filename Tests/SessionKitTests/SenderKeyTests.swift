@@ -1,4 +1,5 @@
 import SignalPrimitives
+import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
 
@@ -79,7 +80,7 @@ final class SenderKeyTests: XCTestCase {
     }
 
     func testMessageMatchesTheSpecFormulasBuiltFromPrimitives() throws {
-        var generator = SeededGenerator(seed: 3)
+        var generator = SplitMix64(seed: 3)
         let signing = try Ed25519.PrivateKey(seed: Support.bytes(32, using: &generator))
         let initial = Support.bytes(32, using: &generator)
         var sender = try SenderKeySendingChain(group: group, sender: member, initialChainKey: initial, signingKey: signing, iteration: 1)
@@ -153,7 +154,7 @@ final class SenderKeyTests: XCTestCase {
     /// refused even when its ciphertext and signature are valid for what it carries (a sender
     /// giving different members different chain keys under one chain id).
     func testAMessageWhoseCommitmentDoesNotMatchItsKeyIsInvalidMessage() throws {
-        var generator = SeededGenerator(seed: 8)
+        var generator = SplitMix64(seed: 8)
         let signing = try Ed25519.PrivateKey(seed: Support.bytes(32, using: &generator))
         let initial = Support.bytes(32, using: &generator)
         let sender = try SenderKeySendingChain(group: group, sender: member, initialChainKey: initial, signingKey: signing)
@@ -342,7 +343,7 @@ final class SenderKeyTests: XCTestCase {
     }
 
     func testAuthenticPlaintextWithoutValidPaddingIsInvalidPadding() throws {
-        var generator = SeededGenerator(seed: 35)
+        var generator = SplitMix64(seed: 35)
         let signing = try Ed25519.PrivateKey(seed: Support.bytes(32, using: &generator))
         let initial = Support.bytes(32, using: &generator)
         let sender = try SenderKeySendingChain(group: group, sender: member, initialChainKey: initial, signingKey: signing)
@@ -360,7 +361,7 @@ final class SenderKeyTests: XCTestCase {
     func testTamperedCiphertextWithValidSignatureIsInvalidMessage() throws {
         // Only the chain's signer can produce this: a correctly signed message whose commitment
         // or tag is wrong.
-        var generator = SeededGenerator(seed: 36)
+        var generator = SplitMix64(seed: 36)
         let signing = try Ed25519.PrivateKey(seed: Support.bytes(32, using: &generator))
         let initial = Support.bytes(32, using: &generator)
         let sender = try SenderKeySendingChain(group: group, sender: member, initialChainKey: initial, signingKey: signing)
@@ -380,7 +381,7 @@ final class SenderKeyTests: XCTestCase {
     func testLastIterationIsUsedOnceThenChainIsExhausted() throws {
         // A chain just before its last iteration, loaded through the documented version-2 blob
         // layout: Encode(group) || Encode(sender) || chain_id || u64(iteration) || chain_key || signing_seed.
-        var generator = SeededGenerator(seed: 37)
+        var generator = SplitMix64(seed: 37)
         let key = Support.bytes(32, using: &generator)
         let seed = Support.bytes(32, using: &generator)
         let id = Support.bytes(32, using: &generator)

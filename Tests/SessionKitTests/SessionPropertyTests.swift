@@ -1,4 +1,5 @@
 import SignalPrimitives
+import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
 
@@ -25,7 +26,7 @@ final class SessionPropertyTests: XCTestCase {
     }
 
     func testRandomDeliverySchedulesDecryptEveryGenuineMessageExactlyOnce() throws {
-        var rng = SeededGenerator(seed: 0x5E55_1011)
+        var rng = SplitMix64(seed: 0x5E55_1011)
         var conversation = try Conversation(seed: 41)
         var inFlight: [Party: [Envelope]] = [.alice: [], .bob: []]      // keyed by receiver
         var delivered: [Party: [Envelope]] = [.alice: [], .bob: []]
@@ -121,7 +122,7 @@ final class SessionPropertyTests: XCTestCase {
     }
 
     /// A corrupted copy of an undelivered genuine message and the error it must give.
-    private func corrupt(_ bytes: [UInt8], using rng: inout SeededGenerator) -> ([UInt8], SessionError) {
+    private func corrupt(_ bytes: [UInt8], using rng: inout SplitMix64) -> ([UInt8], SessionError) {
         let headerStart = bytes.first == WireType.preKeyMessage ? (bytes[69] == 0x01 ? 74 : 70) : 0
         let bodyStart = headerStart + RatchetMessage.headerByteCount
         switch Corruption.allCases.randomElement(using: &rng) ?? .ciphertextBit {

@@ -1,5 +1,6 @@
 import Foundation
 import SignalPrimitives
+import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
 import SessionKitMLKEM
@@ -7,10 +8,10 @@ import SessionKitMLKEM
 /// A deterministic random source (SplitMix64) that counts how often it was asked for bytes.
 final class SeededRandomSource: RandomSource, @unchecked Sendable {
     private let lock = NSLock()
-    private var generator: SeededGenerator
+    private var generator: SplitMix64
     private var fills = 0
 
-    init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
+    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
     func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         lock.lock()
@@ -25,29 +26,6 @@ final class SeededRandomSource: RandomSource, @unchecked Sendable {
         defer { lock.unlock() }
         return fills
     }
-}
-
-/// A seeded generator for test schedules (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// An address for tests (the ids used are always valid).
-func address(_ userID: String, _ deviceID: UInt32) -> ProtocolAddress {
-    do { return try ProtocolAddress(userID: userID, deviceID: deviceID) } catch { preconditionFailure("invalid test address \(userID)") }
-}
-
-/// A group id for tests (the ids used are always valid).
-func groupID(_ name: String) -> GroupID {
-    do { return try GroupID(name) } catch { preconditionFailure("invalid test group \(name)") }
 }
 
 /// `Encode(address)` of SPEC §1, written out independently of `ProtocolAddress.encoded`:

@@ -1,4 +1,5 @@
 import SignalPrimitives
+import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
 
@@ -292,8 +293,8 @@ final class StoreGenerationTests: XCTestCase {
 /// (another writer always got there first), and serve an older copy of a record once (as if
 /// another process committed a newer one between this process's load and its decryption).
 /// Everything else goes to `base`.
-actor ScriptedStore: ProtocolStore {
-    let base: InMemoryProtocolStore
+actor ScriptedStore: ForwardingProtocolStore {
+    nonisolated let base: InMemoryProtocolStore
     private let refusesEveryCommit: Bool
     private var stale: [ProtocolAddress: SessionRecord] = [:]
     private(set) var commits = 0
@@ -319,27 +320,4 @@ actor ScriptedStore: ProtocolStore {
         if refusesEveryCommit { throw .staleState }
         try await base.commit(commit)
     }
-
-    func localIdentity() async throws(SessionError) -> IdentityKeyPair { await base.localIdentity() }
-    func deleteSession(for address: ProtocolAddress) async throws(SessionError) { await base.deleteSession(for: address) }
-    func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { await base.deviceIDs(ofUser: userID) }
-    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet { try await base.preKeys(for: prefix) }
-    func loadPreKeys() async throws(SessionError) -> LocalPreKeys? { await base.loadPreKeys() }
-    func updatePreKeys<Result: Sendable>(
-        _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
-    ) async throws(SessionError) -> Result {
-        try await base.updatePreKeys(update)
-    }
-    func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? { await base.loadSendingChain(for: group) }
-    func loadReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> SenderKeyReceiverState? {
-        await base.loadReceiverState(for: group, sender: sender)
-    }
-    func removeReceiverState(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) {
-        await base.removeReceiverState(for: group, sender: sender)
-    }
-    func loadGroupMembers(for group: GroupID) async throws(SessionError) -> Set<ProtocolAddress> { await base.loadGroupMembers(for: group) }
-    func loadPendingGroupMessages(for group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> [PendingGroupMessage] {
-        await base.loadPendingGroupMessages(for: group, sender: sender)
-    }
-    func holdsReceiverChain(_ chainID: [UInt8]) async throws(SessionError) -> Bool { await base.holdsReceiverChain(chainID) }
 }

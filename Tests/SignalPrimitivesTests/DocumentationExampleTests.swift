@@ -1,5 +1,6 @@
 import Foundation
 import SignalPrimitives
+import TestSupport
 import XCTest
 
 /// The example of SignalPrimitives' documentation landing page
@@ -24,18 +25,11 @@ final class DocumentationExampleTests: XCTestCase {
     }
 
     func testTheLandingPageShowsExactlyTheLinesThatRunHere() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let page = try String(
-            contentsOf: root.appendingPathComponent("Sources/SignalPrimitives/SignalPrimitives.docc/SignalPrimitives.md"), encoding: .utf8)
-        let source = try String(contentsOf: here, encoding: .utf8)
-        let open = try XCTUnwrap(page.range(of: "```swift\n"))
-        let close = try XCTUnwrap(page[open.upperBound...].range(of: "```"))
-        let shown = page[open.upperBound ..< close.lowerBound].split(separator: "\n").map(String.init)
-            .filter { !$0.hasPrefix("import ") }
-        let begin = try XCTUnwrap(source.range(of: "// example begins\n"))
-        let end = try XCTUnwrap(source.range(of: "        // example ends"))
-        let run = source[begin.upperBound ..< end.lowerBound].split(separator: "\n").map { String($0.dropFirst(8)) }
+        let page = try PackageDocuments.text("Sources/SignalPrimitives/SignalPrimitives.docc/SignalPrimitives.md")
+        let shown = try PackageDocuments.firstSwiftBlock(in: page)
+        let run = try PackageDocuments.lines(
+            of: try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8),
+            between: "// example begins", and: "// example ends", indentation: 8)
         XCTAssertEqual(shown, run)
     }
 }

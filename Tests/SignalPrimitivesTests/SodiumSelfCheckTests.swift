@@ -24,6 +24,10 @@ final class SodiumSelfCheckTests: XCTestCase {
         }
         XCTAssertEqual(rc, 0)
         XCTAssertEqual(sum, Sodium.mixedOrderPoint)
+        // It is not −B (B with the sign bit set), which is in the prime-order subgroup.
+        let minusB = Array(Sodium.basePoint.dropLast()) + [Sodium.basePoint[31] | 0x80]
+        XCTAssertNotEqual(minusB, Sodium.mixedOrderPoint)
+        XCTAssertEqual(minusB.withUnsafeBufferPointer { crypto_core_ed25519_is_valid_point($0.baseAddress!) }, 1)
         // And B is the generator libsodium uses.
         var generator = [UInt8](repeating: 0, count: 32)
         var one = [UInt8](repeating: 0, count: 32)

@@ -1,5 +1,6 @@
 import SessionKit
 import SessionKitMLKEM
+import TestSupport
 import Verification
 import XCTest
 
@@ -13,8 +14,7 @@ final class DocumentationExampleTests: XCTestCase {
     /// documentation tests appears in its article, line for line (indentation and blank lines
     /// aside), so that the articles cannot drift from the code that is compiled and run.
     func testTheArticlesShowTheLinesTheseTestsRun() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = PackageDocuments.root
         var articles: [String: [String]] = [:]
         for module in ["SessionKit", "Verification", "SessionKitSQLite"] {
             let catalog = root.appendingPathComponent("Sources/\(module)/\(module).docc")

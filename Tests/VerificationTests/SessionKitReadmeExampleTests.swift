@@ -1,5 +1,6 @@
 import Foundation
 import SessionKit
+import TestSupport
 import Verification
 import XCTest
 
@@ -43,31 +44,19 @@ final class SessionKitReadmeExampleTests: XCTestCase {
     }
 
     func testTheReadmeShowsExactlyTheLinesThatRunHere() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: here, encoding: .utf8)
-
-        let section = try XCTUnwrap(readme.range(of: "## A first session"))
-        let afterSection = readme[section.upperBound...]
-        let open = try XCTUnwrap(afterSection.range(of: "```swift\n"))
-        let close = try XCTUnwrap(afterSection[open.upperBound...].range(of: "```"))
-        let shown = afterSection[open.upperBound ..< close.lowerBound]
-            .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            .filter { !$0.hasPrefix("import ") }
-        let begin = try XCTUnwrap(source.range(of: "// README example begins\n"))
-        let end = try XCTUnwrap(source.range(of: "        // README example ends"))
-        let run = source[begin.upperBound ..< end.lowerBound]
-            .split(separator: "\n", omittingEmptySubsequences: false).map { String($0.dropFirst(8)) }
-        XCTAssertEqual(shown.drop { $0.isEmpty }.map { $0 }, run.map { $0 })
+        let shown = try PackageDocuments.firstSwiftBlock(
+            in: try PackageDocuments.text("README.md"), after: "## A first session", keepingEmptyLines: true)
+        let run = try PackageDocuments.lines(
+            of: try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8),
+            between: "// README example begins", and: "// README example ends", indentation: 8, keepingEmptyLines: true)
+        XCTAssertEqual(Array(shown.drop { $0.isEmpty }), run)
     }
 
     /// The README's block, as a user pastes it into a `main.swift`, compiles as top-level code
     /// (type-checked by `swiftc` against the modules this test run was built with).
     func testTheReadmeExampleCompilesAsTopLevelCode() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let root = PackageDocuments.root
+        let readme = try PackageDocuments.text("README.md")
         let section = try XCTUnwrap(readme.range(of: "## A first session"))
         let open = try XCTUnwrap(readme[section.upperBound...].range(of: "```swift\n"))
         let close = try XCTUnwrap(readme[open.upperBound...].range(of: "```"))

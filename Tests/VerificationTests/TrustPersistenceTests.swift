@@ -1,5 +1,6 @@
 @_spi(Testing) import SessionKit
 import SignalPrimitives
+import TestSupport
 @_spi(Testing) import Verification
 import XCTest
 

@@ -1,4 +1,5 @@
 @_spi(Testing) import SessionKit
+import TestSupport
 @_spi(Testing) import Verification
 import XCTest
 

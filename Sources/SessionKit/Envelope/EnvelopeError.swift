@@ -22,7 +22,9 @@ public enum EnvelopeError: Error, Equatable, Hashable, Sendable, CustomStringCon
     /// A field appears twice in one object (two readers could take different copies).
     case repeatedField(String)
     /// A field holds a value of the wrong type or out of range: not canonical base64, an
-    /// address whose user id is not 1–255 UTF-8 bytes, an unknown kind, an empty body.
+    /// address whose user id is not 1–255 UTF-8 bytes, an unknown kind, an empty body, a
+    /// number that is not a canonical integer (`1.0`, `1e0`, `01`, `-0`: numbers are integers
+    /// written one way only).
     case invalidField(String)
     /// The fields do not fit the kind: a group kind without `group`, a pairwise message with a
     /// `group`, a pairwise kind without `recipient`, a group message with one.

@@ -24,8 +24,8 @@ import Foundation
 /// | `body` | the message's bytes in base64 (1 to `maximumBodyByteCount` bytes) |
 ///
 /// Decoding is strict: an unknown or repeated field, a missing one, a field that does not fit
-/// the kind, a base64 text that is not canonical or a version other than 1 is an
-/// `EnvelopeError`, never a guess. The envelope is public metadata (the server sees it): it
+/// the kind, a base64 text that is not canonical, a number that is not a canonical integer
+/// (`1.0`, `1e0`, `01`, `-0`) or a version other than 1 is an `EnvelopeError`, never a guess. The envelope is public metadata (the server sees it): it
 /// holds no secret, and its `sender` is only a claim: a message re-attributed to another
 /// sender does not decrypt (SPEC §3, §5).
 ///

@@ -1,8 +1,8 @@
-/// Checks that a text is exactly one JSON object (RFC 8259) in which no object repeats a key
-/// and no key holds an escape,
-/// before `JSONDecoder` reads it: Foundation's decoder silently takes the first of two equal
-/// keys, and two readers that disagree on a repeated `body` or `sender` would see two
-/// different messages in one envelope.
+/// Checks that a text is exactly one JSON object (RFC 8259) in which no object repeats a key,
+/// no key holds an escape and every number is a canonical integer, before `JSONDecoder` reads
+/// it: Foundation's decoder silently takes the first of two equal keys, and reads `1.0`, `1e0`
+/// and `-0` as the integers 1 and 0, so two readers could see two different messages in one
+/// envelope, and one envelope would have several texts.
 struct StrictJSONScanner {
     /// Why the text was refused (mapped to `EnvelopeError`).
     enum Failure: Error {
@@ -15,13 +15,15 @@ struct StrictJSONScanner {
     /// Nesting deeper than this is refused (an envelope nests two levels).
     private static let maximumDepth = 16
 
-    /// Throws `EnvelopeError.notAJSONObject`, or `.repeatedField` for a repeated key, unless
-    /// `bytes` is one JSON object with unique keys.
+    /// Throws `EnvelopeError.notAJSONObject`, `.repeatedField` for a repeated key, or
+    /// `.invalidField` (naming the innermost field it is in) for a number that is not a
+    /// canonical integer (`-?(0|[1-9][0-9]*)`, and not `-0`), unless `bytes` is one JSON object
+    /// with unique keys and canonical integers.
     static func checkObject(_ bytes: [UInt8]) throws {
         var scanner = StrictJSONScanner(bytes: bytes)
         scanner.skipWhitespace()
         guard scanner.peek() == UInt8(ascii: "{") else { throw EnvelopeError.notAJSONObject }
-        try scanner.value()
+        try scanner.value(in: nil)
         scanner.skipWhitespace()
         guard scanner.index == bytes.count else { throw EnvelopeError.notAJSONObject }
     }
@@ -44,16 +46,17 @@ struct StrictJSONScanner {
         while let byte = peek(), byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
     }
 
-    private mutating func value() throws {
+    /// A value of the field `field` (the innermost key it is under; `nil` at the top).
+    private mutating func value(in field: [UInt8]?) throws {
         skipWhitespace()
         switch peek() {
         case UInt8(ascii: "{"): try object()
-        case UInt8(ascii: "["): try array()
+        case UInt8(ascii: "["): try array(in: field)
         case UInt8(ascii: "\""): _ = try string()
         case UInt8(ascii: "t"): try literal("true")
         case UInt8(ascii: "f"): try literal("false")
         case UInt8(ascii: "n"): try literal("null")
-        default: try number()
+        default: try number(in: field)
         }
     }
 
@@ -80,7 +83,7 @@ struct StrictJSONScanner {
                 }
                 scanner.skipWhitespace()
                 try scanner.expect(UInt8(ascii: ":"))
-                try scanner.value()
+                try scanner.value(in: key)
                 scanner.skipWhitespace()
                 switch try scanner.next() {
                 case UInt8(ascii: ","): continue
@@ -91,13 +94,13 @@ struct StrictJSONScanner {
         }
     }
 
-    private mutating func array() throws {
+    private mutating func array(in field: [UInt8]?) throws {
         try nested { scanner in
             try scanner.expect(UInt8(ascii: "["))
             scanner.skipWhitespace()
             if scanner.peek() == UInt8(ascii: "]") { scanner.index += 1; return }
             while true {
-                try scanner.value()
+                try scanner.value(in: field)
                 scanner.skipWhitespace()
                 switch try scanner.next() {
                 case UInt8(ascii: ","): continue
@@ -142,21 +145,33 @@ struct StrictJSONScanner {
         for byte in UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount) { try expect(byte) }
     }
 
-    private mutating func number() throws {
-        if peek() == UInt8(ascii: "-") { index += 1 }
+    /// A number, which must be a canonical integer: an optional minus, then 0 or digits not
+    /// starting with 0; no fraction, no exponent, no `-0`. A JSON number that is not one
+    /// (`1.0`, `1e0`, `01`, `-0`) is `EnvelopeError.invalidField(field)`; what is not a JSON
+    /// number at all is a syntax error.
+    private mutating func number(in field: [UInt8]?) throws {
+        let invalid = EnvelopeError.invalidField(field.map { String(decoding: $0, as: UTF8.self) } ?? "envelope")
+        let negative = peek() == UInt8(ascii: "-")
+        if negative { index += 1 }
         guard let first = peek(), (0x30 ... 0x39).contains(first) else { throw Failure.syntax }
         index += 1
-        if first != 0x30 { digits() }
+        if first == 0x30 {
+            // A leading zero (`01`) or a negative zero.
+            if let next = peek(), (0x30 ... 0x39).contains(next) { throw invalid }
+            if negative { throw invalid }
+        } else {
+            digits()
+        }
         if peek() == UInt8(ascii: ".") {
             index += 1
             guard try requireDigit() else { throw Failure.syntax }
-            digits()
+            throw invalid
         }
         if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
             index += 1
             if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { index += 1 }
             guard try requireDigit() else { throw Failure.syntax }
-            digits()
+            throw invalid
         }
     }
 

@@ -6,6 +6,9 @@
 /// compares and swaps each state's generation (`StoreCommit`). `InMemoryProtocolStore` is the
 /// reference implementation; `SessionKitSQLite`'s `SQLiteProtocolStore` keeps everything in an
 /// encrypted SQLite file.
+///
+/// A store of your own must keep the contract of `commit(_:)`; the
+/// `SessionKitStoreConformance` product checks it (run it in your tests).
 public protocol ProtocolStore: SessionStore, IdentityKeyStore, PreKeyStore, SenderKeyStore, GroupStore {
     /// Applies every write of `commit` atomically, or none:
     /// - each state is written only when its stored generation equals the state's `generation`

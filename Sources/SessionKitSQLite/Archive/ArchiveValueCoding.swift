@@ -1,3 +1,4 @@
+@_spi(Storage) import SessionKit
 import SignalPrimitives
 
 /// The sealed value of an `archive` row (value version 1):

@@ -1,3 +1,4 @@
+@_spi(Storage) import SessionKit
 import SignalPrimitives
 
 /// Seals and opens the store's values, and hashes the ids that serve as row keys.

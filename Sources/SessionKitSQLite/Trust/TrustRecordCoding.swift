@@ -1,3 +1,4 @@
+@_spi(Storage) import SessionKit
 import SignalPrimitives
 import Verification
 

@@ -9,7 +9,8 @@ import CSodium
 /// Self-check. libsodium releases before the fix of CVE-2025-69277 accept some mixed-order
 /// points (a prime-order point plus the point of order 2) in
 /// `crypto_core_ed25519_is_valid_point`. Once, at initialisation, the library asks the linked
-/// libsodium about such a point (−B, B the base point) and about B itself; where the answer is
+/// libsodium about such a point (B + T, B the base point and T = (0, −1) the point of order 2)
+/// and about B itself; where the answer is
 /// wrong, `pointValidationIsSound` is false and every operation that validates points throws
 /// `CryptoError.unsoundPointValidation` instead of accepting a point it should refuse.
 public enum Sodium {
@@ -36,8 +37,10 @@ public enum Sodium {
     private static let pointValidationCheck: Bool =
         isInitialized && checkPointValidation { crypto_core_ed25519_is_valid_point($0) }
 
-    /// −B = B + (0, −1): in the curve, of order 2·L, so outside the prime-order subgroup. Affected
-    /// libsodium releases accept it, since their subgroup check only looked at L·P's X coordinate.
+    /// B + T, T = (0, −1) the point of order 2: the point (−x_B, −y_B) (y = −4/5 mod p, the sign
+    /// bit set), on the curve, of order 2·L, so outside the prime-order subgroup. (Not −B =
+    /// (−x_B, y_B), which is in the subgroup.) Affected libsodium releases accept it, since their
+    /// subgroup check only looked at L·P's X coordinate (L·(B + T) = T, whose X is 0).
     static let mixedOrderPoint: [UInt8] =
         [0x95] + [UInt8](repeating: 0x99, count: 31)
     /// The base point B (y = 4/5).

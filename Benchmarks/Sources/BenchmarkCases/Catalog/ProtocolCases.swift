@@ -95,6 +95,7 @@ enum ProtocolCases {
                 swiftCrypto: nil),
             sessionSave(f),
             sessionLoad(f),
+            PublishedPreKeysCase.merge,
             .probing(
                 name: "safety-number", summary: "60-digit safety number and scannable form, 5200 iterations per party",
                 group: .protocol, targets: RatioTargets(floor: 1.05),

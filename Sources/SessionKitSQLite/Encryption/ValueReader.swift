@@ -1,26 +1,3 @@
-extension Array where Element == UInt8 {
-    /// Appends `value` big-endian.
-    mutating func appendBigEndian(_ value: UInt32) {
-        append(UInt8(truncatingIfNeeded: value >> 24))
-        append(UInt8(truncatingIfNeeded: value >> 16))
-        append(UInt8(truncatingIfNeeded: value >> 8))
-        append(UInt8(truncatingIfNeeded: value))
-    }
-
-    /// Appends `value` big-endian (two's complement).
-    mutating func appendBigEndian(_ value: Int64) {
-        let bits = UInt64(bitPattern: value)
-        appendBigEndian(UInt32(truncatingIfNeeded: bits >> 32))
-        appendBigEndian(UInt32(truncatingIfNeeded: bits))
-    }
-
-    /// Appends `value` big-endian.
-    mutating func appendBigEndian(_ value: UInt16) {
-        append(UInt8(truncatingIfNeeded: value >> 8))
-        append(UInt8(truncatingIfNeeded: value))
-    }
-}
-
 /// Reads the fields of an opened value; any overrun sets nothing and throws.
 struct ValueReader {
     private let bytes: UnsafeRawBufferPointer

@@ -1,0 +1,122 @@
+import SessionKit
+import SessionKitStoreConformance
+import TestSupport
+import XCTest
+
+/// The store conformance kit (`SessionKitStoreConformance`): the reference store passes every
+/// rule, and stores that break the contract the way a hand-written store could are caught.
+final class StoreConformanceTests: XCTestCase {
+    func testTheInMemoryStorePassesEveryRule() async {
+        let failures = await StoreConformance.failures { InMemoryProtocolStore(identity: try IdentityKeyPair()) }
+        XCTAssertEqual(failures, [])
+    }
+
+    func testTheKitCatchesAStoreThatDropsTheCompareAndSwap() async {
+        // Last writer wins: every state is saved over the stored one, as a naive Core Data
+        // store that saves the objects it is given would.
+        let failures = await StoreConformance.failures {
+            LastWriterWinsStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
+        }
+        let broken = Set(failures.map(\.rule))
+        XCTAssertTrue(broken.isSuperset(of: [
+            .sessionGenerations, .generationsAfterDeletion, .sendingChainGenerations, .receiverStateGenerations, .atomicCommits,
+        ]), "\(failures)")
+        XCTAssertFalse(broken.contains(.groupMembers), "\(failures)")
+        XCTAssertFalse(broken.contains(.pendingGroupMessages), "\(failures)")
+        do {
+            try await StoreConformance.check { LastWriterWinsStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair())) }
+            XCTFail("the broken store passed")
+        } catch {
+            XCTAssertEqual(error.rule, .sessionGenerations)
+            XCTAssertTrue(error.detail.contains("was accepted, expected staleState"), error.detail)
+        }
+    }
+
+    func testTheKitCatchesAStoreThatForgetsThePreKeyConsumption() async {
+        let failures = await StoreConformance.failures {
+            PreKeyForgettingStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
+        }
+        XCTAssertEqual(failures.map(\.rule), [.preKeyConsumption], "\(failures)")
+    }
+
+    func testTheKitCatchesAStoreThatWritesHalfACommit() async {
+        let failures = await StoreConformance.failures {
+            HalfCommitStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
+        }
+        // The session of a commit whose prekey consumption is refused is written too.
+        XCTAssertEqual(failures.map(\.rule), [.atomicCommits, .preKeyConsumption], "\(failures)")
+    }
+
+    func testAStoreThatCannotBeCreatedFailsEveryRuleItWasAskedFor() async {
+        struct Unavailable: Error {}
+        let failures = await StoreConformance.failures(rules: [.groupMembers, .preKeyUpdates]) { () async throws -> any ProtocolStore in
+            throw Unavailable()
+        }
+        XCTAssertEqual(failures.map(\.rule), [.groupMembers, .preKeyUpdates])
+    }
+}
+
+/// Saves every state over the stored one, whatever generation it was loaded with.
+actor LastWriterWinsStore: ForwardingProtocolStore {
+    nonisolated let base: InMemoryProtocolStore
+
+    init(base: InMemoryProtocolStore) { self.base = base }
+
+    func commit(_ commit: StoreCommit) async throws(SessionError) {
+        var rewritten = commit
+        if let write = commit.session {
+            var record = write.record
+            record.generation = await base.loadSession(for: write.address)?.generation ?? 0
+            rewritten.store(record, for: write.address)
+        }
+        if let write = commit.sendingChain {
+            var chain = write.chain
+            chain.generation = await base.loadSendingChain(for: write.group)?.generation ?? 0
+            rewritten.store(chain, for: write.group)
+        }
+        if let write = commit.receiverState {
+            var state = write.state
+            state.generation = await base.loadReceiverState(for: write.group, sender: write.sender)?.generation ?? 0
+            rewritten.store(state, for: write.group, sender: write.sender)
+        }
+        try await base.commit(rewritten)
+    }
+}
+
+/// Copies the public parts of each commit into a new one, losing the one-time prekeys it uses
+/// up (`StoreCommit.applyPreKeyChanges(to:)` never runs).
+actor PreKeyForgettingStore: ForwardingProtocolStore {
+    nonisolated let base: InMemoryProtocolStore
+
+    init(base: InMemoryProtocolStore) { self.base = base }
+
+    func commit(_ commit: StoreCommit) async throws(SessionError) {
+        var copy = StoreCommit()
+        copy.session = commit.session
+        copy.sendingChain = commit.sendingChain
+        copy.receiverState = commit.receiverState
+        copy.identity = commit.identity
+        copy.groupMembers = commit.groupMembers
+        copy.pendingGroupMessage = commit.pendingGroupMessage
+        copy.releasedPendingGroupMessages = commit.releasedPendingGroupMessages
+        copy.expiringPendingGroupMessages = commit.expiringPendingGroupMessages
+        try await base.commit(copy)
+    }
+}
+
+/// Writes a commit's session first, in a transaction of its own, then the rest.
+actor HalfCommitStore: ForwardingProtocolStore {
+    nonisolated let base: InMemoryProtocolStore
+
+    init(base: InMemoryProtocolStore) { self.base = base }
+
+    func commit(_ commit: StoreCommit) async throws(SessionError) {
+        guard let session = commit.session else { return try await base.commit(commit) }
+        var first = StoreCommit()
+        first.session = session
+        try await base.commit(first)
+        var rest = commit
+        rest.session = nil
+        try await base.commit(rest)
+    }
+}
