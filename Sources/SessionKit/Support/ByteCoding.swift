@@ -26,6 +26,7 @@ extension Array where Element == UInt8 {
     }
 }
 
+/// Reading big-endian integers from bytes (`@_spi(Storage)`).
 extension Collection where Element == UInt8, Index == Int {
     /// Reads a big-endian `u32` at `offset`; the caller has checked the length.
     @inlinable @_spi(Storage) @_spi(Testing)
