@@ -9,8 +9,10 @@ public protocol SessionStore: Sendable {
     ///   `.unsupportedVersion` for a stored blob that does not load).
     func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord?
 
-    /// Deletes the record for `address` (nothing happens when there is none). A deleted
-    /// record's generation starts again at 0.
+    /// Deletes the record for `address` (nothing happens when there is none). A record written
+    /// there later is loaded and committed as a new one (generation 0), and is stored above every
+    /// generation the deleted record had (`ProtocolStore.commit(_:)`), so that a copy from
+    /// before the deletion never matches again.
     /// - Throws: `SessionError.storage` when the backend fails.
     func deleteSession(for address: ProtocolAddress) async throws(SessionError)
 
