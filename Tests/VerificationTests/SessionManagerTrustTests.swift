@@ -6,26 +6,7 @@ import XCTest
 /// `SessionManager` with the `Verification` trust store: a changed identity key still
 /// decrypts, but encrypting is refused (`untrustedIdentity`) until the app accepts the key.
 final class SessionManagerTrustTests: XCTestCase {
-    private struct Device {
-        let address: ProtocolAddress
-        let identity: IdentityKeyPair
-        let trust: InMemoryTrustStore
-        let manager: SessionManager
-        let upload: PreKeyUpload
-
-        init(_ user: String) async throws {
-            address = try ProtocolAddress(userID: user, deviceID: 1)
-            identity = try IdentityKeyPair()
-            trust = InMemoryTrustStore()
-            manager = SessionManager(store: InMemoryProtocolStore(identity: identity), trust: trust, localAddress: address)
-            upload = try await manager.maintainPreKeys()
-        }
-
-        /// A bundle with the `index`th published one-time prekey.
-        func bundle(_ index: Int) throws -> PreKeyBundle {
-            try XCTUnwrap(upload.bundle(oneTimePreKey: upload.oneTimePreKeys[index]))
-        }
-    }
+    private typealias Device = TrustTestDevice
 
     private func assertUntrusted(_ body: () async throws -> [UInt8], file: StaticString = #filePath, line: UInt = #line) async {
         do {

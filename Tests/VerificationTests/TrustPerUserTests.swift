@@ -6,36 +6,7 @@ import XCTest
 /// Issue 17: trust belongs to the user. Each test replays a finding of the second review
 /// through `SessionManager` and `InMemoryTrustStore` (it failed before trust was per user).
 final class TrustPerUserTests: XCTestCase {
-    private struct Device {
-        let address: ProtocolAddress
-        let identity: IdentityKeyPair
-        let trust: InMemoryTrustStore
-        let manager: SessionManager
-        let upload: PreKeyUpload
-
-        /// A device of `user`; `identity` shares an existing identity (a linked device).
-        init(_ user: String, _ device: UInt32 = 1, identity: IdentityKeyPair? = nil) async throws {
-            address = try ProtocolAddress(userID: user, deviceID: device)
-            self.identity = try identity ?? IdentityKeyPair()
-            trust = InMemoryTrustStore()
-            manager = SessionManager(store: InMemoryProtocolStore(identity: self.identity), trust: trust, localAddress: address)
-            upload = try await manager.maintainPreKeys()
-        }
-
-        /// A bundle with the `index`th published one-time prekey.
-        func bundle(_ index: Int = 0) throws -> PreKeyBundle {
-            try XCTUnwrap(upload.bundle(oneTimePreKey: upload.oneTimePreKeys[index]))
-        }
-
-        /// Sends `text` to `peer` (starting a session from its bundle when there is none) and
-        /// returns the bytes.
-        func send(_ text: String, to peer: Device, bundle index: Int = 0) async throws -> [UInt8] {
-            if try await manager.store.loadSession(for: peer.address)?.remoteIdentityKey == nil {
-                try await manager.processBundle(try peer.bundle(index), for: peer.address)
-            }
-            return try await manager.encrypt(Array(text.utf8), to: peer.address)
-        }
-    }
+    private typealias Device = TrustTestDevice
 
     private func assertThrows<T>(
         _ expected: SessionError, _ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line
