@@ -355,9 +355,12 @@ extension SessionManager {
         // A device removed since its messages were kept gets nothing out (they expire).
         try await requireMember(sender, of: group)
         return try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [DecryptedGroupMessage] in
+            let kept = try await store.loadPendingGroupMessages(for: group, sender: sender)
+            // Nothing kept (the usual case): no write (expired messages go when the next is kept).
+            guard !kept.isEmpty else { return [] }
             var released: [DecryptedGroupMessage] = []
             var dropped: [UInt64] = []
-            for pending in try await store.loadPendingGroupMessages(for: group, sender: sender) {
+            for pending in kept {
                 do throws(SessionError) {
                     let plaintext = try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
                         try await decryptGroupMessage(pending.message, for: group, from: sender, releasing: pending.id) {

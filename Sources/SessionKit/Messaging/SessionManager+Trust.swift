@@ -20,13 +20,12 @@ extension SessionManager {
     struct IdentityOutcome: Sendable {
         /// What the evaluator observed.
         let observation: IdentityObservation
-        /// Whether the message is shown as quarantined (see `DecryptedMessage.isQuarantined`).
+        /// Whether the message is shown as quarantined (see `DecryptedMessage.isQuarantined`);
+        /// its session then never becomes (or stays) current.
         let isQuarantined: Bool
         /// Whether the key is recorded with the commit (first use, a new device, a change that
         /// started a session for a user who is not verified).
         let recordsKey: Bool
-        /// Whether the session that decrypted must not become (or stay) current.
-        var setsSessionAside: Bool { isQuarantined }
     }
 
     /// Accepts `identityKey` as the key of the user `userID` after the app asked the user (a key

@@ -396,7 +396,7 @@ public actor SessionManager {
         let identityOutcome = try await identityOutcome(of: decryption, from: address, knownDevice: !loaded.isEmpty)
         // A message under a key that is not the user's (quarantined) never makes its session the
         // one we send to.
-        if identityOutcome.setsSessionAside { record.setAsideCurrentSession(restoring: loaded.currentSession) }
+        if identityOutcome.isQuarantined { record.setAsideCurrentSession(restoring: loaded.currentSession) }
         var commit = StoreCommit()
         let result = try await handle(decryption, identityOutcome, &commit)
         commit.store(record, for: address)
