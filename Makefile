@@ -35,7 +35,8 @@ SWIFT ?= swift
 all: test vectors
 
 # libsodium and (for SessionKitSQLite, through GRDB) SQLite, found with pkg-config (SwiftPM's
-# systemLibrary targets CSodium and GRDBSQLite read them; on macOS SQLite comes with the SDK).
+# systemLibrary targets CSodium and GRDBSQLite read them; on macOS SQLite comes with the SDK);
+# zlib for the conformance runner's compressed C2SP/CCTV age vectors (CZlib; the SDK's on macOS).
 # On Linux also strace, with which SyncCountTests counts the store's syncs per commit (skipped
 # without it). Installs what is missing with apt-get (sudo when not root) or Homebrew; otherwise
 # prints the command to run.
@@ -52,6 +53,9 @@ deps:
 		echo "SQLite $$(pkg-config --modversion sqlite3) found"; \
 	else \
 		missing="$$missing libsqlite3-dev"; \
+	fi; \
+	if [ "$$(uname -s)" != Darwin ] && ! pkg-config --exists zlib 2>/dev/null; then \
+		missing="$$missing zlib1g-dev"; \
 	fi; \
 	if [ "$$(uname -s)" != Darwin ] && ! command -v strace >/dev/null 2>&1; then \
 		if command -v apt-get >/dev/null 2>&1; then \
