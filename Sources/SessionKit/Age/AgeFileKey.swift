@@ -21,6 +21,11 @@ public struct AgeFileKey: Sendable, CustomStringConvertible, CustomDebugStringCo
         storage = bytes
     }
 
+    /// Wraps storage the library has checked to hold 16 bytes.
+    init(unchecked storage: SecureBytes) {
+        self.storage = storage
+    }
+
     /// A new random file key from `random` (the system CSPRNG by default).
     public init(using random: any RandomSource = SystemRandomSource()) {
         storage = SecureBytes(count: Self.byteCount) { random.fill($0) }
