@@ -93,16 +93,22 @@ struct AgePayloadEncoder {
         sealed = [UInt8](repeating: 0, count: AgePayloadCipher.sealedChunkByteCount)
     }
 
-    /// Seals the pending chunk and hands the ciphertext to `output`.
-    private mutating func flush(final: Bool, _ output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
+    /// Seals `plaintext` as the next chunk and hands the ciphertext to `output`.
+    private mutating func seal(_ plaintext: UnsafeRawBufferPointer, final: Bool, _ output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
         guard index < UInt64.max else { throw .payload("the chunk counter is exhausted") }
-        let count = try pending.withBytes { (p: UnsafeRawBufferPointer) throws(AgeError) in
-            try sealed.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(AgeError) in
-                try cipher.seal(p, index: index, final: final, into: out)
-            }
+        let count = try sealed.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(AgeError) in
+            try cipher.seal(plaintext, index: index, final: final, into: out)
         }
         sealed.withUnsafeBytes { output(UnsafeRawBufferPointer(rebasing: $0[0 ..< count])) }
         index += 1
+    }
+
+    /// Seals the pending chunk and hands the ciphertext to `output`.
+    private mutating func flush(final: Bool, _ output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
+        // A second reference to the buffer (no copy) lets `seal` mutate `self` while reading it.
+        var chunk = pending
+        try chunk.withBytes { (p: UnsafeRawBufferPointer) throws(AgeError) in try seal(p, final: final, output) }
+        chunk = []
         SecureMemory.zero(&pending)
         pending.removeAll(keepingCapacity: true)
     }
@@ -114,6 +120,12 @@ struct AgePayloadEncoder {
         var offset = 0
         while offset < input.count {
             if pending.count == AgePayloadCipher.chunkByteCount { try flush(final: false, output) }
+            // A whole chunk of the input with more after it: sealed in place, not copied.
+            if pending.isEmpty, input.count - offset > AgePayloadCipher.chunkByteCount {
+                try seal(UnsafeRawBufferPointer(rebasing: input[offset ..< offset + AgePayloadCipher.chunkByteCount]), final: false, output)
+                offset += AgePayloadCipher.chunkByteCount
+                continue
+            }
             let take = min(AgePayloadCipher.chunkByteCount - pending.count, input.count - offset)
             pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[offset ..< offset + take]))
             offset += take
@@ -157,19 +169,28 @@ struct AgePayloadDecoder {
         opened = [UInt8](repeating: 0, count: AgePayloadCipher.chunkByteCount)
     }
 
-    /// Opens the pending chunk with `final`; on success hands the plaintext to `output`.
-    private mutating func open(final: Bool, _ output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) -> Bool {
-        let count = try pending.withBytes { (c: UnsafeRawBufferPointer) throws(AgeError) in
-            try opened.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(AgeError) in
-                try cipher.open(c, index: index, final: final, into: out)
-            }
+    /// Opens `ciphertext` as the next chunk with `final`; on success hands the plaintext to
+    /// `output`.
+    private mutating func open(_ ciphertext: UnsafeRawBufferPointer, final: Bool, _ output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) -> Bool {
+        let count = try opened.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(AgeError) in
+            try cipher.open(ciphertext, index: index, final: final, into: out)
         }
         guard let count else { return false }
         opened.withUnsafeBytes { output(UnsafeRawBufferPointer(rebasing: $0[0 ..< count])) }
         guard index < UInt64.max else { throw .payload("the chunk counter is exhausted") }
         index += 1
-        pending.removeAll(keepingCapacity: true)
         return true
+    }
+
+    /// Opens the pending chunk with `final`; on success hands the plaintext to `output`.
+    private mutating func open(final: Bool, _ output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) -> Bool {
+        // A second reference to the buffer (no copy) lets `open` mutate `self` while reading it;
+        // dropped before `removeAll` so the buffer is reused.
+        var chunk = pending
+        let done = try chunk.withBytes { (c: UnsafeRawBufferPointer) throws(AgeError) in try open(c, final: final, output) }
+        chunk = []
+        if done { pending.removeAll(keepingCapacity: true) }
+        return done
     }
 
     private mutating func fail(_ error: AgeError) -> AgeError {
@@ -190,6 +211,16 @@ struct AgePayloadDecoder {
                 // More data follows this full chunk: it must not be final.
                 if try open(final: false, output) { continue }
                 if try open(final: true, output) { throw fail(.payload("data after the final chunk")) }
+                throw fail(.payload("chunk \(index) does not verify"))
+            }
+            // A whole chunk of the input with more after it: opened in place, not copied.
+            if pending.isEmpty, input.count - offset > AgePayloadCipher.sealedChunkByteCount {
+                let chunk = UnsafeRawBufferPointer(rebasing: input[offset ..< offset + AgePayloadCipher.sealedChunkByteCount])
+                if try open(chunk, final: false, output) {
+                    offset += AgePayloadCipher.sealedChunkByteCount
+                    continue
+                }
+                if try open(chunk, final: true, output) { throw fail(.payload("data after the final chunk")) }
                 throw fail(.payload("chunk \(index) does not verify"))
             }
             let take = min(AgePayloadCipher.sealedChunkByteCount - pending.count, input.count - offset)

@@ -60,22 +60,32 @@ struct AttachmentDecoder {
                 continue
             }
             let needed = sealedLength(of: index)
+            // A whole chunk in the input: opened in place, not copied.
+            if pending.isEmpty, input.count - offset >= needed {
+                try openChunk(UnsafeRawBufferPointer(rebasing: input[offset ..< offset + needed]), output)
+                offset += needed
+                continue
+            }
             let take = min(needed - pending.count, input.count - offset)
             pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[offset ..< offset + take]))
             offset += take
-            if pending.count == needed { try openChunk(output) }
+            if pending.count == needed {
+                // A second reference to the buffer (no copy) lets `openChunk` mutate `self`.
+                var chunk = pending
+                try chunk.withBytes { (c: UnsafeRawBufferPointer) throws(SessionError) in try openChunk(c, output) }
+                chunk = []
+                pending.removeAll(keepingCapacity: true)
+            }
         }
     }
 
-    private mutating func openChunk(_ output: (UnsafeRawBufferPointer) -> Void) throws(SessionError) {
+    private mutating func openChunk(_ ciphertext: UnsafeRawBufferPointer, _ output: (UnsafeRawBufferPointer) -> Void) throws(SessionError) {
         guard let cipher else { throw .invalidMessage }
         let final = index == chunkCount - 1
         let count: Int?
         do {
-            count = try pending.withBytes { (c: UnsafeRawBufferPointer) throws(AgeError) in
-                try opened.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(AgeError) in
-                    try cipher.open(c, index: index, final: final, into: out)
-                }
+            count = try opened.withMutableBytes { (out: UnsafeMutableRawBufferPointer) throws(AgeError) in
+                try cipher.open(ciphertext, index: index, final: final, into: out)
             }
         } catch {
             throw AttachmentEncryptor.sessionError(error)
@@ -87,7 +97,6 @@ struct AttachmentDecoder {
         }
         released += UInt64(count)
         index += 1
-        pending.removeAll(keepingCapacity: true)
     }
 
     /// Ends the ciphertext: it must have had the expected length and SHA-256.
