@@ -160,7 +160,7 @@ public enum Attachment {
         var digest = ciphertext.withUnsafeBytes { SHA256.hash(bytes: $0) }
         defer { SecureMemory.zero(&digest) }
         guard ConstantTime.equals(digest, pointer.ciphertextDigest) else { throw .invalidMessage }
-        var decoder = try AttachmentDecoder(pointer: pointer)
+        var decoder = try AttachmentDecoder(pointer: pointer, checksDigest: false)
         var content = Data()
         content.reserveCapacity(Int(clamping: pointer.contentLength))
         try ciphertext.withBytes { (bytes: UnsafeRawBufferPointer) throws(SessionError) in

@@ -20,11 +20,15 @@ struct AttachmentDecoder {
     private var pending: [UInt8] = []
     private var opened: [UInt8]
     private var digest = SHA256()
+    /// Whether `finish` checks the digest (false where the caller checked it already).
+    private let checksDigest: Bool
 
-    /// A decoder for the attachment `pointer` names.
+    /// A decoder for the attachment `pointer` names; `checksDigest` false only where the whole
+    /// ciphertext's SHA-256 was compared with the pointer's already.
     /// - Throws: `SessionError.invalidMessage` when its padded or ciphertext length would
     ///   exceed 2^64 − 1.
-    init(pointer: AttachmentPointer) throws(SessionError) {
+    init(pointer: AttachmentPointer, checksDigest: Bool = true) throws(SessionError) {
+        self.checksDigest = checksDigest
         fileKey = pointer.fileKey
         expectedDigest = pointer.ciphertextDigest
         contentLength = pointer.contentLength
@@ -47,7 +51,7 @@ struct AttachmentDecoder {
     mutating func update(_ input: UnsafeRawBufferPointer, output: (UnsafeRawBufferPointer) -> Void) throws(SessionError) {
         guard UInt64(input.count) <= expectedLength - received else { throw .invalidMessage }
         received += UInt64(input.count)
-        digest.update(bytes: input)
+        if checksDigest { digest.update(bytes: input) }
         var offset = 0
         while offset < input.count {
             if cipher == nil {
@@ -103,6 +107,7 @@ struct AttachmentDecoder {
     /// - Throws: `SessionError.invalidMessage` otherwise.
     mutating func finish() throws(SessionError) {
         guard received == expectedLength, index == chunkCount else { throw .invalidMessage }
+        guard checksDigest else { return }
         var actual = digest.finalize()
         defer { SecureMemory.zero(&actual) }
         guard ConstantTime.equals(actual, expectedDigest) else { throw .invalidMessage }

@@ -22,6 +22,8 @@ public final class AttachmentEncryptor {
     private var contentLength: UInt64 = 0
     private var prefix: [UInt8]?
     private var finished = false
+    /// 64 KiB of zeros, the padding's source.
+    private static let zeros = [UInt8](repeating: 0, count: AgePayloadCipher.chunkByteCount)
 
     /// An encryptor with a new random file key and nonce from `random` (the system CSPRNG by
     /// default; pass another source only for tests).
@@ -99,7 +101,7 @@ public final class AttachmentEncryptor {
         finished = true
         takePrefix(output)
         var padding = try Attachment.paddedLength(forContentLength: contentLength) - contentLength
-        let zeros = [UInt8](repeating: 0, count: AgePayloadCipher.chunkByteCount)
+        let zeros = Self.zeros
         do {
             while padding > 0 {
                 let take = Int(min(padding, UInt64(zeros.count)))

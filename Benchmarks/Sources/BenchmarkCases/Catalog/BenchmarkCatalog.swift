@@ -2,10 +2,10 @@ import BenchmarkHarness
 
 /// Every case of the suite, in the order of the report.
 public enum BenchmarkCatalog {
-    /// All cases: the primitives, the protocol operations, `SessionManager`'s throughput, then
-    /// the SQLite store (time and bytes written per message).
+    /// All cases: the primitives, the protocol operations, attachments (SPEC §10),
+    /// `SessionManager`'s throughput, then the SQLite store (time and bytes written per message).
     public static var all: [BenchmarkCase] {
-        PrimitiveCases.all + ProtocolCases.all + ManagerCases.all + StoreCases.all
+        PrimitiveCases.all + ProtocolCases.all + AttachmentCases.all + ManagerCases.all + StoreCases.all
     }
 
     /// The cases whose name contains any of `filters` (all cases for an empty list).

@@ -65,4 +65,14 @@ final class ProtocolPerformanceTests: XCTestCase {
     func testSafetyNumberLibrary() throws { try measureCase("safety-number", .library) }
     func testSafetyNumberFloor() throws { try measureCase("safety-number", .floor) }
     func testSafetyNumberSwiftCrypto() throws { try measureCase("safety-number", .swiftCrypto) }
+
+    // Attachments (SPEC §10): no swift-crypto column.
+    func testAttachmentEncrypt64KiBLibrary() throws { try measureCase("attachment.encrypt.64KiB", .library) }
+    func testAttachmentEncrypt64KiBFloor() throws { try measureCase("attachment.encrypt.64KiB", .floor) }
+    func testAttachmentDecrypt64KiBLibrary() throws { try measureCase("attachment.decrypt.64KiB", .library) }
+    func testAttachmentDecrypt64KiBFloor() throws { try measureCase("attachment.decrypt.64KiB", .floor) }
+    func testAttachmentEncrypt64MiBLibrary() throws { try measureCase("attachment.encrypt.64MiB", .library) }
+    func testAttachmentEncrypt64MiBFloor() throws { try measureCase("attachment.encrypt.64MiB", .floor) }
+    func testAttachmentDecrypt64MiBLibrary() throws { try measureCase("attachment.decrypt.64MiB", .library) }
+    func testAttachmentDecrypt64MiBFloor() throws { try measureCase("attachment.decrypt.64MiB", .floor) }
 }
