@@ -192,12 +192,17 @@ public actor SessionManager {
                     configuration: configuration, random: random)
             }
             try await retryingStaleState { () async throws(SessionError) in
-                var record = try await loadSession(for: address) ?? SessionRecord()
-                try record.checkPostQuantumPin(for: session)
-                let decision = try await identityDecision(bundle.identityKey, for: address, knownDevice: !record.isEmpty)
-                if decision.isSuperseded { throw .supersededIdentity }
-                guard decision.allowsSending else { throw .untrustedIdentity }
-                try record.promote(session)
+                var record = try await loadSessionForUpdate(for: address) ?? SessionRecord()
+                let loaded = record
+                let decision = try await judgedOnStoredRecord(of: address, loadedAt: record.generation) {
+                    () async throws(SessionError) -> TrustDecision in
+                    try loaded.checkPostQuantumPin(for: session)
+                    let decision = try await identityDecision(bundle.identityKey, for: address, knownDevice: !loaded.isEmpty)
+                    if decision.isSuperseded { throw .supersededIdentity }
+                    guard decision.allowsSending else { throw .untrustedIdentity }
+                    try record.promote(session)
+                    return decision
+                }
                 var commit = StoreCommit()
                 commit.store(record, for: address)
                 // A first use or a new device is recorded with the session (`allowsSending`
@@ -230,14 +235,17 @@ public actor SessionManager {
     ) async throws(SessionError) -> [UInt8] {
         try await exclusive(.peer(address)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
-                guard let record = try await loadSession(for: address), let remote = record.remoteIdentityKey else {
-                    throw .noSession
+                let loaded = try await loadSessionForUpdate(for: address)
+                let (record, _) = try await judgedOnStoredRecord(of: address, loadedAt: loaded?.generation ?? 0) {
+                    () async throws(SessionError) -> (SessionRecord, Ed25519.PublicKey) in
+                    guard let record = loaded, let remote = record.remoteIdentityKey else { throw .noSession }
+                    try record.checkSendingPolicy(configuration)
+                    let decision = try await identityDecision(remote, for: address, knownDevice: true)
+                    // A session under a key the app replaced by accepting another is dead: start anew.
+                    if decision.isSuperseded { throw .noSession }
+                    guard decision.allowsSending else { throw .untrustedIdentity }
+                    return (record, remote)
                 }
-                try record.checkSendingPolicy(configuration)
-                let decision = try await identityDecision(remote, for: address, knownDevice: true)
-                // A session under a key the app replaced by accepting another is dead: start anew.
-                if decision.isSuperseded { throw .noSession }
-                guard decision.allowsSending else { throw .untrustedIdentity }
                 let (updated, message) = try await Self.compute { [record] () throws(SessionError) in
                     var record = record
                     let message = try record.encrypt(plaintext, contentType: contentType)
@@ -349,7 +357,7 @@ public actor SessionManager {
         let identity = try await localIdentity()
         return try await exclusive(.peer(address)) { () async throws(SessionError) -> Result in
             try await retryingStaleState { () async throws(SessionError) -> Result in
-                let record = try await loadSession(for: address) ?? SessionRecord()
+                let record = try await loadSessionForUpdate(for: address) ?? SessionRecord()
                 guard case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) else {
                     return try await decryptAndCommit(
                         message, from: address, record: record, preKeys: PreKeySet(), identity: identity,
@@ -438,6 +446,20 @@ public actor SessionManager {
                 retries += 1
                 await Task.yield()
             }
+        }
+    }
+
+    /// Runs `body`, which judges a record loaded for update (possibly the store's cached copy)
+    /// at generation `generation`; when it throws, the error stands only if the stored record is
+    /// still that one, else the call runs again from the fresh state (`staleState`).
+    func judgedOnStoredRecord<Result>(
+        of address: ProtocolAddress, loadedAt generation: UInt64, _ body: () async throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
+        do throws(SessionError) {
+            return try await body()
+        } catch {
+            if error != .staleState { try await throwStaleIfChanged(sessionOf: address, loadedAt: generation) }
+            throw error
         }
     }
 

@@ -17,10 +17,15 @@ import SignalPrimitives
     public let messageKey: SecureBytes
 
     init(slot: SkippedMessageKeys.Slot, messageKey: MessageKey) {
+        self.slot = Self.slotBytes(slot)
+        self.messageKey = messageKey.storage
+    }
+
+    /// The bytes of `slot`: its ratchet key and its counter (u32, big-endian).
+    static func slotBytes(_ slot: SkippedMessageKeys.Slot) -> [UInt8] {
         var bytes = slot.ratchetKey.rawRepresentation
         bytes.appendBigEndian(slot.counter)
-        self.slot = bytes
-        self.messageKey = messageKey.storage
+        return bytes
     }
 
     /// Reassembles an entry a store kept (`slot` of `slotByteCount` bytes, a 32-byte key).
@@ -76,5 +81,43 @@ extension SessionState {
         }
         session.ratchet.skippedKeys.append(keys, maxStored: session.configuration.maxStored)
         self = session
+    }
+}
+
+/// What changed in a session's skipped message keys since a store marked them persisted
+/// (`SessionState.markSkippedKeysPersisted(token:)`), so that the store writes one row per key
+/// added or removed instead of comparing every key the session holds.
+@_spi(Storage) @_spi(Testing) public struct SkippedMessageKeyChanges: Sendable {
+    /// The slots of keys removed since the mark (used, evicted or replaced). May name a slot
+    /// the store does not hold (added and removed after the mark: deleting it is a no-op) or
+    /// one that `added` holds again (delete before inserting).
+    public let removedSlots: [[UInt8]]
+    /// The keys added since the mark, oldest first.
+    public let added: [SkippedMessageKeyEntry]
+}
+
+extension SessionState {
+    /// The changes of the skipped message keys since `markSkippedKeysPersisted(token:)` with
+    /// `token`, or `nil` when this session was not marked with it (another copy, a session
+    /// loaded from bytes, or more changes than the journal follows): compare in full then.
+    @_spi(Storage) @_spi(Testing) public func skippedMessageKeyChanges(since token: UInt64) -> SkippedMessageKeyChanges? {
+        guard let changes = ratchet.skippedKeys.changes(since: token) else { return nil }
+        return SkippedMessageKeyChanges(
+            removedSlots: changes.removed.map { SkippedMessageKeyEntry.slotBytes($0) },
+            added: changes.added.map { SkippedMessageKeyEntry(slot: $0.slot, messageKey: $0.messageKey) })
+    }
+
+    /// Records that a store holds exactly this session's skipped keys now, under `token` (a
+    /// value the store draws and keeps with what it wrote).
+    @_spi(Storage) @_spi(Testing) public mutating func markSkippedKeysPersisted(token: UInt64) {
+        ratchet.skippedKeys.markPersisted(token: token)
+    }
+}
+
+extension SessionRecord {
+    /// Marks the skipped keys of every session as persisted under `token`
+    /// (`SessionState.markSkippedKeysPersisted(token:)`).
+    @_spi(Storage) @_spi(Testing) public mutating func markSkippedKeysPersisted(token: UInt64) {
+        mapSessions { $0.markSkippedKeysPersisted(token: token) }
     }
 }

@@ -133,6 +133,16 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
             || previousSessions.contains { $0.isPostQuantum }
     }
 
+    /// Applies `change` to every session (current and previous), in place.
+    mutating func mapSessions(_ change: (inout SessionState) -> Void) {
+        if var current = currentSession {
+            currentSession = nil
+            change(&current)
+            currentSession = current
+        }
+        for index in previousSessions.indices { change(&previousSessions[index]) }
+    }
+
     /// Whether the record holds no session at all.
     @_spi(Testing) public var isEmpty: Bool { currentSession == nil && previousSessions.isEmpty }
 

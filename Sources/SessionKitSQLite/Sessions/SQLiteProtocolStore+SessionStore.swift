@@ -109,7 +109,6 @@ extension SQLiteProtocolStore: SessionStore {
         }
         // Skipped keys of every session of the record, oldest first.
         var skipped: [[UInt8]: [SkippedMessageKeyEntry]] = [:]
-        var slots: [[UInt8]: Set<[UInt8]>] = [:]
         var maxSequence: Int64 = 0
         let rows = try Row.fetchCursor(
             db, sql: "SELECT state_key, slot_hash, seq, sealed FROM skipped_keys WHERE record_id = ? ORDER BY seq",
@@ -130,20 +129,22 @@ extension SQLiteProtocolStore: SessionStore {
                 return try SkippedMessageKeyEntry(slot: slot, messageKey: key)
             }
             skipped[stateKey, default: []].append(entry)
-            slots[stateKey, default: []].insert(slotHash)
         }
         func session(_ part: [UInt8], stateKey: [UInt8]) throws -> SessionState {
             try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped[stateKey] ?? [])
         }
         var current: SessionState?
+        var stateKeys: [SessionPartsCache.SessionIdentity: [UInt8]] = [:]
         if var part = currentPart {
             currentPart = nil
             defer { SecureMemory.zero(&part) }
             let state = try SessionState(serialized: part)
-            current = try session(part, stateKey: stateKey(of: state, sealer: sealer))
+            let key = stateKey(of: state, sealer: sealer)
+            let session = try session(part, stateKey: key)
+            stateKeys[SessionPartsCache.SessionIdentity(session)] = key
+            current = session
         }
         var previous: [SessionState] = []
-        var digests: [[UInt8]: [UInt8]] = [:]
         for stateKey in previousOrder {
             guard let value = try DatabaseValue.fetchOne(
                 db, sql: "SELECT sealed FROM session_states WHERE record_id = ? AND state_key = ?",
@@ -152,21 +153,31 @@ extension SQLiteProtocolStore: SessionStore {
             }
             var part = try sealer.open(try blob(value, table: .sessionStates), table: .sessionStates, rowKey: names.rowKey + stateKey).bytes
             defer { SecureMemory.zero(&part) }
-            digests[stateKey] = SHA256.hash(part)
-            previous.append(try session(part, stateKey: stateKey))
+            let session = try session(part, stateKey: stateKey)
+            stateKeys[SessionPartsCache.SessionIdentity(session)] = stateKey
+            previous.append(session)
         }
-        var record = try SessionRecord(
+        let record = try SessionRecord(
             restoringCurrentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum)
-        record.generation = row.generation
         return SessionPartsCache.Entry(
-            recordID: row.id, generation: row.generation, record: record, previousOrder: previousOrder, previousDigests: digests,
-            slots: slots,
-            maxSequence: maxSequence)
+            recordID: row.id, generation: row.generation, record: record, stateKeys: stateKeys, maxSequence: maxSequence)
     }
 
     /// The key of a session within its record: a keyed hash of its role and EK_A.
     static func stateKey(of session: SessionState, sealer: ValueSealer) -> [UInt8] {
         sealer.rowKey([session.role.rawValue] + session.baseKey.rawRepresentation, in: .sessionState)
+    }
+}
+
+/// The manager's loads for a change come from the cache, checked by the commit.
+@_spi(Storage) extension SQLiteProtocolStore: CachingSessionStore {
+    /// The record for `address` as this store last read or wrote it, without a trip to the
+    /// file (the commit's compare-and-swap refuses it if another process changed the record
+    /// since); read from the file when this store holds none.
+    /// - Throws: the errors of `loadSession(for:)`.
+    @_spi(Storage) public func loadSessionForUpdate(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
+        if let cached = sessionCache.entry(for: address) { return cached.record }
+        return try await loadSession(for: address)
     }
 }
 

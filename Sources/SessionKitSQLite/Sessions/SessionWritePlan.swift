@@ -1,20 +1,54 @@
 @_spi(Storage) import SessionKit
 import SignalPrimitives
 
-/// A session record split into the parts the file keeps (computed before the write
-/// transaction, so that the transaction only compares and writes). The serialized parts are
-/// `SecureBytes`: every copy of the plan shares them, and they are wiped when the last goes.
+/// A session record split into the parts the file keeps, computed before the write
+/// transaction so that the transaction only compares and writes.
+///
+/// The plan follows the change, not the history: measured against what the store last read or
+/// wrote of the record (`SessionPartsCache.Entry`, its basis), a previous session that did not
+/// change (the same `SessionState.generation`, skipped keys marked with the basis's token) is
+/// neither serialized nor hashed, and a changed session's skipped keys are the ones its
+/// journal names (`SessionState.skippedMessageKeyChanges(since:)`), each hashed once. Only
+/// when the file no longer holds the basis (another process wrote the record) does the
+/// transaction fall back to comparing every part (`Part.serialized()`, `Part.allSkippedKeys`).
+/// The serialized parts are `SecureBytes`, wiped when the last copy of the plan goes.
 struct SessionWritePlan: Sendable {
     /// One session's part.
     struct Part: Sendable {
         /// Its key within the record.
         let stateKey: [UInt8]
-        /// `serializedWithoutSkippedMessageKeys()` (secret).
-        let bytes: SecureBytes
-        /// SHA-256 of `bytes`.
-        let digest: [UInt8]
-        /// Its skipped keys, oldest first, each with its slot hash.
-        let skipped: [SkippedKey]
+        /// The session (its skipped keys included).
+        let session: SessionState
+        /// `serializedWithoutSkippedMessageKeys()` (secret), computed for the current session
+        /// and every previous session that changed against the basis; `nil` for one that did
+        /// not (`serialized()` computes it when the basis turns out to be stale).
+        let bytes: SecureBytes?
+        /// Whether the basis holds this session as a previous one, unchanged.
+        let isUnchangedPrevious: Bool
+        /// The skipped keys added and removed against the basis, each with its slot hash; `nil`
+        /// when they could not be followed (compare all of them with the file).
+        let skippedChanges: SkippedChanges?
+
+        /// `serializedWithoutSkippedMessageKeys()`, computed now when the plan did not.
+        func serialized() -> SecureBytes {
+            if let bytes { return bytes }
+            var serialized = session.serializedWithoutSkippedMessageKeys()
+            defer { SecureMemory.zero(&serialized) }
+            return SecureBytes(copying: serialized)
+        }
+
+        /// Every skipped key of the session, oldest first, each with its slot hash.
+        func allSkippedKeys(sealer: ValueSealer) -> [SkippedKey] {
+            session.skippedMessageKeyEntries.map { SkippedKey(slotHash: sealer.rowKey($0.slot, in: .skippedSlot), entry: $0) }
+        }
+    }
+
+    /// The skipped keys one session added and removed since the basis.
+    struct SkippedChanges: Sendable {
+        /// Slot hashes of the keys removed (deleting one the file does not hold is a no-op).
+        let removed: [[UInt8]]
+        /// The keys added, oldest first.
+        let added: [SkippedKey]
     }
 
     /// A skipped key and the keyed hash of its slot (its row key).
@@ -28,23 +62,40 @@ struct SessionWritePlan: Sendable {
     /// The generation the record was loaded with (the compare-and-swap's expected value).
     let expectedGeneration: UInt64
     let record: SessionRecord
+    /// What the parts are measured against: the store's last view of the record, if any.
+    let basis: SessionPartsCache.Entry?
     let current: Part?
     let previous: [Part]
 
-    init(_ write: StoreCommit.SessionWrite, sealer: ValueSealer) {
+    init(_ write: StoreCommit.SessionWrite, basis: SessionPartsCache.Entry?, sealer: ValueSealer) {
         address = write.address
         names = SessionRowNames(write.address, sealer: sealer)
         expectedGeneration = write.record.generation
         record = write.record
-        func part(_ session: SessionState) -> Part {
-            var serialized = session.serializedWithoutSkippedMessageKeys()
-            defer { SecureMemory.zero(&serialized) }
+        // A basis at another generation than the record's cannot be the record's origin.
+        let basis = basis.flatMap { $0.generation == write.record.generation ? $0 : nil }
+        self.basis = basis
+        func part(_ session: SessionState, isCurrent: Bool) -> Part {
+            let identity = SessionPartsCache.SessionIdentity(session)
+            let stateKey = basis?.stateKeys[identity] ?? SQLiteProtocolStore.stateKey(of: session, sealer: sealer)
+            let stored = basis?.parts[stateKey]
+            let unchanged = stored.map { $0.generation == session.generation && session.skippedMessageKeyChanges(since: $0.token) != nil } ?? false
+            var bytes: SecureBytes?
+            if isCurrent || !(unchanged && stored?.isPrevious == true) {
+                var serialized = session.serializedWithoutSkippedMessageKeys()
+                defer { SecureMemory.zero(&serialized) }
+                bytes = SecureBytes(copying: serialized)
+            }
+            let changes = stored.flatMap { session.skippedMessageKeyChanges(since: $0.token) }.map { changes in
+                SkippedChanges(
+                    removed: changes.removedSlots.map { sealer.rowKey($0, in: .skippedSlot) },
+                    added: changes.added.map { SkippedKey(slotHash: sealer.rowKey($0.slot, in: .skippedSlot), entry: $0) })
+            }
             return Part(
-                stateKey: SQLiteProtocolStore.stateKey(of: session, sealer: sealer), bytes: SecureBytes(copying: serialized),
-                digest: SHA256.hash(serialized),
-                skipped: session.skippedMessageKeyEntries.map { SkippedKey(slotHash: sealer.rowKey($0.slot, in: .skippedSlot), entry: $0) })
+                stateKey: stateKey, session: session, bytes: bytes, isUnchangedPrevious: !isCurrent && unchanged && stored?.isPrevious == true,
+                skippedChanges: changes)
         }
-        current = write.record.currentSession.map(part)
-        previous = write.record.previousSessions.map(part)
+        current = write.record.currentSession.map { part($0, isCurrent: true) }
+        previous = write.record.previousSessions.map { part($0, isCurrent: false) }
     }
 }

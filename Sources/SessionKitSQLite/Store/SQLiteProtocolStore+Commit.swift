@@ -19,12 +19,11 @@ extension SQLiteProtocolStore: ProtocolStore {
     ///   held, `.storage` naming the table when the file fails or a value is damaged; nothing
     ///   changed in every case.
     public func commit(_ commit: StoreCommit) async throws(SessionError) {
-        let plan = commit.session.map { SessionWritePlan($0, sealer: sealer) }
-        let cached = plan.flatMap { sessionCache.entry(for: $0.address) }
+        let plan = commit.session.map { SessionWritePlan($0, basis: sessionCache.entry(for: $0.address), sealer: sealer) }
         do {
             let entry = try await writeTransaction { [sealer] db -> SessionPartsCache.Entry? in
                 var entry: SessionPartsCache.Entry?
-                if let plan { entry = try Self.write(plan, cached: cached, db: db, sealer: sealer) }
+                if let plan { entry = try Self.write(plan, db: db, sealer: sealer) }
                 if let write = commit.sendingChain { try Self.write(write, db: db, sealer: sealer) }
                 if let write = commit.receiverState { try Self.write(write, db: db, sealer: sealer) }
                 try Self.writeGroupState(of: commit, db: db, sealer: sealer)
@@ -49,41 +48,31 @@ extension SQLiteProtocolStore: ProtocolStore {
 
     // MARK: Sessions
 
-    /// Writes the parts of a record that changed since `cached` (or since what the file holds),
-    /// after comparing generations; returns what the file now holds.
-    private static func write(
-        _ plan: SessionWritePlan, cached: SessionPartsCache.Entry?, db: Database, sealer: ValueSealer
-    ) throws -> SessionPartsCache.Entry {
+    /// Writes the parts of a record that changed since the plan's basis (or, when the file no
+    /// longer holds the basis, since what the file holds), after comparing generations; returns
+    /// what the file now holds.
+    private static func write(_ plan: SessionWritePlan, db: Database, sealer: ValueSealer) throws -> SessionPartsCache.Entry {
         let row = try sessionRow(db, plan.names)
         guard (row?.generation ?? 0) == plan.expectedGeneration else { throw SessionError.staleState }
-        // What the file holds now: the cache when it is this row at this generation, else read
-        // the keys (previous sessions are then all rewritten, skipped keys diffed by slot).
-        var previousOrder: [[UInt8]]?     // nil: not known, write it
-        var previousDigests: [[UInt8]: [UInt8]] = [:]
+        let basis = plan.basis.flatMap { basis in row.flatMap { $0.id == basis.recordID && $0.generation == basis.generation ? basis : nil } }
+        // Without a basis: what the file holds (previous sessions are then all rewritten,
+        // skipped keys compared slot by slot).
         var storedPrevious = Set<[UInt8]>()
-        var slots: [[UInt8]: Set<[UInt8]>] = [:]
-        var maxSequence: Int64 = 0
-        if let row {
-            if let cached, cached.recordID == row.id, cached.generation == row.generation {
-                previousOrder = cached.previousOrder
-                previousDigests = cached.previousDigests
-                storedPrevious = Set(cached.previousDigests.keys)
-                slots = cached.slots
-                maxSequence = cached.maxSequence
-            } else {
-                for key in try Data.fetchAll(db, sql: "SELECT state_key FROM session_states WHERE record_id = ?", arguments: [row.id]) {
-                    storedPrevious.insert([UInt8](key))
-                }
-                let rows = try Row.fetchCursor(db, sql: "SELECT state_key, slot_hash, seq FROM skipped_keys WHERE record_id = ?",
-                                               arguments: [row.id])
-                while let skippedRow = try rows.next() {
-                    slots[[UInt8](skippedRow["state_key"] as Data), default: []].insert([UInt8](skippedRow["slot_hash"] as Data))
-                    maxSequence = max(maxSequence, skippedRow["seq"])
-                }
+        var storedSlots: [[UInt8]: Set<[UInt8]>] = [:]
+        var maxSequence = basis?.maxSequence ?? 0
+        if let row, basis == nil {
+            for key in try Data.fetchAll(db, sql: "SELECT state_key FROM session_states WHERE record_id = ?", arguments: [row.id]) {
+                storedPrevious.insert([UInt8](key))
+            }
+            let rows = try Row.fetchCursor(db, sql: "SELECT state_key, slot_hash, seq FROM skipped_keys WHERE record_id = ?",
+                                           arguments: [row.id])
+            while let skippedRow = try rows.next() {
+                storedSlots[[UInt8](skippedRow["state_key"] as Data), default: []].insert([UInt8](skippedRow["slot_hash"] as Data))
+                maxSequence = max(maxSequence, skippedRow["seq"])
             }
         }
         let generation = row == nil ? try firstGeneration(for: plan.names.rowKey, db: db) : plan.expectedGeneration + 1
-        var header = SessionRecordLayout.encode(current: plan.current?.bytes, requiresPostQuantum: plan.record.requiresPostQuantum)
+        var header = SessionRecordLayout.encode(current: plan.current?.serialized(), requiresPostQuantum: plan.record.requiresPostQuantum)
         defer { SecureMemory.zero(&header) }
         let sealedHeader = Data(try sealer.seal(header, table: .sessions, rowKey: plan.names.rowKey))
         let recordID: Int64
@@ -98,7 +87,7 @@ extension SQLiteProtocolStore: ProtocolStore {
         }
         // The order of the previous sessions: only when it changed.
         let order = plan.previous.map(\.stateKey)
-        if previousOrder != order {
+        if basis?.previousOrder != order {
             if order.isEmpty {
                 try db.execute(sql: "DELETE FROM session_orders WHERE record_id = ?", arguments: [recordID])
             } else {
@@ -108,36 +97,51 @@ extension SQLiteProtocolStore: ProtocolStore {
             }
         }
         // Previous sessions: write the changed ones, delete the ones no longer previous.
-        var newDigests: [[UInt8]: [UInt8]] = [:]
-        for part in plan.previous {
-            newDigests[part.stateKey] = part.digest
-            guard previousDigests[part.stateKey].map({ !ConstantTime.equals($0, part.digest) }) ?? true else { continue }
-            let sealed = try sealer.seal(part.bytes, table: .sessionStates, rowKey: plan.names.rowKey + part.stateKey)
-            try db.execute(sql: "INSERT OR REPLACE INTO session_states (record_id, state_key, sealed) VALUES (?, ?, ?)",
-                           arguments: [recordID, Data(part.stateKey), Data(sealed)])
-        }
-        for stateKey in storedPrevious where newDigests[stateKey] == nil {
-            try db.execute(sql: "DELETE FROM session_states WHERE record_id = ? AND state_key = ?",
-                           arguments: [recordID, Data(stateKey)])
-        }
-        // Skipped keys: delete the used and evicted ones, insert the new ones (oldest first).
         let parts = (plan.current.map { [$0] } ?? []) + plan.previous
-        var newSlots: [[UInt8]: Set<[UInt8]>] = [:]
-        for part in parts { newSlots[part.stateKey] = Set(part.skipped.map(\.slotHash)) }
-        for (stateKey, stored) in slots {
-            let kept = newSlots[stateKey] ?? []
-            if kept.isEmpty {
-                try db.execute(sql: "DELETE FROM skipped_keys WHERE record_id = ? AND state_key = ?", arguments: [recordID, Data(stateKey)])
-                continue
-            }
-            for slotHash in stored where !kept.contains(slotHash) {
-                try db.execute(sql: "DELETE FROM skipped_keys WHERE record_id = ? AND state_key = ? AND slot_hash = ?",
-                               arguments: [recordID, Data(stateKey), Data(slotHash)])
-            }
+        let kept = Set(parts.map(\.stateKey))
+        let previousKept = Set(order)
+        for part in plan.previous where basis == nil || !part.isUnchangedPrevious {
+            let sealed = try sealer.seal(part.serialized(), table: .sessionStates, rowKey: plan.names.rowKey + part.stateKey)
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO session_states (record_id, state_key, sealed) VALUES (?, ?, ?)")
+                .execute(arguments: [recordID, Data(part.stateKey), Data(sealed)])
+        }
+        let formerPrevious = basis.map { Set($0.parts.filter(\.value.isPrevious).keys) } ?? storedPrevious
+        for stateKey in formerPrevious where !previousKept.contains(stateKey) {
+            try db.cachedStatement(sql: "DELETE FROM session_states WHERE record_id = ? AND state_key = ?")
+                .execute(arguments: [recordID, Data(stateKey)])
+        }
+        // Skipped keys: the rows of sessions no longer held go; then, per session, the removed
+        // keys' rows are deleted and the added keys inserted (oldest first).
+        let formerSessions = basis.map { Set($0.parts.keys) } ?? Set(storedSlots.keys)
+        for stateKey in formerSessions where !kept.contains(stateKey) {
+            try db.cachedStatement(sql: "DELETE FROM skipped_keys WHERE record_id = ? AND state_key = ?")
+                .execute(arguments: [recordID, Data(stateKey)])
         }
         for part in parts {
-            let stored = slots[part.stateKey] ?? []
-            for skippedKey in part.skipped where !stored.contains(skippedKey.slotHash) {
+            let removed: [[UInt8]]
+            let added: [SessionWritePlan.SkippedKey]
+            if basis != nil, basis?.parts[part.stateKey] != nil, let changes = part.skippedChanges {
+                (removed, added) = (changes.removed, changes.added)
+            } else {
+                let all = part.allSkippedKeys(sealer: sealer)
+                var stored = storedSlots[part.stateKey] ?? []
+                if basis?.parts[part.stateKey] != nil {
+                    // A session of the basis whose changes were not followed: read its slots.
+                    for slotHash in try Data.fetchAll(
+                        db, sql: "SELECT slot_hash FROM skipped_keys WHERE record_id = ? AND state_key = ?",
+                        arguments: [recordID, Data(part.stateKey)]) {
+                        stored.insert([UInt8](slotHash))
+                    }
+                }
+                let now = Set(all.map(\.slotHash))
+                removed = stored.filter { !now.contains($0) }
+                added = all.filter { !stored.contains($0.slotHash) }
+            }
+            for slotHash in removed {
+                try db.cachedStatement(sql: "DELETE FROM skipped_keys WHERE record_id = ? AND state_key = ? AND slot_hash = ?")
+                    .execute(arguments: [recordID, Data(part.stateKey), Data(slotHash)])
+            }
+            for skippedKey in added {
                 let (slotHash, entry) = (skippedKey.slotHash, skippedKey.entry)
                 maxSequence += 1
                 var value: [UInt8] = []
@@ -146,16 +150,13 @@ extension SQLiteProtocolStore: ProtocolStore {
                 entry.messageKey.withUnsafeBytes { value.append(contentsOf: $0) }
                 defer { SecureMemory.zero(&value) }
                 let sealed = try sealer.seal(value, table: .skippedKeys, rowKey: plan.names.rowKey + part.stateKey + slotHash)
-                try db.execute(
-                    sql: "INSERT INTO skipped_keys (record_id, state_key, slot_hash, seq, sealed) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [recordID, Data(part.stateKey), Data(slotHash), maxSequence, Data(sealed)])
+                try db.cachedStatement(sql: "INSERT INTO skipped_keys (record_id, state_key, slot_hash, seq, sealed) VALUES (?, ?, ?, ?, ?)")
+                    .execute(arguments: [recordID, Data(part.stateKey), Data(slotHash), maxSequence, Data(sealed)])
             }
         }
-        var record = plan.record
-        record.generation = generation
+        var stateKeys: [SessionPartsCache.SessionIdentity: [UInt8]] = [:]
+        for part in parts { stateKeys[SessionPartsCache.SessionIdentity(part.session)] = part.stateKey }
         return SessionPartsCache.Entry(
-            recordID: recordID, generation: generation, record: record, previousOrder: order, previousDigests: newDigests,
-            slots: newSlots,
-            maxSequence: maxSequence)
+            recordID: recordID, generation: generation, record: plan.record, stateKeys: stateKeys, maxSequence: maxSequence)
     }
 }

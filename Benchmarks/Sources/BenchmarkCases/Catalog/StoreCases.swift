@@ -28,6 +28,15 @@ enum StoreCases {
     /// Bytes written per message decrypted, 40 previous sessions and 2,000 skipped keys.
     static let bytesHeavy = "store.sqlite.bytes-per-message.heavy"
 
+    /// A message decrypted by Bob holding 40 previous sessions and 2,000 skipped keys, against
+    /// the same with a fresh peer.
+    static let decryptHistory = "store.sqlite.decrypt.history-40-sessions-2000-skipped"
+    /// A message decrypted by Bob holding 41 sessions of 2,000 skipped keys each (the largest
+    /// record), against the same with a fresh peer.
+    static let decryptLargest = "store.sqlite.decrypt.history-41-sessions-2000-skipped-each"
+    /// A store opened on Bob's file and its first message decrypted, with the largest record.
+    static let openLargest = "store.sqlite.open-and-first-message.history-41-sessions-2000-skipped-each"
+
     /// The store adds at most 10 % to the naive whole-blob store's time per message.
     static let timeTarget = RatioTargets(floor: 1.10)
     /// At most 2 KiB written per message, whatever the device holds (an absolute target).
@@ -54,6 +63,22 @@ enum StoreCases {
                 library: { try conversation(LibrarySQLiteDevice.self, heavy: false, plaintext).decryptProbe(checkpointAfterBatch: false) },
                 floor: { try conversation(NaiveBlobStoreDevice.self, heavy: false, plaintext).decryptProbe(checkpointAfterBatch: false) },
                 swiftCrypto: nil),
+            history(name: decryptHistory, skippedOnEverySession: false, maximum: 1.25, plaintext),
+            history(name: decryptLargest, skippedOnEverySession: true, maximum: 1.5, plaintext),
+            BenchmarkCase.probing(
+                name: openLargest,
+                summary: "wall-clock ns: a new SQLiteProtocolStore opened on Bob's file (nothing cached) and a new "
+                    + "SessionManager over it decrypt one message from Alice; Bob holds 41 sessions of 2,000 skipped "
+                    + "keys each; floor: the same with a fresh peer; target ≤ 10 ms",
+                group: .store, targets: RatioTargets(libraryMaximum: 10_000_000), clock: .wall,
+                library: {
+                    try StoreConversation(
+                        bob: try LibrarySQLiteDevice(address: try ProtocolAddress(userID: "bob", deviceID: 7)), heavy: true,
+                        skippedOnEverySession: true, plaintext: plaintext
+                    ).reopenDecryptProbe()
+                },
+                floor: { try conversation(LibrarySQLiteDevice.self, heavy: false, plaintext).reopenDecryptProbe() },
+                swiftCrypto: nil),
             bytes(
                 name: bytesFresh, heavy: false, plaintext,
                 summary: "bytes written to the database file and its WAL per message decrypted and persisted "
@@ -65,6 +90,27 @@ enum StoreCases {
                     + "(/proc/self/io wchar, batches ending with wal_checkpoint(TRUNCATE)), Bob holding 40 previous "
                     + "sessions and 2,000 skipped keys; floor: the whole record as one sealed blob; target ≤ 2,048"),
         ]
+    }
+
+    /// A time row whose floor is the library itself with a fresh peer: Bob's time per message
+    /// with a history (40 previous sessions, and 2,000 skipped keys on the current one or on
+    /// every one) must stay within `maximum` × the fresh peer's.
+    static func history(name: String, skippedOnEverySession: Bool, maximum: Double, _ plaintext: [UInt8]) -> BenchmarkCase {
+        .probing(
+            name: name,
+            summary: "wall-clock ns: Bob's SessionManager decrypts a 64-byte message from Alice (in order) and persists "
+                + "the record (SQLiteProtocolStore, synchronous=NORMAL, WAL), Bob holding 40 previous sessions and "
+                + (skippedOnEverySession ? "2,000 skipped keys on each of the 41 sessions" : "2,000 skipped keys")
+                + "; floor: the same store with a fresh peer (the cost must follow the change, not the history)",
+            group: .store, targets: RatioTargets(floor: maximum), clock: .wall,
+            library: {
+                try StoreConversation(
+                    bob: try LibrarySQLiteDevice(address: try ProtocolAddress(userID: "bob", deviceID: 7)), heavy: true,
+                    skippedOnEverySession: skippedOnEverySession, plaintext: plaintext
+                ).decryptProbe(checkpointAfterBatch: false)
+            },
+            floor: { try conversation(LibrarySQLiteDevice.self, heavy: false, plaintext).decryptProbe(checkpointAfterBatch: false) },
+            swiftCrypto: nil)
     }
 
     /// A bytes-per-message case: messages decrypted in order, each batch ending with a

@@ -101,8 +101,9 @@ final class StoreConversation<Device: PersistingDevice> {
     /// Messages from Alice that Bob decrypts in the next batch, in order.
     private var pending: [[UInt8]] = []
 
-    /// Establishes the session (heavy: 40 previous sessions and 2,000 skipped keys on Bob's side).
-    init(bob: Device, heavy: Bool, plaintext: [UInt8]) throws {
+    /// Establishes the session (heavy: 40 previous sessions and 2,000 skipped keys on Bob's
+    /// side; with `skippedOnEverySession` as well, each of the 41 sessions holds 2,000 skipped keys).
+    init(bob: Device, heavy: Bool, skippedOnEverySession: Bool = false, plaintext: [UInt8]) throws {
         let aliceAddress = try Self.aliceAddress
         let alice = SessionManager(
             store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore(),
@@ -115,8 +116,13 @@ final class StoreConversation<Device: PersistingDevice> {
             for _ in 0..<(heavy ? 41 : 1) {
                 try await alice.processBundle(bundle, for: bob.address)
                 _ = try await bob.decrypt(try await alice.encrypt(plaintext, to: bob.address), from: aliceAddress)
+                guard skippedOnEverySession else { continue }
+                for _ in 0..<8 {
+                    for _ in 0..<250 { _ = try await alice.encrypt(plaintext, to: bob.address) }
+                    _ = try await bob.decrypt(try await alice.encrypt(plaintext, to: bob.address), from: aliceAddress)
+                }
             }
-            guard heavy else { return }
+            guard heavy, !skippedOnEverySession else { return }
             for _ in 0..<8 {
                 for _ in 0..<250 { _ = try await alice.encrypt(plaintext, to: bob.address) }
                 _ = try await bob.decrypt(try await alice.encrypt(plaintext, to: bob.address), from: aliceAddress)
@@ -218,5 +224,37 @@ final class StoreConversation<Device: PersistingDevice> {
                 try self.checkPersisted()
                 return received
             })
+    }
+}
+
+extension StoreConversation where Device == LibrarySQLiteDevice {
+    /// `store.sqlite.open-and-first-message.*`: for each message, a new `SQLiteProtocolStore` on
+    /// Bob's file (nothing cached) and a new manager over it decrypt one message from Alice; the
+    /// store is closed after. The output: the last plaintext.
+    func reopenDecryptProbe() -> Probe {
+        Probe(
+            workload: Workload(
+                prepare: { n in try self.prepareIncoming(n) },
+                run: { _ in try self.decryptPendingInNewStores() }),
+            output: {
+                try self.prepareIncoming(1)
+                try self.decryptPendingInNewStores()
+                return self.plaintext
+            })
+    }
+
+    /// Decrypts the prepared messages, each in a store opened for it.
+    private func decryptPendingInNewStores() throws {
+        let (messages, bob, alice, plaintext) = (pending, bob, aliceAddress, plaintext)
+        pending = []
+        try runBlocking { () async throws -> Void in
+            for message in messages {
+                let (store, manager) = try bob.openedAgain()
+                defer { try? store.close() }
+                guard try await manager.decrypt(message, from: alice).plaintext == plaintext else {
+                    throw CheckFailure("store.sqlite: a message decrypted to other bytes")
+                }
+            }
+        }
     }
 }

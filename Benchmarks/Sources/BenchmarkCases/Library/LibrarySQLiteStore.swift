@@ -51,6 +51,13 @@ final class LibrarySQLiteDevice: PersistingDevice {
         try await manager.decrypt(message, from: peer).plaintext
     }
 
+    /// A second store on Bob's file (opened now, nothing cached) and a manager over it.
+    func openedAgain() throws -> (SQLiteProtocolStore, SessionManager) {
+        let reopened = try SQLiteProtocolStore(
+            path: store.path, storageKey: storageKey, options: SQLiteStoreOptions(createIfMissing: false, durability: .processCrash))
+        return (reopened, SessionManager(store: reopened, trust: reopened, localAddress: address))
+    }
+
     func checkpoint() throws {
         try checkpointer.writeWithoutTransaction { db in try WALCheckpoint.truncate(db) }
     }
