@@ -118,6 +118,14 @@ extension SessionRecord {
     /// Marks the skipped keys of every session as persisted under `token`
     /// (`SessionState.markSkippedKeysPersisted(token:)`).
     @_spi(Storage) @_spi(Testing) public mutating func markSkippedKeysPersisted(token: UInt64) {
-        mapSessions { $0.markSkippedKeysPersisted(token: token) }
+        mapSessions(current: true, previousIndices: previousSessions.indices) { $0.markSkippedKeysPersisted(token: token) }
+    }
+
+    /// Marks the skipped keys of the current session and of the previous sessions at
+    /// `previousIndices` as persisted under `token`; the others keep their marks.
+    @_spi(Storage) @_spi(Testing) public mutating func markSkippedKeysPersisted(
+        token: UInt64, current: Bool, previousIndices: some Sequence<Int>
+    ) {
+        mapSessions(current: current, previousIndices: previousIndices) { $0.markSkippedKeysPersisted(token: token) }
     }
 }

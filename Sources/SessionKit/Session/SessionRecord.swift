@@ -133,14 +133,15 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
             || previousSessions.contains { $0.isPostQuantum }
     }
 
-    /// Applies `change` to every session (current and previous), in place.
-    mutating func mapSessions(_ change: (inout SessionState) -> Void) {
-        if var current = currentSession {
+    /// Applies `change` in place to the current session (when `current`) and to the previous
+    /// sessions at `previousIndices`.
+    mutating func mapSessions(current: Bool, previousIndices: some Sequence<Int>, _ change: (inout SessionState) -> Void) {
+        if current, var session = currentSession {
             currentSession = nil
-            change(&current)
-            currentSession = current
+            change(&session)
+            currentSession = session
         }
-        for index in previousSessions.indices { change(&previousSessions[index]) }
+        for index in previousIndices where previousSessions.indices.contains(index) { change(&previousSessions[index]) }
     }
 
     /// Whether the record holds no session at all.

@@ -134,15 +134,14 @@ extension SQLiteProtocolStore: SessionStore {
             try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped[stateKey] ?? [])
         }
         var current: SessionState?
-        var stateKeys: [SessionPartsCache.SessionIdentity: [UInt8]] = [:]
+        var currentKey: [UInt8]?
         if var part = currentPart {
             currentPart = nil
             defer { SecureMemory.zero(&part) }
             let state = try SessionState(serialized: part)
             let key = stateKey(of: state, sealer: sealer)
-            let session = try session(part, stateKey: key)
-            stateKeys[SessionPartsCache.SessionIdentity(session)] = key
-            current = session
+            current = try session(part, stateKey: key)
+            currentKey = key
         }
         var previous: [SessionState] = []
         for stateKey in previousOrder {
@@ -153,14 +152,13 @@ extension SQLiteProtocolStore: SessionStore {
             }
             var part = try sealer.open(try blob(value, table: .sessionStates), table: .sessionStates, rowKey: names.rowKey + stateKey).bytes
             defer { SecureMemory.zero(&part) }
-            let session = try session(part, stateKey: stateKey)
-            stateKeys[SessionPartsCache.SessionIdentity(session)] = stateKey
-            previous.append(session)
+            previous.append(try session(part, stateKey: stateKey))
         }
         let record = try SessionRecord(
             restoringCurrentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum)
         return SessionPartsCache.Entry(
-            recordID: row.id, generation: row.generation, record: record, stateKeys: stateKeys, maxSequence: maxSequence)
+            recordID: row.id, generation: row.generation, record: record, currentKey: currentKey, previousKeys: previousOrder,
+            maxSequence: maxSequence)
     }
 
     /// The key of a session within its record: a keyed hash of its role and EK_A.

@@ -11,25 +11,14 @@ import Foundation
 /// (`staleState`) and a retry from the file. It holds no secret beyond what the loaded records
 /// hold.
 final class SessionPartsCache: @unchecked Sendable {
-    /// A session's identity within its record: its role and base key (the input of its state key).
-    struct SessionIdentity: Hashable, Sendable {
-        let role: UInt8
-        let baseKey: [UInt8]
-
-        init(_ session: SessionState) {
-            role = session.role.rawValue
-            baseKey = session.baseKey.rawRepresentation
-        }
-    }
-
     /// A session as the file holds it.
     struct StoredPart: Sendable {
+        /// Its key within the record (a keyed hash, computed once).
+        let stateKey: [UInt8]
         /// Its `SessionState.generation` when written or read.
         let generation: UInt64
         /// The token its skipped keys were marked with (`SessionState.markSkippedKeysPersisted`).
         let token: UInt64
-        /// Whether it is a previous session (a `session_states` row), not the current one.
-        let isPrevious: Bool
     }
 
     /// One record's parts as they are in the file.
@@ -38,47 +27,57 @@ final class SessionPartsCache: @unchecked Sendable {
         let recordID: Int64
         /// The generation in the file.
         let generation: UInt64
-        /// The record as loaded or committed (with `generation`), its sessions' skipped keys
-        /// marked with their parts' tokens.
+        /// The record as loaded or committed (with `generation`), each session's skipped keys
+        /// marked with its part's token.
         let record: SessionRecord
-        /// The previous sessions' state keys in `session_orders`, most recent first.
-        let previousOrder: [[UInt8]]
-        /// Every session of the record, by state key.
-        let parts: [[UInt8]: StoredPart]
-        /// The state key of every session of the record (a keyed hash, computed once).
-        let stateKeys: [SessionIdentity: [UInt8]]
+        /// The current session's part.
+        let current: StoredPart?
+        /// The previous sessions' parts, in the record's order (most recent first): their
+        /// state keys are the `session_orders` row.
+        let previous: [StoredPart]
         /// The highest `seq` in `skipped_keys` for the record.
         let maxSequence: Int64
 
-        /// An entry for `record` as the file now holds it, marking every session's skipped keys
-        /// with a new token.
-        init(
-            recordID: Int64, generation: UInt64, record: SessionRecord, stateKeys: [SessionIdentity: [UInt8]], maxSequence: Int64
-        ) {
+        /// An entry for `record` as the file holds it (just read), its sessions' state keys
+        /// `currentKey` and `previousKeys`: every session's skipped keys are marked with a new token.
+        init(recordID: Int64, generation: UInt64, record: SessionRecord, currentKey: [UInt8]?, previousKeys: [[UInt8]], maxSequence: Int64) {
             var record = record
             record.generation = generation
             let token = UInt64.random(in: 1 ... UInt64.max)
             record.markSkippedKeysPersisted(token: token)
-            var parts: [[UInt8]: StoredPart] = [:]
-            var order: [[UInt8]] = []
-            if let current = record.currentSession, let key = stateKeys[SessionIdentity(current)] {
-                parts[key] = StoredPart(generation: current.generation, token: token, isPrevious: false)
-            }
-            for session in record.previousSessions {
-                guard let key = stateKeys[SessionIdentity(session)] else { continue }
-                parts[key] = StoredPart(generation: session.generation, token: token, isPrevious: true)
-                order.append(key)
-            }
+            self.init(
+                recordID: recordID, generation: generation, record: record,
+                current: currentKey.flatMap { key in
+                    record.currentSession.map { StoredPart(stateKey: key, generation: $0.generation, token: token) }
+                },
+                previous: zip(previousKeys, record.previousSessions).map { StoredPart(stateKey: $0.0, generation: $0.1.generation, token: token) },
+                maxSequence: maxSequence)
+        }
+
+        /// An entry from its parts (the record already marked).
+        init(recordID: Int64, generation: UInt64, record: SessionRecord, current: StoredPart?, previous: [StoredPart], maxSequence: Int64) {
             self.recordID = recordID
             self.generation = generation
             self.record = record
-            self.previousOrder = order
-            self.parts = parts
-            self.stateKeys = stateKeys
+            self.current = current
+            self.previous = previous
             self.maxSequence = maxSequence
         }
-    }
 
+        /// The previous sessions' state keys, most recent first.
+        var previousOrder: [[UInt8]] { previous.map(\.stateKey) }
+
+        /// The part of `session` (the same role and base key), if the record holds it, with
+        /// whether it is the current one; `index` is where to look first among the previous.
+        func part(of session: SessionState, previousIndex index: Int?) -> (part: StoredPart, isPrevious: Bool)? {
+            func same(_ other: SessionState) -> Bool { other.role == session.role && other.baseKey == session.baseKey }
+            let sessions = record.previousSessions
+            if let index, index < sessions.count, same(sessions[index]) { return (previous[index], true) }
+            if let current = record.currentSession, let part = self.current, same(current) { return (part, false) }
+            if let found = sessions.firstIndex(where: same) { return (previous[found], true) }
+            return nil
+        }
+    }
     private let lock = NSLock()
     private var entries: [ProtocolAddress: Entry] = [:]
     /// At most this many records are kept (least recently stored first out).

@@ -17,29 +17,41 @@ struct SessionWritePlan: Sendable {
     struct Part: Sendable {
         /// Its key within the record.
         let stateKey: [UInt8]
-        /// The session (its skipped keys included).
-        let session: SessionState
+        /// Where the session is in the plan's record: `nil` for the current one, else its index
+        /// among the previous sessions.
+        let previousIndex: Int?
         /// `serializedWithoutSkippedMessageKeys()` (secret), computed for the current session
         /// and every previous session that changed against the basis; `nil` for one that did
-        /// not (`serialized()` computes it when the basis turns out to be stale).
+        /// not (`serialized(in:)` computes it when the basis turns out to be stale).
         let bytes: SecureBytes?
         /// Whether the basis holds this session as a previous one, unchanged.
         let isUnchangedPrevious: Bool
+        /// The token of the basis's part for this session, when the basis holds it (its skipped
+        /// keys are then in the file).
+        let basisToken: UInt64?
         /// The skipped keys added and removed against the basis, each with its slot hash; `nil`
         /// when they could not be followed (compare all of them with the file).
         let skippedChanges: SkippedChanges?
 
+        /// The session in `record`.
+        func session(in record: SessionRecord) -> SessionState? {
+            guard let previousIndex else { return record.currentSession }
+            return record.previousSessions[previousIndex]
+        }
+
         /// `serializedWithoutSkippedMessageKeys()`, computed now when the plan did not.
-        func serialized() -> SecureBytes {
+        func serialized(in record: SessionRecord) -> SecureBytes {
             if let bytes { return bytes }
-            var serialized = session.serializedWithoutSkippedMessageKeys()
+            var serialized = session(in: record)?.serializedWithoutSkippedMessageKeys() ?? []
             defer { SecureMemory.zero(&serialized) }
             return SecureBytes(copying: serialized)
         }
 
         /// Every skipped key of the session, oldest first, each with its slot hash.
-        func allSkippedKeys(sealer: ValueSealer) -> [SkippedKey] {
-            session.skippedMessageKeyEntries.map { SkippedKey(slotHash: sealer.rowKey($0.slot, in: .skippedSlot), entry: $0) }
+        func allSkippedKeys(in record: SessionRecord, sealer: ValueSealer) -> [SkippedKey] {
+            (session(in: record)?.skippedMessageKeyEntries ?? []).map {
+                SkippedKey(slotHash: sealer.rowKey($0.slot, in: .skippedSlot), entry: $0)
+            }
         }
     }
 
@@ -49,6 +61,8 @@ struct SessionWritePlan: Sendable {
         let removed: [[UInt8]]
         /// The keys added, oldest first.
         let added: [SkippedKey]
+
+        var isEmpty: Bool { removed.isEmpty && added.isEmpty }
     }
 
     /// A skipped key and the keyed hash of its slot (its row key).
@@ -75,27 +89,28 @@ struct SessionWritePlan: Sendable {
         // A basis at another generation than the record's cannot be the record's origin.
         let basis = basis.flatMap { $0.generation == write.record.generation ? $0 : nil }
         self.basis = basis
-        func part(_ session: SessionState, isCurrent: Bool) -> Part {
-            let identity = SessionPartsCache.SessionIdentity(session)
-            let stateKey = basis?.stateKeys[identity] ?? SQLiteProtocolStore.stateKey(of: session, sealer: sealer)
-            let stored = basis?.parts[stateKey]
-            let unchanged = stored.map { $0.generation == session.generation && session.skippedMessageKeyChanges(since: $0.token) != nil } ?? false
+        func part(_ session: SessionState, previousIndex: Int?) -> Part {
+            let stored = basis?.part(of: session, previousIndex: previousIndex)
+            let stateKey = stored?.part.stateKey ?? SQLiteProtocolStore.stateKey(of: session, sealer: sealer)
+            let journal = stored.flatMap { session.skippedMessageKeyChanges(since: $0.part.token) }
+            let unchangedPrevious = previousIndex != nil && stored?.isPrevious == true
+                && stored?.part.generation == session.generation && journal?.removedSlots.isEmpty == true && journal?.added.isEmpty == true
             var bytes: SecureBytes?
-            if isCurrent || !(unchanged && stored?.isPrevious == true) {
+            if !unchangedPrevious {
                 var serialized = session.serializedWithoutSkippedMessageKeys()
                 defer { SecureMemory.zero(&serialized) }
                 bytes = SecureBytes(copying: serialized)
             }
-            let changes = stored.flatMap { session.skippedMessageKeyChanges(since: $0.token) }.map { changes in
+            let changes = journal.map { changes in
                 SkippedChanges(
                     removed: changes.removedSlots.map { sealer.rowKey($0, in: .skippedSlot) },
                     added: changes.added.map { SkippedKey(slotHash: sealer.rowKey($0.slot, in: .skippedSlot), entry: $0) })
             }
             return Part(
-                stateKey: stateKey, session: session, bytes: bytes, isUnchangedPrevious: !isCurrent && unchanged && stored?.isPrevious == true,
-                skippedChanges: changes)
+                stateKey: stateKey, previousIndex: previousIndex, bytes: bytes, isUnchangedPrevious: unchangedPrevious,
+                basisToken: stored?.part.token, skippedChanges: changes)
         }
-        current = write.record.currentSession.map { part($0, isCurrent: true) }
-        previous = write.record.previousSessions.map { part($0, isCurrent: false) }
+        current = write.record.currentSession.map { part($0, previousIndex: nil) }
+        previous = write.record.previousSessions.enumerated().map { part($1, previousIndex: $0) }
     }
 }

@@ -72,7 +72,8 @@ extension SQLiteProtocolStore: ProtocolStore {
             }
         }
         let generation = row == nil ? try firstGeneration(for: plan.names.rowKey, db: db) : plan.expectedGeneration + 1
-        var header = SessionRecordLayout.encode(current: plan.current?.serialized(), requiresPostQuantum: plan.record.requiresPostQuantum)
+        var header = SessionRecordLayout.encode(
+            current: plan.current?.serialized(in: plan.record), requiresPostQuantum: plan.record.requiresPostQuantum)
         defer { SecureMemory.zero(&header) }
         let sealedHeader = Data(try sealer.seal(header, table: .sessions, rowKey: plan.names.rowKey))
         let recordID: Int64
@@ -85,9 +86,13 @@ extension SQLiteProtocolStore: ProtocolStore {
                            arguments: [Data(plan.names.userHash), Int64(plan.names.deviceID), Self.column(generation), sealedHeader])
             recordID = db.lastInsertedRowID
         }
-        // The order of the previous sessions: only when it changed.
+        let parts = (plan.current.map { [$0] } ?? []) + plan.previous
+        // The order of the previous sessions and the set of sessions: compared as arrays (the
+        // usual case: nothing moved), as sets only when something did.
         let order = plan.previous.map(\.stateKey)
-        if basis?.previousOrder != order {
+        let formerOrder = basis?.previousOrder
+        let sameSessions = basis.map { order == formerOrder && plan.current?.stateKey == $0.current?.stateKey } ?? false
+        if formerOrder != order {
             if order.isEmpty {
                 try db.execute(sql: "DELETE FROM session_orders WHERE record_id = ?", arguments: [recordID])
             } else {
@@ -96,36 +101,39 @@ extension SQLiteProtocolStore: ProtocolStore {
                                arguments: [recordID, Data(sealed)])
             }
         }
-        // Previous sessions: write the changed ones, delete the ones no longer previous.
-        let parts = (plan.current.map { [$0] } ?? []) + plan.previous
-        let kept = Set(parts.map(\.stateKey))
-        let previousKept = Set(order)
+        // Previous sessions: write the changed ones, delete the ones no longer previous, and
+        // the skipped keys of sessions no longer held.
         for part in plan.previous where basis == nil || !part.isUnchangedPrevious {
-            let sealed = try sealer.seal(part.serialized(), table: .sessionStates, rowKey: plan.names.rowKey + part.stateKey)
+            let sealed = try sealer.seal(part.serialized(in: plan.record), table: .sessionStates, rowKey: plan.names.rowKey + part.stateKey)
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO session_states (record_id, state_key, sealed) VALUES (?, ?, ?)")
                 .execute(arguments: [recordID, Data(part.stateKey), Data(sealed)])
         }
-        let formerPrevious = basis.map { Set($0.parts.filter(\.value.isPrevious).keys) } ?? storedPrevious
-        for stateKey in formerPrevious where !previousKept.contains(stateKey) {
-            try db.cachedStatement(sql: "DELETE FROM session_states WHERE record_id = ? AND state_key = ?")
-                .execute(arguments: [recordID, Data(stateKey)])
+        if !sameSessions {
+            let previousKept = Set(order)
+            let kept = Set(parts.map(\.stateKey))
+            let formerPrevious = basis.map { Set($0.previousOrder) } ?? storedPrevious
+            for stateKey in formerPrevious where !previousKept.contains(stateKey) {
+                try db.cachedStatement(sql: "DELETE FROM session_states WHERE record_id = ? AND state_key = ?")
+                    .execute(arguments: [recordID, Data(stateKey)])
+            }
+            let formerSessions = basis.map { Set($0.previousOrder + ($0.current.map { [$0.stateKey] } ?? [])) } ?? Set(storedSlots.keys)
+            for stateKey in formerSessions where !kept.contains(stateKey) {
+                try db.cachedStatement(sql: "DELETE FROM skipped_keys WHERE record_id = ? AND state_key = ?")
+                    .execute(arguments: [recordID, Data(stateKey)])
+            }
         }
-        // Skipped keys: the rows of sessions no longer held go; then, per session, the removed
-        // keys' rows are deleted and the added keys inserted (oldest first).
-        let formerSessions = basis.map { Set($0.parts.keys) } ?? Set(storedSlots.keys)
-        for stateKey in formerSessions where !kept.contains(stateKey) {
-            try db.cachedStatement(sql: "DELETE FROM skipped_keys WHERE record_id = ? AND state_key = ?")
-                .execute(arguments: [recordID, Data(stateKey)])
-        }
+        // Skipped keys, per session: the removed keys' rows are deleted and the added keys
+        // inserted (oldest first).
+        var remarked: [Int?] = []
         for part in parts {
             let removed: [[UInt8]]
             let added: [SessionWritePlan.SkippedKey]
-            if basis != nil, basis?.parts[part.stateKey] != nil, let changes = part.skippedChanges {
+            if basis != nil, part.basisToken != nil, let changes = part.skippedChanges {
                 (removed, added) = (changes.removed, changes.added)
             } else {
-                let all = part.allSkippedKeys(sealer: sealer)
+                let all = part.allSkippedKeys(in: plan.record, sealer: sealer)
                 var stored = storedSlots[part.stateKey] ?? []
-                if basis?.parts[part.stateKey] != nil {
+                if basis != nil, part.basisToken != nil {
                     // A session of the basis whose changes were not followed: read its slots.
                     for slotHash in try Data.fetchAll(
                         db, sql: "SELECT slot_hash FROM skipped_keys WHERE record_id = ? AND state_key = ?",
@@ -137,6 +145,7 @@ extension SQLiteProtocolStore: ProtocolStore {
                 removed = stored.filter { !now.contains($0) }
                 added = all.filter { !stored.contains($0.slotHash) }
             }
+            if basis == nil || !part.isUnchangedPrevious { remarked.append(part.previousIndex) }
             for slotHash in removed {
                 try db.cachedStatement(sql: "DELETE FROM skipped_keys WHERE record_id = ? AND state_key = ? AND slot_hash = ?")
                     .execute(arguments: [recordID, Data(part.stateKey), Data(slotHash)])
@@ -154,9 +163,20 @@ extension SQLiteProtocolStore: ProtocolStore {
                     .execute(arguments: [recordID, Data(part.stateKey), Data(slotHash), maxSequence, Data(sealed)])
             }
         }
-        var stateKeys: [SessionPartsCache.SessionIdentity: [UInt8]] = [:]
-        for part in parts { stateKeys[SessionPartsCache.SessionIdentity(part.session)] = part.stateKey }
+        // What the file holds now: the record, with the sessions written marked anew.
+        var record = plan.record
+        record.generation = generation
+        let token = UInt64.random(in: 1 ... UInt64.max)
+        record.markSkippedKeysPersisted(
+            token: token, current: remarked.contains { $0 == nil }, previousIndices: remarked.compactMap { $0 })
+        func stored(_ part: SessionWritePlan.Part) -> SessionPartsCache.StoredPart {
+            let session = part.session(in: record)
+            let kept = basis != nil && part.isUnchangedPrevious
+            return SessionPartsCache.StoredPart(
+                stateKey: part.stateKey, generation: session?.generation ?? 0, token: kept ? (part.basisToken ?? token) : token)
+        }
         return SessionPartsCache.Entry(
-            recordID: recordID, generation: generation, record: plan.record, stateKeys: stateKeys, maxSequence: maxSequence)
+            recordID: recordID, generation: generation, record: record, current: plan.current.map(stored),
+            previous: plan.previous.map(stored), maxSequence: maxSequence)
     }
 }
