@@ -162,7 +162,7 @@ extension SQLiteProtocolStore: SessionStore {
     }
 
     /// The key of a session within its record: a keyed hash of its role and EK_A.
-    static func stateKey(of session: SessionState, sealer: ValueSealer) -> [UInt8] {
+    static func stateKey(of session: borrowing SessionState, sealer: ValueSealer) -> [UInt8] {
         sealer.rowKey([session.role.rawValue] + session.baseKey.rawRepresentation, in: .sessionState)
     }
 }

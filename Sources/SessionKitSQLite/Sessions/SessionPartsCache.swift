@@ -67,17 +67,30 @@ final class SessionPartsCache: @unchecked Sendable {
         /// The previous sessions' state keys, most recent first.
         var previousOrder: [[UInt8]] { previous.map(\.stateKey) }
 
-        /// The part of `session` (the same role and base key), if the record holds it, with
-        /// whether it is the current one; `index` is where to look first among the previous.
-        func part(of session: SessionState, previousIndex index: Int?) -> (part: StoredPart, isPrevious: Bool)? {
-            func same(_ other: SessionState) -> Bool { other.role == session.role && other.baseKey == session.baseKey }
-            let sessions = record.previousSessions
-            if let index, index < sessions.count, same(sessions[index]) { return (previous[index], true) }
-            if let current = record.currentSession, let part = self.current, same(current) { return (part, false) }
-            if let found = sessions.firstIndex(where: same) { return (previous[found], true) }
+        /// The part of the current session of `other` (the same role and base key), if this
+        /// record holds that session, with whether it holds it as a previous one.
+        func part(ofCurrentIn other: SessionRecord) -> (part: StoredPart, isPrevious: Bool)? {
+            other.withSession(at: nil) { find($0, near: nil) } ?? nil
+        }
+
+        /// The part of the previous session at `index` of `other`, likewise (looked for at the
+        /// same index first: the usual case, nothing moved).
+        func part(ofPrevious index: Int, in other: SessionRecord) -> (part: StoredPart, isPrevious: Bool)? {
+            other.withSession(at: index) { find($0, near: index) } ?? nil
+        }
+
+        private func find(_ session: borrowing SessionState, near index: Int?) -> (part: StoredPart, isPrevious: Bool)? {
+            let (role, baseKey) = (session.role, session.baseKey)
+            func same(_ other: borrowing SessionState) -> Bool { other.role == role && other.baseKey == baseKey }
+            if let index, record.withSession(at: index, same) == true { return (previous[index], true) }
+            if let part = current, record.withSession(at: nil, same) == true { return (part, false) }
+            for candidate in record.previousSessions.indices where record.withSession(at: candidate, same) == true {
+                return (previous[candidate], true)
+            }
             return nil
         }
     }
+
     private let lock = NSLock()
     private var entries: [ProtocolAddress: Entry] = [:]
     /// At most this many records are kept (least recently stored first out).

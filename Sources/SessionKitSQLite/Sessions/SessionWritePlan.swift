@@ -33,23 +33,17 @@ struct SessionWritePlan: Sendable {
         /// when they could not be followed (compare all of them with the file).
         let skippedChanges: SkippedChanges?
 
-        /// The session in `record`.
-        func session(in record: SessionRecord) -> SessionState? {
-            guard let previousIndex else { return record.currentSession }
-            return record.previousSessions[previousIndex]
-        }
-
         /// `serializedWithoutSkippedMessageKeys()`, computed now when the plan did not.
         func serialized(in record: SessionRecord) -> SecureBytes {
             if let bytes { return bytes }
-            var serialized = session(in: record)?.serializedWithoutSkippedMessageKeys() ?? []
+            var serialized = record.withSession(at: previousIndex) { $0.serializedWithoutSkippedMessageKeys() } ?? []
             defer { SecureMemory.zero(&serialized) }
             return SecureBytes(copying: serialized)
         }
 
         /// Every skipped key of the session, oldest first, each with its slot hash.
         func allSkippedKeys(in record: SessionRecord, sealer: ValueSealer) -> [SkippedKey] {
-            (session(in: record)?.skippedMessageKeyEntries ?? []).map {
+            (record.withSession(at: previousIndex) { $0.skippedMessageKeyEntries } ?? []).map {
                 SkippedKey(slotHash: sealer.rowKey($0.slot, in: .skippedSlot), entry: $0)
             }
         }
@@ -89,15 +83,22 @@ struct SessionWritePlan: Sendable {
         // A basis at another generation than the record's cannot be the record's origin.
         let basis = basis.flatMap { $0.generation == write.record.generation ? $0 : nil }
         self.basis = basis
-        func part(_ session: SessionState, previousIndex: Int?) -> Part {
-            let stored = basis?.part(of: session, previousIndex: previousIndex)
-            let stateKey = stored?.part.stateKey ?? SQLiteProtocolStore.stateKey(of: session, sealer: sealer)
-            let journal = stored.flatMap { session.skippedMessageKeyChanges(since: $0.part.token) }
+        // Sessions are read in place (`record[keyPath:]` of one element), never copied whole:
+        // a copy retains every buffer of a session, and a record holds up to 41 of them.
+        let record = write.record
+        func part(previousIndex: Int?) -> Part {
+            let stored = previousIndex.map { basis?.part(ofPrevious: $0, in: record) } ?? basis?.part(ofCurrentIn: record)
+            let stateKey = stored?.part.stateKey
+                ?? record.withSession(at: previousIndex) { SQLiteProtocolStore.stateKey(of: $0, sealer: sealer) } ?? []
+            let journal = stored.flatMap { stored in
+                record.withSession(at: previousIndex) { $0.skippedMessageKeyChanges(since: stored.part.token) } ?? nil
+            }
             let unchangedPrevious = previousIndex != nil && stored?.isPrevious == true
-                && stored?.part.generation == session.generation && journal?.removedSlots.isEmpty == true && journal?.added.isEmpty == true
+                && stored?.part.generation == record.withSession(at: previousIndex) { $0.generation }
+                && journal?.removedSlots.isEmpty == true && journal?.added.isEmpty == true
             var bytes: SecureBytes?
             if !unchangedPrevious {
-                var serialized = session.serializedWithoutSkippedMessageKeys()
+                var serialized = record.withSession(at: previousIndex) { $0.serializedWithoutSkippedMessageKeys() } ?? []
                 defer { SecureMemory.zero(&serialized) }
                 bytes = SecureBytes(copying: serialized)
             }
@@ -110,7 +111,17 @@ struct SessionWritePlan: Sendable {
                 stateKey: stateKey, previousIndex: previousIndex, bytes: bytes, isUnchangedPrevious: unchangedPrevious,
                 basisToken: stored?.part.token, skippedChanges: changes)
         }
-        current = write.record.currentSession.map { part($0, previousIndex: nil) }
-        previous = write.record.previousSessions.enumerated().map { part($1, previousIndex: $0) }
+        current = record.currentSession == nil ? nil : part(previousIndex: nil)
+        previous = record.previousSessions.indices.map { part(previousIndex: $0) }
+    }
+}
+
+extension SessionRecord {
+    /// `body` applied in place to the current session (`index` nil) or to the previous one at
+    /// `index`; `nil` when there is no such session.
+    func withSession<Result>(at index: Int?, _ body: (borrowing SessionState) -> Result) -> Result? {
+        if let index { return previousSessions.indices.contains(index) ? body(previousSessions[index]) : nil }
+        guard let current = currentSession else { return nil }
+        return body(current)
     }
 }

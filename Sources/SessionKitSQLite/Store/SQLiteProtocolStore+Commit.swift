@@ -170,10 +170,10 @@ extension SQLiteProtocolStore: ProtocolStore {
         record.markSkippedKeysPersisted(
             token: token, current: remarked.contains { $0 == nil }, previousIndices: remarked.compactMap { $0 })
         func stored(_ part: SessionWritePlan.Part) -> SessionPartsCache.StoredPart {
-            let session = part.session(in: record)
             let kept = basis != nil && part.isUnchangedPrevious
             return SessionPartsCache.StoredPart(
-                stateKey: part.stateKey, generation: session?.generation ?? 0, token: kept ? (part.basisToken ?? token) : token)
+                stateKey: part.stateKey, generation: record.withSession(at: part.previousIndex) { $0.generation } ?? 0,
+                token: kept ? (part.basisToken ?? token) : token)
         }
         return SessionPartsCache.Entry(
             recordID: recordID, generation: generation, record: record, current: plan.current.map(stored),
