@@ -114,7 +114,47 @@ extension SessionState {
     }
 }
 
+/// What a store that writes only what changed needs to know of a session without copying it:
+/// which session it is, how many times it changed, and whether its skipped keys changed since
+/// the store marked them (`SessionRecord.sessionSummaries`).
+@_spi(Storage) @_spi(Testing) public struct SessionChangeSummary: Sendable {
+    /// The session's role (with `baseKey`, what identifies it within its record).
+    public let role: SessionState.Role
+    /// EK_A of the X3DH run that created the session.
+    public let baseKey: X25519.PublicKey
+    /// `SessionState.generation`: every change of the session advances it.
+    public let generation: UInt64
+    /// The token of the last `markSkippedKeysPersisted(token:)`, while its changes are followed.
+    public let skippedKeysToken: UInt64?
+    /// Whether no skipped key was added or removed since that mark.
+    public let skippedKeysUnchanged: Bool
+
+    /// Whether `other` describes the same session (the same role and base key).
+    public func isSameSession(as other: SessionChangeSummary) -> Bool { role == other.role && baseKey == other.baseKey }
+}
+
 extension SessionRecord {
+    /// A summary of the current session (`nil` without one) and of each previous session, in
+    /// order, read in place (no session is copied).
+    @_spi(Storage) @_spi(Testing) public var sessionSummaries: (current: SessionChangeSummary?, previous: [SessionChangeSummary]) {
+        func summary(_ session: borrowing SessionState) -> SessionChangeSummary {
+            SessionChangeSummary(
+                role: session.role, baseKey: session.baseKey, generation: session.generation,
+                skippedKeysToken: session.ratchet.skippedKeys.markToken,
+                skippedKeysUnchanged: session.ratchet.skippedKeys.isUnchangedSinceMark)
+        }
+        var previous: [SessionChangeSummary] = []
+        previous.reserveCapacity(previousSessions.count)
+        for index in previousSessions.indices {
+            previous.append(SessionChangeSummary(
+                role: previousSessions[index].role, baseKey: previousSessions[index].baseKey,
+                generation: previousSessions[index].generation,
+                skippedKeysToken: previousSessions[index].ratchet.skippedKeys.markToken,
+                skippedKeysUnchanged: previousSessions[index].ratchet.skippedKeys.isUnchangedSinceMark))
+        }
+        return (currentSession.map { summary($0) }, previous)
+    }
+
     /// Marks the skipped keys of every session as persisted under `token`
     /// (`SessionState.markSkippedKeysPersisted(token:)`).
     @_spi(Storage) @_spi(Testing) public mutating func markSkippedKeysPersisted(token: UInt64) {

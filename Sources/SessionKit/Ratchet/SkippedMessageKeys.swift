@@ -136,6 +136,12 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
         return (journal.removed, added)
     }
 
+    /// The token of the last `markPersisted(token:)`, while its journal is followed.
+    var markToken: UInt64? { journal?.token }
+
+    /// Whether nothing was added or removed since the last mark (false without a journal).
+    var isUnchangedSinceMark: Bool { journal.map { $0.removed.isEmpty && nextSequence == $0.baseSequence } ?? false }
+
     private mutating func journalRemoval(_ slot: Slot) {
         guard journal != nil else { return }
         if journal?.removed.count ?? 0 >= Self.journalLimit {

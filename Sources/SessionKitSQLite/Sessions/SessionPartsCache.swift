@@ -15,10 +15,13 @@ final class SessionPartsCache: @unchecked Sendable {
     struct StoredPart: Sendable {
         /// Its key within the record (a keyed hash, computed once).
         let stateKey: [UInt8]
-        /// Its `SessionState.generation` when written or read.
-        let generation: UInt64
+        /// Which session it is and its `SessionState.generation` when written or read.
+        let summary: SessionChangeSummary
         /// The token its skipped keys were marked with (`SessionState.markSkippedKeysPersisted`).
         let token: UInt64
+
+        /// Its `SessionState.generation` when written or read.
+        var generation: UInt64 { summary.generation }
     }
 
     /// One record's parts as they are in the file.
@@ -45,12 +48,11 @@ final class SessionPartsCache: @unchecked Sendable {
             record.generation = generation
             let token = UInt64.random(in: 1 ... UInt64.max)
             record.markSkippedKeysPersisted(token: token)
+            let summaries = record.sessionSummaries
             self.init(
                 recordID: recordID, generation: generation, record: record,
-                current: currentKey.flatMap { key in
-                    record.currentSession.map { StoredPart(stateKey: key, generation: $0.generation, token: token) }
-                },
-                previous: zip(previousKeys, record.previousSessions).map { StoredPart(stateKey: $0.0, generation: $0.1.generation, token: token) },
+                current: currentKey.flatMap { key in summaries.current.map { StoredPart(stateKey: key, summary: $0, token: token) } },
+                previous: zip(previousKeys, summaries.previous).map { StoredPart(stateKey: $0.0, summary: $0.1, token: token) },
                 maxSequence: maxSequence)
         }
 
@@ -67,26 +69,13 @@ final class SessionPartsCache: @unchecked Sendable {
         /// The previous sessions' state keys, most recent first.
         var previousOrder: [[UInt8]] { previous.map(\.stateKey) }
 
-        /// The part of the current session of `other` (the same role and base key), if this
-        /// record holds that session, with whether it holds it as a previous one.
-        func part(ofCurrentIn other: SessionRecord) -> (part: StoredPart, isPrevious: Bool)? {
-            other.withSession(at: nil) { find($0, near: nil) } ?? nil
-        }
-
-        /// The part of the previous session at `index` of `other`, likewise (looked for at the
-        /// same index first: the usual case, nothing moved).
-        func part(ofPrevious index: Int, in other: SessionRecord) -> (part: StoredPart, isPrevious: Bool)? {
-            other.withSession(at: index) { find($0, near: index) } ?? nil
-        }
-
-        private func find(_ session: borrowing SessionState, near index: Int?) -> (part: StoredPart, isPrevious: Bool)? {
-            let (role, baseKey) = (session.role, session.baseKey)
-            func same(_ other: borrowing SessionState) -> Bool { other.role == role && other.baseKey == baseKey }
-            if let index, record.withSession(at: index, same) == true { return (previous[index], true) }
-            if let part = current, record.withSession(at: nil, same) == true { return (part, false) }
-            for candidate in record.previousSessions.indices where record.withSession(at: candidate, same) == true {
-                return (previous[candidate], true)
-            }
+        /// The part of the session `summary` describes, if this record holds it, with whether
+        /// it holds it as a previous one; looked for at `index` among the previous sessions
+        /// first (the usual case: nothing moved).
+        func part(of summary: SessionChangeSummary, near index: Int?) -> (part: StoredPart, isPrevious: Bool)? {
+            if let index, index < previous.count, previous[index].summary.isSameSession(as: summary) { return (previous[index], true) }
+            if let current, current.summary.isSameSession(as: summary) { return (current, false) }
+            if let found = previous.first(where: { $0.summary.isSameSession(as: summary) }) { return (found, true) }
             return nil
         }
     }

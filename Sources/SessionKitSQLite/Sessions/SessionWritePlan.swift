@@ -83,36 +83,33 @@ struct SessionWritePlan: Sendable {
         // A basis at another generation than the record's cannot be the record's origin.
         let basis = basis.flatMap { $0.generation == write.record.generation ? $0 : nil }
         self.basis = basis
-        // Sessions are read in place (`record[keyPath:]` of one element), never copied whole:
-        // a copy retains every buffer of a session, and a record holds up to 41 of them.
+        // Sessions are summarized in place (`SessionRecord.sessionSummaries`) and copied only
+        // when they changed: a copy retains every buffer of a session, and a record holds up to 41.
         let record = write.record
-        func part(previousIndex: Int?) -> Part {
-            let stored = previousIndex.map { basis?.part(ofPrevious: $0, in: record) } ?? basis?.part(ofCurrentIn: record)
-            let stateKey = stored?.part.stateKey
-                ?? record.withSession(at: previousIndex) { SQLiteProtocolStore.stateKey(of: $0, sealer: sealer) } ?? []
-            let journal = stored.flatMap { stored in
-                record.withSession(at: previousIndex) { $0.skippedMessageKeyChanges(since: stored.part.token) } ?? nil
+        let summaries = record.sessionSummaries
+        func part(previousIndex: Int?, summary: SessionChangeSummary) -> Part {
+            let stored = basis?.part(of: summary, near: previousIndex)
+            if previousIndex != nil, let stored, stored.isPrevious, stored.part.generation == summary.generation,
+               summary.skippedKeysToken == stored.part.token, summary.skippedKeysUnchanged {
+                return Part(
+                    stateKey: stored.part.stateKey, previousIndex: previousIndex, bytes: nil, isUnchangedPrevious: true,
+                    basisToken: stored.part.token, skippedChanges: SkippedChanges(removed: [], added: []))
             }
-            let unchangedPrevious = previousIndex != nil && stored?.isPrevious == true
-                && stored?.part.generation == record.withSession(at: previousIndex) { $0.generation }
-                && journal?.removedSlots.isEmpty == true && journal?.added.isEmpty == true
-            var bytes: SecureBytes?
-            if !unchangedPrevious {
-                var serialized = record.withSession(at: previousIndex) { $0.serializedWithoutSkippedMessageKeys() } ?? []
-                defer { SecureMemory.zero(&serialized) }
-                bytes = SecureBytes(copying: serialized)
-            }
-            let changes = journal.map { changes in
+            let session = previousIndex.map { record.previousSessions[$0] } ?? record.currentSession
+            let stateKey = stored?.part.stateKey ?? session.map { SQLiteProtocolStore.stateKey(of: $0, sealer: sealer) } ?? []
+            var serialized = session?.serializedWithoutSkippedMessageKeys() ?? []
+            defer { SecureMemory.zero(&serialized) }
+            let changes = stored.flatMap { session?.skippedMessageKeyChanges(since: $0.part.token) }.map { changes in
                 SkippedChanges(
                     removed: changes.removedSlots.map { sealer.rowKey($0, in: .skippedSlot) },
                     added: changes.added.map { SkippedKey(slotHash: sealer.rowKey($0.slot, in: .skippedSlot), entry: $0) })
             }
             return Part(
-                stateKey: stateKey, previousIndex: previousIndex, bytes: bytes, isUnchangedPrevious: unchangedPrevious,
+                stateKey: stateKey, previousIndex: previousIndex, bytes: SecureBytes(copying: serialized), isUnchangedPrevious: false,
                 basisToken: stored?.part.token, skippedChanges: changes)
         }
-        current = record.currentSession == nil ? nil : part(previousIndex: nil)
-        previous = record.previousSessions.indices.map { part(previousIndex: $0) }
+        current = summaries.current.map { part(previousIndex: nil, summary: $0) }
+        previous = summaries.previous.indices.map { part(previousIndex: $0, summary: summaries.previous[$0]) }
     }
 }
 

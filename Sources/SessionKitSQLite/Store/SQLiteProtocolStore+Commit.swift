@@ -169,14 +169,14 @@ extension SQLiteProtocolStore: ProtocolStore {
         let token = UInt64.random(in: 1 ... UInt64.max)
         record.markSkippedKeysPersisted(
             token: token, current: remarked.contains { $0 == nil }, previousIndices: remarked.compactMap { $0 })
-        func stored(_ part: SessionWritePlan.Part) -> SessionPartsCache.StoredPart {
+        let summaries = record.sessionSummaries
+        func stored(_ part: SessionWritePlan.Part, _ summary: SessionChangeSummary) -> SessionPartsCache.StoredPart {
             let kept = basis != nil && part.isUnchangedPrevious
-            return SessionPartsCache.StoredPart(
-                stateKey: part.stateKey, generation: record.withSession(at: part.previousIndex) { $0.generation } ?? 0,
-                token: kept ? (part.basisToken ?? token) : token)
+            return SessionPartsCache.StoredPart(stateKey: part.stateKey, summary: summary, token: kept ? (part.basisToken ?? token) : token)
         }
         return SessionPartsCache.Entry(
-            recordID: recordID, generation: generation, record: record, current: plan.current.map(stored),
-            previous: plan.previous.map(stored), maxSequence: maxSequence)
+            recordID: recordID, generation: generation, record: record,
+            current: zip(plan.current.map { [$0] } ?? [], summaries.current.map { [$0] } ?? []).map { stored($0.0, $0.1) }.first,
+            previous: zip(plan.previous, summaries.previous).map { stored($0.0, $0.1) }, maxSequence: maxSequence)
     }
 }
