@@ -141,7 +141,11 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
             change(&session)
             currentSession = session
         }
-        for index in previousIndices where previousSessions.indices.contains(index) { change(&previousSessions[index]) }
+        // Only when a previous session changes: the uniqueness check of the array (a copy of
+        // up to 40 sessions when the array is shared) would otherwise run, hoisted out of the loop.
+        let indices = previousIndices.filter { previousSessions.indices.contains($0) }
+        guard !indices.isEmpty else { return }
+        for index in indices { change(&previousSessions[index]) }
     }
 
     /// Whether the record holds no session at all.
