@@ -155,6 +155,25 @@ extension SessionRecord {
         return (currentSession.map { summary($0) }, previous)
     }
 
+    /// The summary of the current session alone (`sessionSummaries.current`).
+    @_spi(Storage) @_spi(Testing) public var currentSummary: SessionChangeSummary? {
+        currentSession.map {
+            SessionChangeSummary(
+                role: $0.role, baseKey: $0.baseKey, generation: $0.generation, skippedKeysToken: $0.ratchet.skippedKeys.markToken,
+                skippedKeysUnchanged: $0.ratchet.skippedKeys.isUnchangedSinceMark)
+        }
+    }
+
+    /// Whether this record's previous sessions are the very storage of `other`'s (a copy
+    /// neither changed): then they are equal, session for session, without looking at them.
+    @_spi(Storage) @_spi(Testing) public func sharesPreviousSessions(with other: SessionRecord) -> Bool {
+        guard previousSessions.count == other.previousSessions.count else { return false }
+        guard !previousSessions.isEmpty else { return true }
+        let mine = previousSessions.withUnsafeBufferPointer { $0.baseAddress }
+        let theirs = other.previousSessions.withUnsafeBufferPointer { $0.baseAddress }
+        return mine != nil && mine == theirs
+    }
+
     /// Marks the skipped keys of every session as persisted under `token`
     /// (`SessionState.markSkippedKeysPersisted(token:)`).
     @_spi(Storage) @_spi(Testing) public mutating func markSkippedKeysPersisted(token: UInt64) {

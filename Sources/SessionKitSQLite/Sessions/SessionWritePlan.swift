@@ -73,7 +73,11 @@ struct SessionWritePlan: Sendable {
     /// What the parts are measured against: the store's last view of the record, if any.
     let basis: SessionPartsCache.Entry?
     let current: Part?
+    /// The previous sessions' parts; empty when `previousAsInBasis` holds.
     let previous: [Part]
+    /// Whether the record's previous sessions are the basis's, unchanged (the record shares
+    /// their storage: `SessionRecord.sharesPreviousSessions(with:)`), so that none is looked at.
+    let previousAsInBasis: Bool
 
     init(_ write: StoreCommit.SessionWrite, basis: SessionPartsCache.Entry?, sealer: ValueSealer) {
         address = write.address
@@ -86,7 +90,9 @@ struct SessionWritePlan: Sendable {
         // Sessions are summarized in place (`SessionRecord.sessionSummaries`) and copied only
         // when they changed: a copy retains every buffer of a session, and a record holds up to 41.
         let record = write.record
-        let summaries = record.sessionSummaries
+        previousAsInBasis = basis.map { record.sharesPreviousSessions(with: $0.record) } ?? false
+        let summaries = previousAsInBasis
+            ? (current: record.currentSummary, previous: []) : record.sessionSummaries
         func part(previousIndex: Int?, summary: SessionChangeSummary) -> Part {
             let stored = basis?.part(of: summary, near: previousIndex)
             if previousIndex != nil, let stored, stored.isPrevious, stored.part.generation == summary.generation,

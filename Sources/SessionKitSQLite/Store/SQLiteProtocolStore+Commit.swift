@@ -55,6 +55,9 @@ extension SQLiteProtocolStore: ProtocolStore {
         let row = try sessionRow(db, plan.names)
         guard (row?.generation ?? 0) == plan.expectedGeneration else { throw SessionError.staleState }
         let basis = plan.basis.flatMap { basis in row.flatMap { $0.id == basis.recordID && $0.generation == basis.generation ? basis : nil } }
+        // A plan measured against a basis the file no longer holds is stale (the generations
+        // above already refuse it; this keeps a partial plan from ever being applied in full).
+        if plan.basis != nil, basis == nil { throw SessionError.staleState }
         // Without a basis: what the file holds (previous sessions are then all rewritten,
         // skipped keys compared slot by slot).
         var storedPrevious = Set<[UInt8]>()
@@ -89,8 +92,8 @@ extension SQLiteProtocolStore: ProtocolStore {
         let parts = (plan.current.map { [$0] } ?? []) + plan.previous
         // The order of the previous sessions and the set of sessions: compared as arrays (the
         // usual case: nothing moved), as sets only when something did.
-        let order = plan.previous.map(\.stateKey)
         let formerOrder = basis?.previousOrder
+        let order = plan.previousAsInBasis ? formerOrder ?? [] : plan.previous.map(\.stateKey)
         let sameSessions = basis.map { order == formerOrder && plan.current?.stateKey == $0.current?.stateKey } ?? false
         if formerOrder != order {
             if order.isEmpty {
@@ -169,14 +172,19 @@ extension SQLiteProtocolStore: ProtocolStore {
         let token = UInt64.random(in: 1 ... UInt64.max)
         record.markSkippedKeysPersisted(
             token: token, current: remarked.contains { $0 == nil }, previousIndices: remarked.compactMap { $0 })
-        let summaries = record.sessionSummaries
         func stored(_ part: SessionWritePlan.Part, _ summary: SessionChangeSummary) -> SessionPartsCache.StoredPart {
             let kept = basis != nil && part.isUnchangedPrevious
             return SessionPartsCache.StoredPart(stateKey: part.stateKey, summary: summary, token: kept ? (part.basisToken ?? token) : token)
         }
+        let current = plan.current.flatMap { part in record.currentSummary.map { stored(part, $0) } }
+        if let basis, plan.previousAsInBasis {
+            return SessionPartsCache.Entry(
+                recordID: recordID, generation: generation, record: record, current: current, previous: basis.previous,
+                maxSequence: maxSequence)
+        }
+        let summaries = record.sessionSummaries.previous
         return SessionPartsCache.Entry(
-            recordID: recordID, generation: generation, record: record,
-            current: zip(plan.current.map { [$0] } ?? [], summaries.current.map { [$0] } ?? []).map { stored($0.0, $0.1) }.first,
-            previous: zip(plan.previous, summaries.previous).map { stored($0.0, $0.1) }, maxSequence: maxSequence)
+            recordID: recordID, generation: generation, record: record, current: current,
+            previous: zip(plan.previous, summaries).map { stored($0.0, $0.1) }, maxSequence: maxSequence)
     }
 }
