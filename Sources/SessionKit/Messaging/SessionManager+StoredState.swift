@@ -8,11 +8,18 @@ extension SessionManager {
     }
 
     /// The record of `address` to change and commit: possibly the store's cached copy, which
-    /// the commit's compare-and-swap checks (`CachingSessionStore`). A
-    /// failure judged on it must be checked on the stored record (`throwStaleIfChanged`).
-    func loadSessionForUpdate(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
+    /// the commit's compare-and-swap checks, and with `currentSessionSuffices` possibly without
+    /// its previous sessions (`CachingSessionStore`). A failure judged on it must be checked
+    /// on the stored record (`judgedOnStoredRecord`).
+    func loadSessionForUpdate(
+        for address: ProtocolAddress, currentSessionSuffices: Bool = false
+    ) async throws(SessionError) -> SessionRecord? {
         guard let caching = store as? any CachingSessionStore else { return try await loadSession(for: address) }
-        do { return try await caching.loadSessionForUpdate(for: address) } catch { throw Self.stored(error, .session, peer: address) }
+        do {
+            return try await caching.loadSessionForUpdate(for: address, currentSessionSuffices: currentSessionSuffices)
+        } catch {
+            throw Self.stored(error, .session, peer: address)
+        }
     }
 
     /// Our sending chain for `group`.

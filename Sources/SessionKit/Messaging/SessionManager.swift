@@ -235,7 +235,7 @@ public actor SessionManager {
     ) async throws(SessionError) -> [UInt8] {
         try await exclusive(.peer(address)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
-                let loaded = try await loadSessionForUpdate(for: address)
+                let loaded = try await loadSessionForUpdate(for: address, currentSessionSuffices: true)
                 let (record, _) = try await judgedOnStoredRecord(of: address, loadedAt: loaded?.generation ?? 0) {
                     () async throws(SessionError) -> (SessionRecord, Ed25519.PublicKey) in
                     guard let record = loaded, let remote = record.remoteIdentityKey else { throw .noSession }
@@ -357,7 +357,10 @@ public actor SessionManager {
         let identity = try await localIdentity()
         return try await exclusive(.peer(address)) { () async throws(SessionError) -> Result in
             try await retryingStaleState { () async throws(SessionError) -> Result in
-                let record = try await loadSessionForUpdate(for: address) ?? SessionRecord()
+                // A ratchet message is usually decided by the current session: the store may
+                // leave the previous ones out (the body loads them when they are needed).
+                let record = try await loadSessionForUpdate(for: address, currentSessionSuffices: !message.isPreKeyMessage)
+                    ?? SessionRecord()
                 guard case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) else {
                     return try await decryptAndCommit(
                         message, from: address, record: record, preKeys: PreKeySet(), identity: identity,
@@ -393,6 +396,13 @@ public actor SessionManager {
                 return (record, decryption)
             }
         } catch {
+            // The current session did not decrypt it: the previous sessions decide, so the
+            // whole record is needed.
+            if loaded.omitsPreviousSessions {
+                return try await decryptAndCommit(
+                    message, from: address, record: try await loadSession(for: address) ?? SessionRecord(), preKeys: preKeys,
+                    identity: identity, wipingPlaintext: wipingPlaintext, contentType: contentType, handle)
+            }
             // Another process on the store may have changed the record while this one
             // decrypted (a session it created, a message it decrypted): judge the message on the
             // fresh record before reporting it.
@@ -402,6 +412,13 @@ public actor SessionManager {
         var (record, decryption) = computed
         defer { if wipingPlaintext { decryption.wipePlaintext() } }
         let identityOutcome = try await identityOutcome(of: decryption, from: address, knownDevice: !loaded.isEmpty)
+        // Setting the session aside moves it among the previous sessions: with the whole record.
+        if identityOutcome.isQuarantined, loaded.omitsPreviousSessions {
+            decryption.wipePlaintext()
+            return try await decryptAndCommit(
+                message, from: address, record: try await loadSession(for: address) ?? SessionRecord(), preKeys: preKeys,
+                identity: identity, wipingPlaintext: wipingPlaintext, contentType: contentType, handle)
+        }
         // A message under a key that is not the user's (quarantined) never makes its session the
         // one we send to.
         if identityOutcome.isQuarantined { record.setAsideCurrentSession(restoring: loaded.currentSession) }

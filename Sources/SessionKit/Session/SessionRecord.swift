@@ -148,6 +148,20 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         for index in indices { change(&previousSessions[index]) }
     }
 
+    /// Whether this record was loaded with its current session only (`init(currentSessionOnly:…)`,
+    /// a store's fast path for a message the current session decides): its previous sessions
+    /// are in the store but not here. Such a record may decrypt with its current session and
+    /// encrypt; anything that needs the previous sessions (a message the current session does
+    /// not decrypt, X3DH, archiving, setting a session aside) needs the whole record, and a
+    /// store commits only the current session of it.
+    @_spi(Storage) @_spi(Testing) public private(set) var omitsPreviousSessions = false
+
+    /// A record loaded with its current session only (`omitsPreviousSessions`).
+    @_spi(Storage) @_spi(Testing) public init(currentSessionOnly current: SessionState, requiresPostQuantum: Bool) {
+        self.init(currentSession: current, previousSessions: [], requiresPostQuantum: requiresPostQuantum)
+        omitsPreviousSessions = true
+    }
+
     /// Whether the record holds no session at all.
     @_spi(Testing) public var isEmpty: Bool { currentSession == nil && previousSessions.isEmpty }
 
@@ -165,6 +179,8 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     ///   (`session` is an older copy: making it current would reuse message keys and revive
     ///   consumed ones). The record is then unchanged.
     @_spi(Testing) public mutating func promote(_ session: SessionState) throws(SessionError) {
+        // A record without its previous sessions cannot place a session (load it whole).
+        if omitsPreviousSessions { throw .staleState }
         try checkPostQuantumPin(for: session)
         let held = currentSession.map { [$0] + previousSessions } ?? previousSessions
         if held.contains(where: { $0.isSameSession(as: session) && $0.generation > session.generation }) { throw .staleState }

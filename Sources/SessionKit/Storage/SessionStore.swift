@@ -29,6 +29,10 @@ public protocol SessionStore: Sendable {
     /// last read or wrote it, without asking its backend whether another writer changed it
     /// since, because `ProtocolStore.commit(_:)` compares the generation and refuses a stale
     /// record (`staleState`), after which the manager loads again with `loadSession(for:)`.
+    /// With `currentSessionSuffices`, the store may return a record with its current session
+    /// only (`SessionRecord.omitsPreviousSessions`) when it has one, for a call that needs no
+    /// other (an encryption, a message the current session decrypts); it commits only the
+    /// current session of such a record.
     /// - Throws: the errors of `loadSession(for:)`.
-    func loadSessionForUpdate(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord?
+    func loadSessionForUpdate(for address: ProtocolAddress, currentSessionSuffices: Bool) async throws(SessionError) -> SessionRecord?
 }

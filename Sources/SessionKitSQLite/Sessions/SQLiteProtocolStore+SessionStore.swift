@@ -18,6 +18,8 @@ extension SQLiteProtocolStore: SessionStore {
         let cached = sessionCache.entry(for: address)
         do {
             // The usual case: the record this store last read or wrote is still the stored one.
+            // (A cached record without its previous sessions does not do here.)
+            let cached = cached.flatMap { $0.isPartial ? nil : $0 }
             if let cached {
                 let row = try await singleStatementRead { db in try Self.sessionRow(db, names) }
                 if let row, row.id == cached.recordID, row.generation == cached.generation { return cached.record }
@@ -25,7 +27,7 @@ extension SQLiteProtocolStore: SessionStore {
             let loaded = try await readTransaction { [sealer] db -> SessionPartsCache.Entry? in
                 guard let row = try Self.sessionRow(db, names) else { return nil }
                 if let cached, cached.recordID == row.id, cached.generation == row.generation { return cached }
-                return try Self.readRecord(db, names, row: row, sealer: sealer)
+                return try Self.readRecord(db, names, row: row, sealer: sealer, currentSessionOnly: false)
             }
             guard let loaded else {
                 sessionCache.remove(address)
@@ -88,8 +90,12 @@ extension SQLiteProtocolStore: SessionStore {
     }
 
     /// Reads and opens every part of a record, inside the caller's transaction.
+    ///
+    /// With `currentSessionOnly`, and when the record has a current session, reads that
+    /// session and its skipped keys only (`SessionRecord(currentSessionOnly:…)`): a peer's first
+    /// message after opening costs what its current session holds, not its history.
     static func readRecord(
-        _ db: Database, _ names: SessionRowNames, row: SessionRow, sealer: ValueSealer
+        _ db: Database, _ names: SessionRowNames, row: SessionRow, sealer: ValueSealer, currentSessionOnly: Bool
     ) throws -> SessionPartsCache.Entry {
         guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM sessions WHERE id = ?", arguments: [row.id]) else {
             throw SQLiteStoreError.damagedValue(table: SealedTable.sessions.name)
@@ -99,6 +105,24 @@ extension SQLiteProtocolStore: SessionStore {
         let requiresPostQuantum: Bool
         do { (currentPart, requiresPostQuantum) = try SessionRecordLayout.decodeCurrent(header) } catch {
             throw SQLiteStoreError.invalidValue(table: SealedTable.sessions.name)
+        }
+        if currentSessionOnly, var part = currentPart {
+            currentPart = nil
+            defer { SecureMemory.zero(&part) }
+            let key = stateKey(of: try SessionState(serialized: part), sealer: sealer)
+            var skipped: [SkippedMessageKeyEntry] = []
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT slot_hash, sealed FROM skipped_keys WHERE record_id = ? AND state_key = ? ORDER BY seq",
+                arguments: [row.id, Data(key)])
+            while let skippedRow = try rows.next() {
+                skipped.append(try openSkippedKey(skippedRow, stateKey: key, names: names, sealer: sealer))
+            }
+            let maxSequence = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM skipped_keys WHERE record_id = ?", arguments: [row.id]) ?? 0
+            let current = try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped)
+            return SessionPartsCache.Entry(
+                recordID: row.id, generation: row.generation,
+                record: SessionRecord(currentSessionOnly: current, requiresPostQuantum: requiresPostQuantum),
+                currentKey: key, previousKeys: [], maxSequence: maxSequence)
         }
         var previousOrder: [[UInt8]] = []
         if let order = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM session_orders WHERE record_id = ?", arguments: [row.id]) {
@@ -115,20 +139,8 @@ extension SQLiteProtocolStore: SessionStore {
             arguments: [row.id])
         while let skippedRow = try rows.next() {
             let stateKey = [UInt8](skippedRow["state_key"] as Data)
-            let slotHash = [UInt8](skippedRow["slot_hash"] as Data)
             maxSequence = max(maxSequence, skippedRow["seq"])
-            let opened = try sealer.open(
-                try blob(skippedRow["sealed"], table: .skippedKeys), table: .skippedKeys,
-                rowKey: names.rowKey + stateKey + slotHash)
-            guard opened.count == SkippedMessageKeyEntry.slotByteCount + 32 else {
-                throw SQLiteStoreError.invalidValue(table: SealedTable.skippedKeys.name)
-            }
-            let entry = try opened.withUnsafeBytes { buffer throws(SessionError) -> SkippedMessageKeyEntry in
-                let slot = Array(buffer.prefix(SkippedMessageKeyEntry.slotByteCount))
-                let key = SecureBytes(copying: UnsafeRawBufferPointer(rebasing: buffer[SkippedMessageKeyEntry.slotByteCount...]))
-                return try SkippedMessageKeyEntry(slot: slot, messageKey: key)
-            }
-            skipped[stateKey, default: []].append(entry)
+            skipped[stateKey, default: []].append(try openSkippedKey(skippedRow, stateKey: stateKey, names: names, sealer: sealer))
         }
         func session(_ part: [UInt8], stateKey: [UInt8]) throws -> SessionState {
             try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped[stateKey] ?? [])
@@ -161,6 +173,24 @@ extension SQLiteProtocolStore: SessionStore {
             maxSequence: maxSequence)
     }
 
+    /// The skipped key of a `skipped_keys` row (its `slot_hash` and `sealed` columns) of the
+    /// session `stateKey`, opened and checked.
+    private static func openSkippedKey(
+        _ skippedRow: Row, stateKey: [UInt8], names: SessionRowNames, sealer: ValueSealer
+    ) throws -> SkippedMessageKeyEntry {
+        let slotHash = [UInt8](skippedRow["slot_hash"] as Data)
+        let opened = try sealer.open(
+            try blob(skippedRow["sealed"], table: .skippedKeys), table: .skippedKeys, rowKey: names.rowKey + stateKey + slotHash)
+        guard opened.count == SkippedMessageKeyEntry.slotByteCount + 32 else {
+            throw SQLiteStoreError.invalidValue(table: SealedTable.skippedKeys.name)
+        }
+        return try opened.withUnsafeBytes { buffer throws(SessionError) -> SkippedMessageKeyEntry in
+            let slot = Array(buffer.prefix(SkippedMessageKeyEntry.slotByteCount))
+            let key = SecureBytes(copying: UnsafeRawBufferPointer(rebasing: buffer[SkippedMessageKeyEntry.slotByteCount...]))
+            return try SkippedMessageKeyEntry(slot: slot, messageKey: key)
+        }
+    }
+
     /// The key of a session within its record: a keyed hash of its role and EK_A.
     static func stateKey(of session: borrowing SessionState, sealer: ValueSealer) -> [UInt8] {
         sealer.rowKey([session.role.rawValue] + session.baseKey.rawRepresentation, in: .sessionState)
@@ -171,11 +201,29 @@ extension SQLiteProtocolStore: SessionStore {
 @_spi(Storage) extension SQLiteProtocolStore: CachingSessionStore {
     /// The record for `address` as this store last read or wrote it, without a trip to the
     /// file (the commit's compare-and-swap refuses it if another process changed the record
-    /// since); read from the file when this store holds none.
+    /// since); read from the file when this store holds none, with `currentSessionSuffices`
+    /// its current session only (when it has one).
     /// - Throws: the errors of `loadSession(for:)`.
-    @_spi(Storage) public func loadSessionForUpdate(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
-        if let cached = sessionCache.entry(for: address) { return cached.record }
-        return try await loadSession(for: address)
+    @_spi(Storage) public func loadSessionForUpdate(
+        for address: ProtocolAddress, currentSessionSuffices: Bool
+    ) async throws(SessionError) -> SessionRecord? {
+        if let cached = sessionCache.entry(for: address), currentSessionSuffices || !cached.isPartial { return cached.record }
+        guard currentSessionSuffices else { return try await loadSession(for: address) }
+        let names = SessionRowNames(address, sealer: sealer)
+        do {
+            let loaded = try await readTransaction { [sealer] db -> SessionPartsCache.Entry? in
+                guard let row = try Self.sessionRow(db, names) else { return nil }
+                return try Self.readRecord(db, names, row: row, sealer: sealer, currentSessionOnly: true)
+            }
+            guard let loaded else {
+                sessionCache.remove(address)
+                return nil
+            }
+            sessionCache.store(loaded, for: address)
+            return loaded.record
+        } catch {
+            throw Self.sessionError(error)
+        }
     }
 }
 

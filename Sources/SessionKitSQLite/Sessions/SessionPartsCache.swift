@@ -66,6 +66,10 @@ final class SessionPartsCache: @unchecked Sendable {
             self.maxSequence = maxSequence
         }
 
+        /// Whether the record was read without its previous sessions
+        /// (`SessionRecord.omitsPreviousSessions`): only for a call the current session suffices for.
+        var isPartial: Bool { record.omitsPreviousSessions }
+
         /// The previous sessions' state keys, most recent first.
         var previousOrder: [[UInt8]] { previous.map(\.stateKey) }
 

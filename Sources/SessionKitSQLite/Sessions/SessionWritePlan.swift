@@ -90,7 +90,8 @@ struct SessionWritePlan: Sendable {
         // Sessions are summarized in place (`SessionRecord.sessionSummaries`) and copied only
         // when they changed: a copy retains every buffer of a session, and a record holds up to 41.
         let record = write.record
-        previousAsInBasis = basis.map { record.sharesPreviousSessions(with: $0.record) } ?? false
+        // A record without its previous sessions leaves them as the file holds them.
+        previousAsInBasis = basis.map { record.omitsPreviousSessions || record.sharesPreviousSessions(with: $0.record) } ?? false
         let summaries = previousAsInBasis
             ? (current: record.currentSummary, previous: []) : record.sessionSummaries
         func part(previousIndex: Int?, summary: SessionChangeSummary) -> Part {

@@ -54,10 +54,21 @@ extension SQLiteProtocolStore: ProtocolStore {
     private static func write(_ plan: SessionWritePlan, db: Database, sealer: ValueSealer) throws -> SessionPartsCache.Entry {
         let row = try sessionRow(db, plan.names)
         guard (row?.generation ?? 0) == plan.expectedGeneration else { throw SessionError.staleState }
-        let basis = plan.basis.flatMap { basis in row.flatMap { $0.id == basis.recordID && $0.generation == basis.generation ? basis : nil } }
+        let validBasis = plan.basis.flatMap { basis in
+            row.flatMap { $0.id == basis.recordID && $0.generation == basis.generation ? basis : nil }
+        }
         // A plan measured against a basis the file no longer holds is stale (the generations
-        // above already refuse it; this keeps a partial plan from ever being applied in full).
-        if plan.basis != nil, basis == nil { throw SessionError.staleState }
+        // above already refuse it; this keeps a plan of a partial record from ever being applied
+        // in full).
+        if plan.basis != nil, validBasis == nil { throw SessionError.staleState }
+        // A basis read without its previous sessions does not say what the file holds of them:
+        // a whole record is then compared with the file.
+        let basis = validBasis?.isPartial == true && !plan.record.omitsPreviousSessions ? nil : validBasis
+        // A record without its previous sessions commits its current session only, over the
+        // same current session (anything else needs the whole record: load it again).
+        if plan.record.omitsPreviousSessions, basis == nil || plan.current == nil || plan.current?.stateKey != basis?.current?.stateKey {
+            throw SessionError.staleState
+        }
         // Without a basis: what the file holds (previous sessions are then all rewritten,
         // skipped keys compared slot by slot).
         var storedPrevious = Set<[UInt8]>()
