@@ -357,10 +357,14 @@ public actor SessionManager {
         let identity = try await localIdentity()
         return try await exclusive(.peer(address)) { () async throws(SessionError) -> Result in
             try await retryingStaleState { () async throws(SessionError) -> Result in
-                // A ratchet message is usually decided by the current session: the store may
-                // leave the previous ones out (the body loads them when they are needed).
-                let record = try await loadSessionForUpdate(for: address, currentSessionSuffices: !message.isPreKeyMessage)
-                    ?? SessionRecord()
+                // A message is usually decided by the current session: the store may leave the
+                // previous ones out (the body loads them when they are needed); a prekey message
+                // that the current session did not create needs them all (another session, or X3DH).
+                var record = try await loadSessionForUpdate(for: address, currentSessionSuffices: true) ?? SessionRecord()
+                if case let .preKey(preKeyMessage) = message, record.omitsPreviousSessions,
+                   record.currentSession?.isCreated(byPreKeyMessageWith: preKeyMessage.prefix) != true {
+                    record = try await loadSession(for: address) ?? SessionRecord()
+                }
                 guard case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) else {
                     return try await decryptAndCommit(
                         message, from: address, record: record, preKeys: PreKeySet(), identity: identity,

@@ -1,6 +1,7 @@
 import BenchmarkHarness
 import Foundation
 @_spi(Testing) import SessionKit
+import SessionKitSQLite
 import SignalPrimitives
 @_spi(Testing) import Verification
 
@@ -228,33 +229,51 @@ final class StoreConversation<Device: PersistingDevice> {
 }
 
 extension StoreConversation where Device == LibrarySQLiteDevice {
-    /// `store.sqlite.open-and-first-message.*`: for each message, a new `SQLiteProtocolStore` on
-    /// Bob's file (nothing cached) and a new manager over it decrypt one message from Alice; the
-    /// store is closed after. The output: the last plaintext.
+    /// `store.sqlite.first-message-after-open.*`: for each message, a new `SQLiteProtocolStore`
+    /// on Bob's file (nothing cached) and a new manager over it, opened before the batch
+    /// (untimed), decrypt one message from Alice. The output: the last plaintext.
     func reopenDecryptProbe() -> Probe {
-        Probe(
+        let opened = OpenedStores()
+        return Probe(
             workload: Workload(
-                prepare: { n in try self.prepareIncoming(n) },
-                run: { _ in try self.decryptPendingInNewStores() }),
+                prepare: { n in
+                    opened.closeAll()
+                    try self.prepareIncoming(n)
+                    for _ in 0..<n { opened.stores.append(try self.bob.openedAgain()) }
+                },
+                run: { _ in try self.decryptPending(in: opened) }),
             output: {
+                opened.closeAll()
                 try self.prepareIncoming(1)
-                try self.decryptPendingInNewStores()
+                opened.stores.append(try self.bob.openedAgain())
+                try self.decryptPending(in: opened)
+                opened.closeAll()
                 return self.plaintext
             })
     }
 
-    /// Decrypts the prepared messages, each in a store opened for it.
-    private func decryptPendingInNewStores() throws {
-        let (messages, bob, alice, plaintext) = (pending, bob, aliceAddress, plaintext)
+    /// Decrypts the prepared messages, each in the next store opened for it.
+    private func decryptPending(in opened: OpenedStores) throws {
+        let (messages, alice, plaintext) = (pending, aliceAddress, plaintext)
         pending = []
+        let managers = opened.stores.map(\.1)
+        try CheckFailure.expect(managers.count == messages.count, "store.sqlite: one opened store per message")
         try runBlocking { () async throws -> Void in
-            for message in messages {
-                let (store, manager) = try bob.openedAgain()
-                defer { try? store.close() }
+            for (message, manager) in zip(messages, managers) {
                 guard try await manager.decrypt(message, from: alice).plaintext == plaintext else {
                     throw CheckFailure("store.sqlite: a message decrypted to other bytes")
                 }
             }
         }
+    }
+}
+
+/// The stores a `reopenDecryptProbe` batch opened before it ran, closed before the next.
+private final class OpenedStores: @unchecked Sendable {
+    var stores: [(SQLiteProtocolStore, SessionManager)] = []
+
+    func closeAll() {
+        for (store, _) in stores { try? store.close() }
+        stores = []
     }
 }
