@@ -110,15 +110,19 @@ extension SQLiteProtocolStore: SessionStore {
             currentPart = nil
             defer { SecureMemory.zero(&part) }
             let key = stateKey(of: try SessionState(serialized: part), sealer: sealer)
-            var skipped: [SkippedMessageKeyEntry] = []
+            // The rows of this session through the primary key (record, state key, slot), put in
+            // age order here: ordered by `seq` in SQL, the planner would walk the age index over
+            // every skipped key of the record.
+            var skipped: [(sequence: Int64, entry: SkippedMessageKeyEntry)] = []
             let rows = try Row.fetchCursor(
-                db, sql: "SELECT slot_hash, sealed FROM skipped_keys WHERE record_id = ? AND state_key = ? ORDER BY seq",
+                db, sql: "SELECT slot_hash, seq, sealed FROM skipped_keys WHERE record_id = ? AND state_key = ?",
                 arguments: [row.id, Data(key)])
             while let skippedRow = try rows.next() {
-                skipped.append(try openSkippedKey(skippedRow, stateKey: key, names: names, sealer: sealer))
+                skipped.append((skippedRow["seq"], try openSkippedKey(skippedRow, stateKey: key, names: names, sealer: sealer)))
             }
+            skipped.sort { $0.sequence < $1.sequence }
             let maxSequence = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM skipped_keys WHERE record_id = ?", arguments: [row.id]) ?? 0
-            let current = try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped)
+            let current = try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped.map(\.entry))
             return SessionPartsCache.Entry(
                 recordID: row.id, generation: row.generation,
                 record: SessionRecord(currentSessionOnly: current, requiresPostQuantum: requiresPostQuantum),
