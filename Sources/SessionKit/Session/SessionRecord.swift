@@ -395,7 +395,12 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         contentType: MessagePadding.ContentType
     ) throws(SessionError) -> Decryption {
         var currentError: SessionError?
-        if var session = currentSession {
+        // A late message for an older session (its ratchet key known there, not here) goes
+        // straight to that session: trying it here would cost a DH step and key derivations and
+        // could only fail (the session that knows the key decides, SPEC §3).
+        let olderSessionKnowsKey = currentSession.map { !$0.recognizesRatchetKey(of: ratchetMessage) } ?? false
+            && previousSessions.indices.contains { previousSessions[$0].recognizesRatchetKey(of: ratchetMessage) }
+        if !olderSessionKnowsKey, var session = currentSession {
             currentSession = nil
             do throws(SessionError) {
                 let plaintext = try session.decrypt(message, random: random, contentType: contentType)
