@@ -31,8 +31,12 @@ final class NaiveBlobStoreDevice: PersistingDevice {
     /// The folder of the file, removed after the pool closes.
     private let folder: TemporaryFolder
 
-    /// A new file in a new temporary folder.
-    init(address: ProtocolAddress) throws {
+    /// A new file in a new temporary folder, `synchronous = NORMAL`.
+    convenience init(address: ProtocolAddress) throws { try self.init(address: address, fullDurability: false) }
+
+    /// A new file in a new temporary folder; with `fullDurability`, `synchronous = FULL` (a sync
+    /// per commit, as `SQLiteStoreOptions`'s default `.powerLoss`).
+    init(address: ProtocolAddress, fullDurability: Bool) throws {
         guard SodiumBackend.isReady else { throw CheckFailure("sodium_init failed") }
         self.address = address
         folder = try TemporaryFolder()
@@ -51,6 +55,15 @@ final class NaiveBlobStoreDevice: PersistingDevice {
         pool = try DatabasePool(path: folder.path("bob-naive.sqlite"), configuration: configuration)
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE sessions (address TEXT PRIMARY KEY NOT NULL, record BLOB NOT NULL)")
+        }
+        // The pool sets NORMAL when it enables WAL (after `prepareDatabase`): FULL is set on the
+        // writer afterwards, and read back.
+        if fullDurability {
+            let level = try pool.writeWithoutTransaction { db -> Int in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                return try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
+            }
+            guard level == 2 else { throw CheckFailure("store.sqlite floor: synchronous is \(level), not FULL (2)") }
         }
     }
 

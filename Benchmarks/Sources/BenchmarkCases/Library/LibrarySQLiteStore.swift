@@ -16,6 +16,8 @@ final class LibrarySQLiteDevice: PersistingDevice {
     let manager: SessionManager
     /// The store (also the trust store).
     let store: SQLiteProtocolStore
+    /// The durability the store was opened with.
+    let durability: SQLiteStoreOptions.Durability
     /// The storage key, to read the file anew in the check.
     private let storageKey: StorageKey
     /// A second connection to the file, for `checkpoint()` (the store has no checkpoint call;
@@ -24,14 +26,17 @@ final class LibrarySQLiteDevice: PersistingDevice {
     /// The folder of the file, removed after the store closes.
     private let folder: TemporaryFolder
 
-    /// A new store in a new temporary folder.
-    init(address: ProtocolAddress) throws {
+    /// A new store in a new temporary folder, `.processCrash` durability.
+    convenience init(address: ProtocolAddress) throws { try self.init(address: address, durability: .processCrash) }
+
+    /// A new store in a new temporary folder with `durability`.
+    init(address: ProtocolAddress, durability: SQLiteStoreOptions.Durability) throws {
         self.address = address
         folder = try TemporaryFolder()
         let path = folder.path("bob.sqlite")
         storageKey = StorageKey.generate()
-        store = try SQLiteProtocolStore(
-            path: path, storageKey: storageKey, options: SQLiteStoreOptions(durability: .processCrash))
+        self.durability = durability
+        store = try SQLiteProtocolStore(path: path, storageKey: storageKey, options: SQLiteStoreOptions(durability: durability))
         manager = SessionManager(store: store, trust: store, localAddress: address)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -54,7 +59,7 @@ final class LibrarySQLiteDevice: PersistingDevice {
     /// A second store on Bob's file (opened now, nothing cached) and a manager over it.
     func openedAgain() throws -> (SQLiteProtocolStore, SessionManager) {
         let reopened = try SQLiteProtocolStore(
-            path: store.path, storageKey: storageKey, options: SQLiteStoreOptions(createIfMissing: false, durability: .processCrash))
+            path: store.path, storageKey: storageKey, options: SQLiteStoreOptions(createIfMissing: false, durability: durability))
         return (reopened, SessionManager(store: reopened, trust: reopened, localAddress: address))
     }
 
