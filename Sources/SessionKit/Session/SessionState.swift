@@ -53,7 +53,9 @@ import SignalPrimitives
     var ratchet: DoubleRatchet
     /// How many times this session has encrypted or decrypted a message (it only grows, and is
     /// persisted): of two copies of one session, the one with the lower generation is older.
-    /// `SessionRecord.promote` refuses to replace a held session with an older copy.
+    /// `SessionRecord.promote` refuses to replace a held session with an older copy. Every
+    /// change of the session advances it: a store that writes only what changed
+    /// (`SessionKitSQLite`) takes a session at the generation it wrote as unchanged.
     public internal(set) var generation: UInt64
 
     /// Assembles a session from its parts (construction and persistence).
