@@ -115,8 +115,9 @@ public final class SQLiteProtocolStore: Sendable {
                 try db.execute(sql: "PRAGMA synchronous = \(options.durability.pragmaValue)")
                 var result: (ValueSealer, IdentityKeyPair)?
                 try db.inTransaction(.immediate) {
-                    try Schema.migrate(db, path: path)
+                    let found = try Schema.migrate(db, path: path)
                     let sealer = try Self.openKeys(db, storageKey: storageKey)
+                    try Schema.migrateValues(db, from: found, sealer: sealer)
                     result = (sealer, try Self.openIdentity(db, sealer: sealer, given: identity))
                     return .commit
                 }
