@@ -158,6 +158,31 @@ final class ReplayRecordStorageTests: XCTestCase {
         XCTAssertEqual(after.all, 2)
     }
 
+    /// The store keeps the prekeys it last read or wrote, but a second store on the file (a
+    /// second process) that consumes a one-time prekey and adds a record is seen at once.
+    func testPrekeysChangedByAnotherStoreOnTheFileAreReadAgain() async throws {
+        let path = try temporaryStorePath()
+        let (first, firstManager) = try bob(path)
+        defer { try? first.close() }
+        let upload = try await firstManager.maintainPreKeys()
+        let oneTime = try XCTUnwrap(upload.oneTimePreKeys.first)
+        let before = try await first.loadPreKeys()
+        XCTAssertNotNil(before?.oneTimePreKey(id: oneTime.id))
+        let (second, secondManager) = try bob(path)
+        defer { try? second.close() }
+        let (message, sender) = try await prekeyMessage(0, to: try XCTUnwrap(upload.bundle(oneTimePreKey: oneTime)))
+        _ = try await secondManager.decrypt(message, from: sender)
+
+        let after = try await first.loadPreKeys()
+        XCTAssertNil(after?.oneTimePreKey(id: oneTime.id), "the one-time prekey the other store consumed")
+        XCTAssertEqual(after?.recordedBaseKeyCount(signedPreKeyID: upload.signedPreKey?.id ?? 0), 1)
+        // The first store refuses to consume it again (its own read of the prekeys is fresh).
+        try await first.deleteSession(for: sender)
+        await assertThrows(SessionError.duplicateMessage) { _ = try await firstManager.decrypt(message, from: sender) }
+        let (other, otherSender) = try await prekeyMessage(1, to: try XCTUnwrap(upload.bundle(oneTimePreKey: oneTime)))
+        await assertThrows(SessionError.unknownPreKey) { _ = try await firstManager.decrypt(other, from: otherSender) }
+    }
+
     // MARK: Records go with their signed prekey
 
     /// The upkeep that removes an expired signed prekey deletes its records, and only its

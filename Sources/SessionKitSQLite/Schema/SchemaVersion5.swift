@@ -51,6 +51,6 @@ enum SchemaVersion5 {
         defer { SecureMemory.zero(&bytes) }
         guard let (keys, records) = try? LocalPreKeys.upgrading(serialized: bytes) else { return }
         for record in records { try SQLiteProtocolStore.insert(record, db: db, sealer: sealer) }
-        try SQLiteProtocolStore.writePreKeys(keys, db: db, sealer: sealer)
+        try SQLiteProtocolStore.writePreKeys(keys, db: db, sealer: sealer, cache: nil)
     }
 }

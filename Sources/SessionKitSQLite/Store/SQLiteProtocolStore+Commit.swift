@@ -23,13 +23,13 @@ extension SQLiteProtocolStore: ProtocolStore {
         let plan = commit.session.map { SessionWritePlan($0, sealer: sealer) }
         let cached = plan.flatMap { sessionCache.entry(for: $0.address) }
         do {
-            let entry = try await writeTransaction { [sealer] db -> SessionPartsCache.Entry? in
+            let entry = try await writeTransaction { [sealer, preKeysCache] db -> SessionPartsCache.Entry? in
                 var entry: SessionPartsCache.Entry?
                 if let plan { entry = try Self.write(plan, cached: cached, db: db, sealer: sealer) }
                 if let write = commit.sendingChain { try Self.write(write, db: db, sealer: sealer) }
                 if let write = commit.receiverState { try Self.write(write, db: db, sealer: sealer) }
                 try Self.writeGroupState(of: commit, db: db, sealer: sealer)
-                if commit.changesPreKeys { try Self.applyPreKeyChanges(of: commit, db: db, sealer: sealer) }
+                if commit.changesPreKeys { try Self.applyPreKeyChanges(of: commit, db: db, sealer: sealer, cache: preKeysCache) }
                 if let write = commit.identity {
                     _ = try Self.recordObservation(
                         write.identityKey, device: write.address.deviceID, user: TrustUserID(write.address),

@@ -13,7 +13,7 @@ extension SQLiteProtocolStore: PreKeyStore {
     ///   `.invalidPayload` / `.unsupportedVersion` when it opens but does not load.
     public func loadPreKeys() async throws(SessionError) -> LocalPreKeys? {
         do {
-            return try await readTransaction { [sealer] db in try Self.readPreKeys(db, sealer: sealer) }
+            return try await readTransaction { [sealer, preKeysCache] db in try Self.readPreKeys(db, sealer: sealer, cache: preKeysCache) }
         } catch {
             throw Self.sessionError(error)
         }
@@ -29,8 +29,8 @@ extension SQLiteProtocolStore: PreKeyStore {
         _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         do {
-            return try await writeTransaction { [sealer] db in
-                let stored = try Self.readPreKeys(db, sealer: sealer)
+            return try await writeTransaction { [sealer, preKeysCache] db in
+                let stored = try Self.readPreKeys(db, sealer: sealer, cache: preKeysCache)
                 var keys = stored
                 let result = try update(&keys)
                 if let stored {
@@ -40,7 +40,7 @@ extension SQLiteProtocolStore: PreKeyStore {
                     try db.execute(sql: "DELETE FROM prekey_replay_records")
                 }
                 if let keys {
-                    try Self.writePreKeys(keys, db: db, sealer: sealer)
+                    try Self.writePreKeys(keys, db: db, sealer: sealer, cache: preKeysCache)
                 } else {
                     try db.execute(sql: "DELETE FROM prekeys WHERE id = 1")
                 }
@@ -73,13 +73,13 @@ extension SQLiteProtocolStore: PreKeyStore {
     ///   the file fails; nothing changed then.
     @_spi(Testing) public func addBaseKeyRecords(_ records: [BaseKeyRecord]) async throws(SessionError) {
         do {
-            try await writeTransaction { [sealer] db in
-                guard var keys = try Self.readPreKeys(db, sealer: sealer) else { throw SessionError.unknownPreKey }
+            try await writeTransaction { [sealer, preKeysCache] db in
+                guard var keys = try Self.readPreKeys(db, sealer: sealer, cache: preKeysCache) else { throw SessionError.unknownPreKey }
                 for record in records {
                     try keys.count(record)
                     try Self.insert(record, db: db, sealer: sealer)
                 }
-                try Self.writePreKeys(keys, db: db, sealer: sealer)
+                try Self.writePreKeys(keys, db: db, sealer: sealer, cache: preKeysCache)
             }
         } catch {
             throw Self.sessionError(error)
@@ -90,32 +90,39 @@ extension SQLiteProtocolStore: PreKeyStore {
     /// already held (`staleState`: another writer completed X3DH with this EK_A since it was
     /// looked up), applies the consumption to the stored prekeys (one-time prekeys deleted, the
     /// record counted within the cap) and adds the record's row.
-    static func applyPreKeyChanges(of commit: StoreCommit, db: Database, sealer: ValueSealer) throws {
+    static func applyPreKeyChanges(of commit: StoreCommit, db: Database, sealer: ValueSealer, cache: PreKeysCache?) throws {
         guard let record = commit.baseKeyRecord else { return }
         let (spkHash, recordHash) = replayRow(record, sealer: sealer)
         guard try !replayRowExists(spkHash: spkHash, recordHash: recordHash, db: db) else { throw SessionError.staleState }
-        guard var keys = try readPreKeys(db, sealer: sealer) else { throw SessionError.unknownPreKey }
+        guard var keys = try readPreKeys(db, sealer: sealer, cache: cache) else { throw SessionError.unknownPreKey }
         try commit.applyPreKeyChanges(to: &keys)
-        try writePreKeys(keys, db: db, sealer: sealer)
+        try writePreKeys(keys, db: db, sealer: sealer, cache: cache)
         try db.cachedStatement(sql: "INSERT INTO prekey_replay_records (spk_hash, base_key_hash) VALUES (?, ?)")
             .execute(arguments: [Data(spkHash), Data(recordHash)])
     }
 
-    /// Stores `keys`, inside the caller's transaction.
-    static func writePreKeys(_ keys: LocalPreKeys, db: Database, sealer: ValueSealer) throws {
+    /// Stores `keys`, inside the caller's transaction, and remembers them in `cache`.
+    static func writePreKeys(_ keys: LocalPreKeys, db: Database, sealer: ValueSealer, cache: PreKeysCache?) throws {
         var bytes = keys.serialized()
         defer { SecureMemory.zero(&bytes) }
         let sealed = try sealer.seal(bytes, table: .preKeys, rowKey: singleRowKey)
         try db.execute(sql: "INSERT OR REPLACE INTO prekeys (id, sealed) VALUES (1, ?)", arguments: [Data(sealed)])
+        cache?.store(keys, sealedAs: sealed)
     }
 
-    /// The stored prekeys, or `nil`, inside the caller's transaction.
-    static func readPreKeys(_ db: Database, sealer: ValueSealer) throws -> LocalPreKeys? {
+    /// The stored prekeys, or `nil`, inside the caller's transaction: from `cache` when the
+    /// file holds the sealed value they were last read or written as, else opened and loaded
+    /// (and remembered).
+    static func readPreKeys(_ db: Database, sealer: ValueSealer, cache: PreKeysCache?) throws -> LocalPreKeys? {
         guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM prekeys WHERE id = 1") else { return nil }
-        let opened = try sealer.open(try blob(value, table: .preKeys), table: .preKeys, rowKey: singleRowKey)
+        let sealed = try blob(value, table: .preKeys)
+        if let keys = cache?.keys(sealedAs: sealed) { return keys }
+        let opened = try sealer.open(sealed, table: .preKeys, rowKey: singleRowKey)
         var bytes = opened.bytes
         defer { SecureMemory.zero(&bytes) }
-        return try LocalPreKeys(serialized: bytes)
+        let keys = try LocalPreKeys(serialized: bytes)
+        cache?.store(keys, sealedAs: sealed)
+        return keys
     }
 
     // MARK: Replay records

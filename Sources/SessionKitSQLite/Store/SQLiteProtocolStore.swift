@@ -52,6 +52,8 @@ public final class SQLiteProtocolStore: Sendable {
     let pool: DatabasePool
     /// The session records' parts as last read or written (`SessionPartsCache`).
     let sessionCache = SessionPartsCache()
+    /// The prekeys as last read or written (`PreKeysCache`).
+    let preKeysCache = PreKeysCache()
     /// Seals and opens values, hashes row keys (the file's subkeys).
     let sealer: ValueSealer
     /// This device's identity, read (or created) at open. It never changes.
