@@ -123,6 +123,25 @@ final class ReplayRecordStorageTests: XCTestCase {
         XCTAssertEqual(rotation.signedPreKey?.id, bundle.signedPreKeyID + 1, "a full record retires the signed prekey early")
     }
 
+    /// The sealed prekeys value keeps its length as prekey messages add records: before schema 5
+    /// each record added 32 bytes to it (this test, which uses only API older than schema 5,
+    /// failed then: 2,031 bytes after the first record, 3,279 after the 40th).
+    func testThePrekeysValueKeepsItsLengthAsRecordsAreAdded() async throws {
+        let path = try temporaryStorePath()
+        let (store, manager) = try bob(path)
+        defer { try? store.close() }
+        let upload = try await manager.maintainPreKeys()
+        let bundle = try XCTUnwrap(upload.bundle(oneTimePreKey: nil))
+        var lengths: [Int] = []
+        for index in 0 ..< 40 {
+            let (message, sender) = try await prekeyMessage(index, to: bundle)
+            _ = try await manager.decrypt(message, from: sender)
+            lengths.append(try XCTUnwrap(try preKeysBlobLength(path)))
+        }
+        XCTAssertEqual(lengths.first, lengths.last, "the prekeys value after 1 record and after 40")
+        XCTAssertEqual(Set(lengths).count, 1, "\(lengths)")
+    }
+
     // MARK: Replays across reopening
 
     /// A prekey message whose session is gone is a replay after the store was closed and
