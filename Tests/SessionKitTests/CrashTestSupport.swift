@@ -115,18 +115,27 @@ actor DiskStore: ProtocolStore {
         try await read("prekeys").map { (blob: [UInt8]) throws(SessionError) in try LocalPreKeys(serialized: blob) }
     }
 
-    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
-        guard let keys = try await loadPreKeys() else { return PreKeySet() }
-        return keys.preKeySet(for: prefix)
+    /// The name of a replay record: one empty blob per record.
+    static func recordName(_ record: BaseKeyRecord) -> String {
+        "record/\(record.signedPreKeyID)/\(record.baseKey.hexString)"
     }
 
     func updatePreKeys<Result: Sendable>(
         _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
-        var keys = try await loadPreKeys()
+        let stored = try await loadPreKeys()
+        var keys = stored
         let result = try update(&keys)
-        try await write(["prekeys": keys?.serialized()])
+        var changes: [String: [UInt8]?] = ["prekeys": keys?.serialized()]
+        for id in stored?.signedPreKeyIDsRemoved(in: keys) ?? [] {
+            for name in await disk.names(withPrefix: "record/\(id)/") { changes[name] = .some(nil) }
+        }
+        try await write(changes)
         return result
+    }
+
+    func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) async throws(SessionError) -> Bool {
+        try await read(Self.recordName(BaseKeyRecord(signedPreKeyID: signedPreKeyID, baseKey: baseKey))) != nil
     }
 
     // MARK: ProtocolStore
@@ -154,10 +163,12 @@ actor DiskStore: ProtocolStore {
             guard try await storedGeneration(name) == write.state.generation else { throw .staleState }
             changes[name] = Self.stored(write.state.serialized(), generation: write.state.generation + 1)
         }
-        if let consumption = commit.preKeyConsumption {
+        if let record = commit.baseKeyRecord {
+            guard try await read(Self.recordName(record)) == nil else { throw .staleState }
             guard var keys = try await loadPreKeys() else { throw .unknownPreKey }
-            try keys.apply(consumption)
+            try commit.applyPreKeyChanges(to: &keys)
             changes["prekeys"] = keys.serialized()
+            changes[Self.recordName(record)] = []
         }
         if let write = commit.groupMembers {
             changes["members/\(write.group)"] = write.members.isEmpty ? nil : Self.encodeMembers(write.members)

@@ -73,7 +73,9 @@ final class PostQuantumSessionTests: XCTestCase {
         XCTAssertNil(keys.oneTimePreKey(id: opk.id))
         XCTAssertEqual(keys.oneTimeKEMPreKeys.count, 49)
         XCTAssertNotNil(keys.currentSignedPreKey.lastResortKEMPreKey, "the last-resort KEM prekey stays")
-        XCTAssertTrue(keys.hasRecordedBaseKey(parsed.prefix.baseKey, signedPreKeyID: bundle.signedPreKeyID))
+        XCTAssertEqual(keys.recordedBaseKeyCount(signedPreKeyID: bundle.signedPreKeyID), 1)
+        let recorded = await bob.base.hasRecordedBaseKey(parsed.prefix.baseKey, signedPreKeyID: bundle.signedPreKeyID)
+        XCTAssertTrue(recorded, "EK_A recorded by the store in the same write")
         let stored = await bob.base.loadSession(for: alice.address)
         XCTAssertEqual(stored?.currentSession?.preKeyPrefixDigest, SHA256.hash(Array(first[1 ..< 70 + 4 + 1092])),
                        "the session was created from the hybrid prefix")

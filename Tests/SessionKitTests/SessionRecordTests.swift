@@ -14,6 +14,8 @@ final class SessionRecordTests: XCTestCase {
         /// Who its record is for (whose messages it receives).
         let peer: ProtocolAddress
         var preKeys: LocalPreKeys
+        /// The EK_A replay records, kept as a store keeps them (next to the prekeys).
+        var baseKeyRecords = Set<BaseKeyRecord>()
         var record = SessionRecord()
         let random: SeededRandomSource
 
@@ -32,9 +34,12 @@ final class SessionRecordTests: XCTestCase {
         /// Decrypts and, like a store's commit, applies what X3DH consumed (deletes the
         /// one-time prekey, records EK_A).
         mutating func receive(_ bytes: [UInt8]) throws -> SessionRecord.Decryption {
-            let result = try record.decrypt(bytes, identity: identity, localAddress: address, remoteAddress: peer, preKeys: preKeys,
+            let result = try record.decrypt(bytes, identity: identity, localAddress: address, remoteAddress: peer, preKeys: preKeys.lookup(recording: baseKeyRecords),
                                             random: random)
-            if let consumption = result.consumption { try preKeys.apply(consumption) }
+            if let consumption = result.consumption {
+                try preKeys.apply(consumption)
+                baseKeyRecords.insert(BaseKeyRecord(signedPreKeyID: consumption.signedPreKeyID, baseKey: consumption.baseKey))
+            }
             return result
         }
 
@@ -45,7 +50,9 @@ final class SessionRecordTests: XCTestCase {
         }
 
         /// The record, prekeys and randomness draws: what a failure must not change.
-        var snapshot: [UInt8] { record.serialized() + preKeys.serialized() + [UInt8(truncatingIfNeeded: random.drawCount)] }
+        var snapshot: [UInt8] {
+            record.serialized() + preKeys.serialized() + [UInt8(truncatingIfNeeded: random.drawCount), UInt8(truncatingIfNeeded: baseKeyRecords.count)]
+        }
     }
 
     static let aliceAddress = address("alice", 1)
@@ -79,7 +86,7 @@ final class SessionRecordTests: XCTestCase {
         XCTAssertEqual(result.consumption?.signedPreKeyID, 1)
         XCTAssertEqual(result.consumption?.baseKey, session.baseKey)
         XCTAssertNil(result.consumption?.oneTimeKEMPreKeyID)
-        XCTAssertTrue(bob.preKeys.hasRecordedBaseKey(session.baseKey, signedPreKeyID: 1), "EK_A recorded under the signed prekey")
+        XCTAssertEqual(bob.baseKeyRecords, [BaseKeyRecord(signedPreKeyID: 1, baseKey: session.baseKey)], "EK_A recorded under the signed prekey")
         XCTAssertTrue(result.establishedSession)
         XCTAssertFalse(result.promotedPreviousSession)
         XCTAssertEqual(result.remoteIdentityKey, alice.publicKey)

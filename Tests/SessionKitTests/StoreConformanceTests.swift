@@ -36,15 +36,24 @@ final class StoreConformanceTests: XCTestCase {
         let failures = await StoreConformance.failures {
             PreKeyForgettingStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
         }
-        XCTAssertEqual(failures.map(\.rule), [.preKeyConsumption], "\(failures)")
+        // It loses the replay record too: the prekey message of a deleted session creates another.
+        XCTAssertEqual(failures.map(\.rule), [.preKeyConsumption, .replayRecords], "\(failures)")
+    }
+
+    func testTheKitCatchesAStoreThatNeverFindsAReplayRecord() async {
+        let failures = await StoreConformance.failures {
+            ReplayBlindStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
+        }
+        XCTAssertEqual(failures.map(\.rule), [.replayRecords], "\(failures)")
+        XCTAssertTrue(failures.first?.detail.contains("did not add its EK_A record") ?? false, "\(failures)")
     }
 
     func testTheKitCatchesAStoreThatWritesHalfACommit() async {
         let failures = await StoreConformance.failures {
             HalfCommitStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
         }
-        // The session of a commit whose prekey consumption is refused is written too.
-        XCTAssertEqual(failures.map(\.rule), [.atomicCommits, .preKeyConsumption], "\(failures)")
+        // The session of a commit whose prekey consumption or replay record is refused is written too.
+        XCTAssertEqual(failures.map(\.rule), [.atomicCommits, .preKeyConsumption, .replayRecords], "\(failures)")
     }
 
     func testAStoreThatCannotBeCreatedFailsEveryRuleItWasAskedFor() async {
@@ -102,6 +111,16 @@ actor PreKeyForgettingStore: ForwardingProtocolStore {
         copy.expiringPendingGroupMessages = commit.expiringPendingGroupMessages
         try await base.commit(copy)
     }
+}
+
+/// Keeps the records (its base does) but never finds one: a store whose lookup reads the wrong
+/// place, so that a prekey message whose session was deleted creates another.
+actor ReplayBlindStore: ForwardingProtocolStore {
+    nonisolated let base: InMemoryProtocolStore
+
+    init(base: InMemoryProtocolStore) { self.base = base }
+
+    func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) -> Bool { false }
 }
 
 /// Writes a commit's session first, in a transaction of its own, then the rest.

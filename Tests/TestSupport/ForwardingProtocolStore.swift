@@ -32,6 +32,10 @@ extension ForwardingProtocolStore {
         try await base.updatePreKeys(update)
     }
     /// Forwards to `base`.
+    public func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) async throws(SessionError) -> Bool {
+        try await base.hasRecordedBaseKey(baseKey, signedPreKeyID: signedPreKeyID)
+    }
+    /// Forwards to `base`.
     public func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
         try await base.loadSendingChain(for: group)
     }

@@ -15,23 +15,20 @@ extension SQLiteProtocolStore: ProtocolStore {
 
     /// Applies every write of `commit` in one transaction, or none.
     /// - Throws: `SessionError.staleState` when a stored generation differs from the written
-    ///   state's, `.unknownPreKey` when a one-time prekey the commit uses up is no longer
-    ///   held, `.storage` naming the table when the file fails or a value is damaged; nothing
+    ///   state's or the commit's replay record is held already, `.unknownPreKey` when a
+    ///   one-time prekey the commit uses up is no longer held or the signed prekey's record is
+    ///   full, `.storage` naming the table when the file fails or a value is damaged; nothing
     ///   changed in every case.
     public func commit(_ commit: StoreCommit) async throws(SessionError) {
         let plan = commit.session.map { SessionWritePlan($0, basis: sessionCache.entry(for: $0.address), sealer: sealer) }
         do {
-            let entry = try await writeTransaction { [sealer] db -> SessionPartsCache.Entry? in
+            let entry = try await writeTransaction { [sealer, preKeysCache] db -> SessionPartsCache.Entry? in
                 var entry: SessionPartsCache.Entry?
                 if let plan { entry = try Self.write(plan, db: db, sealer: sealer) }
                 if let write = commit.sendingChain { try Self.write(write, db: db, sealer: sealer) }
                 if let write = commit.receiverState { try Self.write(write, db: db, sealer: sealer) }
                 try Self.writeGroupState(of: commit, db: db, sealer: sealer)
-                if commit.changesPreKeys {
-                    guard var keys = try Self.readPreKeys(db, sealer: sealer) else { throw SessionError.unknownPreKey }
-                    try commit.applyPreKeyChanges(to: &keys)
-                    try Self.writePreKeys(keys, db: db, sealer: sealer)
-                }
+                if commit.changesPreKeys { try Self.applyPreKeyChanges(of: commit, db: db, sealer: sealer, cache: preKeysCache) }
                 if let write = commit.identity {
                     _ = try Self.recordObservation(
                         write.identityKey, device: write.address.deviceID, user: TrustUserID(write.address),

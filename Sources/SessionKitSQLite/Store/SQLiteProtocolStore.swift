@@ -52,6 +52,8 @@ public final class SQLiteProtocolStore: Sendable {
     let pool: DatabasePool
     /// The session records' parts as last read or written (`SessionPartsCache`).
     let sessionCache = SessionPartsCache()
+    /// The prekeys as last read or written (`PreKeysCache`).
+    let preKeysCache = PreKeysCache()
     /// Seals and opens values, hashes row keys (the file's subkeys).
     let sealer: ValueSealer
     /// This device's identity, read (or created) at open. It never changes.
@@ -115,8 +117,9 @@ public final class SQLiteProtocolStore: Sendable {
                 try db.execute(sql: "PRAGMA synchronous = \(options.durability.pragmaValue)")
                 var result: (ValueSealer, IdentityKeyPair)?
                 try db.inTransaction(.immediate) {
-                    try Schema.migrate(db, path: path)
+                    let found = try Schema.migrate(db, path: path)
                     let sealer = try Self.openKeys(db, storageKey: storageKey)
+                    try Schema.migrateValues(db, from: found, sealer: sealer)
                     result = (sealer, try Self.openIdentity(db, sealer: sealer, given: identity))
                     return .commit
                 }

@@ -35,6 +35,9 @@ actor CapturingStore: ProtocolStore {
     ) async throws(SessionError) -> Result {
         try await base.updatePreKeys(update)
     }
+    func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) async throws(SessionError) -> Bool {
+        try await base.hasRecordedBaseKey(baseKey, signedPreKeyID: signedPreKeyID)
+    }
     func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
         try await base.loadSendingChain(for: group)
     }

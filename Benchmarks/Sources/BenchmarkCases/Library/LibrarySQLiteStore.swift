@@ -1,7 +1,7 @@
 import BenchmarkHarness
 import GRDB
 @_spi(Testing) import SessionKit
-import SessionKitSQLite
+@_spi(Testing) import SessionKitSQLite
 import SignalPrimitives
 
 /// The library's side of the `store.sqlite.*` cases: Bob's `SessionManager` over a
@@ -77,6 +77,32 @@ final class LibrarySQLiteDevice: PersistingDevice {
             throw CheckFailure("store.sqlite: the file holds no session")
         }
         return (live.serialized(), persisted.serialized())
+    }
+}
+
+/// The prekey-message rows: everything goes through the store (one transaction per message:
+/// the session, the prekeys, the record's row).
+extension LibrarySQLiteDevice: ReplayRecordDevice {
+    func localIdentity() async throws -> IdentityKeyPair { try await store.localIdentity() }
+
+    func loadPreKeys() async throws -> LocalPreKeys? { try await store.loadPreKeys() }
+
+    func updatePreKeys(_ update: @escaping @Sendable (inout LocalPreKeys?) throws(SessionError) -> Void) async throws {
+        try await store.updatePreKeys(update)
+    }
+
+    func addBaseKeyRecords(_ records: [BaseKeyRecord]) async throws { try await store.addBaseKeyRecords(records) }
+
+    func decryptPreKeyMessage(_ message: [UInt8], from peer: ProtocolAddress) async throws -> [UInt8] {
+        try await manager.decrypt(message, from: peer).plaintext
+    }
+
+    func persists(_ record: BaseKeyRecord) async throws -> Bool {
+        // A second store on the same file reads the row from the file.
+        let reader = try SQLiteProtocolStore(
+            path: store.path, storageKey: storageKey, options: SQLiteStoreOptions(createIfMissing: false, durability: .processCrash))
+        defer { try? reader.close() }
+        return try await reader.hasRecordedBaseKey(record.baseKey, signedPreKeyID: record.signedPreKeyID)
     }
 }
 

@@ -60,6 +60,11 @@ final class CatalogTests: XCTestCase {
         XCTAssertEqual(cases["manager.hub.100-peers"]?.baseline?.caseName, "manager.hub.1-peer")
         XCTAssertEqual(cases["manager.hub.100-peers"]?.baseline?.minimumThroughputRatio ?? 0, 1.6, accuracy: 1e-12)
         XCTAssertEqual(cases["aes256gcm.seal.64B.buffer"]?.floor, 1.10)
+        // Prekey messages with 100,000 replay records: no growth over 10 records (issue 18).
+        XCTAssertEqual(cases["store.sqlite.prekey-message.100000-records"]?.baseline,
+                       BaselineTarget(caseName: "store.sqlite.prekey-message.10-records", maximum: 1.25))
+        XCTAssertEqual(cases["store.sqlite.bytes-per-prekey-message.100000-records"]?.baseline,
+                       BaselineTarget(caseName: "store.sqlite.bytes-per-prekey-message.10-records", maximum: 1.10))
     }
 
     func testTheVersionTwoRowsAreInTheCatalog() {
@@ -69,7 +74,9 @@ final class CatalogTests: XCTestCase {
                      "senderkey.encrypt.64B", "senderkey.decrypt.64B", "ratchet.roundtrip.64B", "ratchet.dh-step.64B",
                      "forged.reject.0-previous", "forged.reject.40-previous", "session.save", "session.load",
                      "manager.hub.1-peer", "manager.hub.100-peers", "store.sqlite.encrypt", "store.sqlite.decrypt",
-                     "store.sqlite.bytes-per-message.fresh", "store.sqlite.bytes-per-message.heavy"] {
+                     "store.sqlite.bytes-per-message.fresh", "store.sqlite.bytes-per-message.heavy",
+                     "store.sqlite.prekey-message.10-records", "store.sqlite.prekey-message.100000-records",
+                     "store.sqlite.bytes-per-prekey-message.10-records", "store.sqlite.bytes-per-prekey-message.100000-records"] {
             XCTAssertTrue(names.contains(name), "missing \(name)")
         }
     }
@@ -90,13 +97,15 @@ final class CatalogTests: XCTestCase {
 
     func testTheStoreRowsAreWallClockTimesAndBytesPerMessage() {
         let cases = Dictionary(uniqueKeysWithValues: BenchmarkCatalog.all.map { ($0.name, $0) })
-        for name in ["store.sqlite.encrypt", "store.sqlite.decrypt"] {
+        for name in ["store.sqlite.encrypt", "store.sqlite.decrypt", "store.sqlite.prekey-message.10-records",
+                     "store.sqlite.prekey-message.100000-records"] {
             XCTAssertEqual(cases[name]?.group, .store, name)
             XCTAssertEqual(cases[name]?.unit, .nanosecondsPerOperation, name)
             // The work runs on the concurrency runtime's threads, not the measuring one.
             XCTAssertEqual(cases[name]?.requiredClock, .wall, name)
         }
-        for name in ["store.sqlite.bytes-per-message.fresh", "store.sqlite.bytes-per-message.heavy"] {
+        for name in ["store.sqlite.bytes-per-message.fresh", "store.sqlite.bytes-per-message.heavy",
+                     "store.sqlite.bytes-per-prekey-message.10-records", "store.sqlite.bytes-per-prekey-message.100000-records"] {
             XCTAssertEqual(cases[name]?.group, .store, name)
             XCTAssertEqual(cases[name]?.unit, .bytesPerMessage, name)
             XCTAssertEqual(cases[name]?.requiredClock, .bytesWritten, name)

@@ -18,4 +18,20 @@ final class StorePerformanceTests: XCTestCase {
 
     func testStoreSQLiteBytesHeavyLibrary() throws { try measureCase("store.sqlite.bytes-per-message.heavy", .library) }
     func testStoreSQLiteBytesHeavyFloor() throws { try measureCase("store.sqlite.bytes-per-message.heavy", .floor) }
+
+    func testStoreSQLitePreKeyMessageFewRecordsLibrary() throws { try measureCase("store.sqlite.prekey-message.10-records", .library) }
+    func testStoreSQLitePreKeyMessageFewRecordsFloor() throws { try measureCase("store.sqlite.prekey-message.10-records", .floor) }
+
+    func testStoreSQLitePreKeyMessageManyRecordsLibrary() throws { try measureCase("store.sqlite.prekey-message.100000-records", .library) }
+    func testStoreSQLitePreKeyMessageManyRecordsFloor() throws { try measureCase("store.sqlite.prekey-message.100000-records", .floor) }
+
+    func testStoreSQLiteBytesPreKeyFewRecordsLibrary() throws { try measureCase("store.sqlite.bytes-per-prekey-message.10-records", .library) }
+    func testStoreSQLiteBytesPreKeyFewRecordsFloor() throws { try measureCase("store.sqlite.bytes-per-prekey-message.10-records", .floor) }
+
+    func testStoreSQLiteBytesPreKeyManyRecordsLibrary() throws {
+        try measureCase("store.sqlite.bytes-per-prekey-message.100000-records", .library)
+    }
+    func testStoreSQLiteBytesPreKeyManyRecordsFloor() throws {
+        try measureCase("store.sqlite.bytes-per-prekey-message.100000-records", .floor)
+    }
 }
