@@ -34,4 +34,34 @@ final class StorePerformanceTests: XCTestCase {
     func testStoreSQLiteBytesPreKeyManyRecordsFloor() throws {
         try measureCase("store.sqlite.bytes-per-prekey-message.100000-records", .floor)
     }
+
+    func testStoreSQLiteEncryptFullLibrary() throws { try measureCase("store.sqlite.encrypt.synchronous-full", .library) }
+    func testStoreSQLiteEncryptFullFloor() throws { try measureCase("store.sqlite.encrypt.synchronous-full", .floor) }
+
+    func testStoreSQLiteDecryptFullLibrary() throws { try measureCase("store.sqlite.decrypt.synchronous-full", .library) }
+    func testStoreSQLiteDecryptFullFloor() throws { try measureCase("store.sqlite.decrypt.synchronous-full", .floor) }
+
+    func testStoreSQLiteDecryptHistoryLibrary() throws {
+        try measureCase("store.sqlite.decrypt.history-40-sessions-2000-skipped", .library)
+    }
+    func testStoreSQLiteDecryptHistoryFloor() throws {
+        try measureCase("store.sqlite.decrypt.history-40-sessions-2000-skipped", .floor)
+    }
+
+    func testStoreSQLiteDecryptLargestLibrary() throws {
+        try measureCase("store.sqlite.decrypt.history-41-sessions-2000-skipped-each", .library)
+    }
+    func testStoreSQLiteDecryptLargestFloor() throws {
+        try measureCase("store.sqlite.decrypt.history-41-sessions-2000-skipped-each", .floor)
+    }
+
+    func testStoreSQLiteFirstMessageAfterOpenLibrary() throws {
+        try measureCase("store.sqlite.first-message-after-open.history-41-sessions-2000-skipped-each", .library)
+    }
+    func testStoreSQLiteFirstMessageAfterOpenFloor() throws {
+        try measureCase("store.sqlite.first-message-after-open.history-41-sessions-2000-skipped-each", .floor)
+    }
+
+    func testPublishedPreKeysMergeLibrary() throws { try measureCase("prekeys.published.merge.100000", .library) }
+    func testPublishedPreKeysMergeFloor() throws { try measureCase("prekeys.published.merge.100000", .floor) }
 }
