@@ -15,6 +15,8 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     static let meta = SealedTable(name: "meta", valueVersion: 1)
     /// This device's identity key pair (one row).
     static let identity = SealedTable(name: "identity", valueVersion: 1)
+    /// This installation's registration id (one row; `SchemaRegistrationID`, schema 5).
+    static let registration = SealedTable(name: "registration", valueVersion: 5)
     /// This device's prekeys, one sealed `LocalPreKeys` blob (one row).
     static let preKeys = SealedTable(name: "prekeys", valueVersion: 1)
     /// Trust records of schema 1 and 2, by hashed address (one per device); read only to fold

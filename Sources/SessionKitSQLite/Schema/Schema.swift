@@ -24,6 +24,7 @@ enum Schema {
         SchemaVersion2.apply,
         SchemaVersion3.apply,
         SchemaVersion4.apply,
+        SchemaRegistrationID.apply,
     ]
 
     /// The newest schema this library reads and writes.

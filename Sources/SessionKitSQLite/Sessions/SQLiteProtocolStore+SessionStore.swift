@@ -97,7 +97,11 @@ extension SQLiteProtocolStore: SessionStore {
         let header = try sealer.open(try blob(value, table: .sessions), table: .sessions, rowKey: names.rowKey)
         var currentPart: [UInt8]?
         let requiresPostQuantum: Bool
-        do { (currentPart, requiresPostQuantum) = try SessionRecordLayout.decodeCurrent(header) } catch {
+        let recoveryMarks: RecoveryMarks
+        do {
+            let decoded = try SessionRecordLayout.decodeCurrent(header)
+            (currentPart, requiresPostQuantum, recoveryMarks) = (decoded.current, decoded.requiresPostQuantum, decoded.recoveryMarks)
+        } catch {
             throw SQLiteStoreError.invalidValue(table: SealedTable.sessions.name)
         }
         var previousOrder: [[UInt8]] = []
@@ -156,7 +160,8 @@ extension SQLiteProtocolStore: SessionStore {
             previous.append(try session(part, stateKey: stateKey))
         }
         var record = try SessionRecord(
-            restoringCurrentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum)
+            restoringCurrentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum,
+            recoveryMarks: recoveryMarks)
         record.generation = row.generation
         return SessionPartsCache.Entry(
             recordID: row.id, generation: row.generation, record: record, previousOrder: previousOrder, previousDigests: digests,
