@@ -290,12 +290,10 @@ def suite_attachment(seed: int):
     ops(t_mib, {"truncate_to": Lm - 1000}, f"test {t_mib} truncated inside its final chunk")
 
     # ---------------------------------------------------------------- crafted STREAM violations (hex)
-    aead_key = ra.payload_key
-
     def seal_chunks(file_key: bytes, nonce: bytes, parts: list) -> bytes:
         """parts: [(plaintext, counter, final flag)]"""
         from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
-        a = ChaCha20Poly1305(aead_key(file_key, nonce))
+        a = ChaCha20Poly1305(ra.payload_key(file_key, nonce))
         return nonce + b"".join(a.encrypt(ra.chunk_nonce(c, f), pt, None) for pt, c, f in parts)
 
     def crafted_err(n: int, parts_of, comment: str, into):

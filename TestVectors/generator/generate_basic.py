@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Deterministic protocol vectors (SPEC.md version 2: §1, §2, §3, §6, §7, §8) for the
-suites that need no session state:
+"""Deterministic protocol vectors (SPEC.md version 2: §1, §2, §3, §6, §7, §8, and §9's
+registration ids) for the suites that need no session state:
 
     ed25519-to-x25519, ed25519-seed-to-x25519, x25519-to-ed25519, padding,
-    bundle, x3dh, self-encryption, safety-number, qr-payload
+    bundle, x3dh (each also with registration ids, in their own files), self-encryption,
+    safety-number, qr-payload
 
 Everything is derived from `--seed` (default 1; the committed files use 1)
 through spec_primitives.Drbg, so a rerun gives byte-identical files. The run starts

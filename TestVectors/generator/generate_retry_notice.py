@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import generate_basic as gb  # noqa: E402  (Edwards helpers: torsion points, point encoding)
 import ref_retry as rr  # noqa: E402
 from spec_primitives import (P, ZERO32, Drbg, SpecError, address_json, ed25519_point_is_valid, ed25519_pub,  # noqa: E402
-                             ed_seed_to_x_private, ed_to_x_public, encode_address_json, encode_group, hkdf,
+                             ed_seed_to_x_private, ed_to_x_public, encode_address_json, hkdf,
                              hmac_sha256, random_address, u32, write_suite, x25519_pub)
 from cryptography.hazmat.primitives.asymmetric import x25519 as _x25519  # noqa: E402
 

@@ -1,5 +1,6 @@
 """Independent reference of SPEC.md §3: the bundle encoding, the initiator's bundle checks and
-X3DH with an optional ML-KEM-768 prekey (both sides).
+X3DH with an optional ML-KEM-768 prekey (both sides), with §9's optional registration id
+(flag bit 2) in the bundle and in the prekey prefix P.
 
 Built only on spec_primitives (PyPI `cryptography` + plain Python) and ref_mlkem (FIPS 203 in
 plain Python; the responder decapsulates with `cryptography`, so every KEM vector is checked
