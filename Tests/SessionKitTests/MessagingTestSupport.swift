@@ -75,6 +75,10 @@ actor TestTrustEvaluator: IdentityTrustEvaluator {
         }
     }
 
+    func trustedIdentityKey(forUser userID: String) -> Ed25519.PublicKey? {
+        keys.first { $0.key.userID.utf8.elementsEqual(userID.utf8) }?.value
+    }
+
     func accept(_ address: ProtocolAddress) { awaitingAcceptance.remove(address) }
     func key(for address: ProtocolAddress) -> Ed25519.PublicKey? { keys[address] }
     func setFailing(_ failing: Bool) { isFailing = failing }
