@@ -369,3 +369,42 @@ final class RecoveryTests: XCTestCase {
         }
     }
 }
+
+extension RecoveryTests {
+    /// SPEC §9 and the flood: a thousand forged and replayed notices reset the session
+    /// once, and each costs one check (a key agreement and a MAC) whatever it holds.
+    func testAFloodOfForgedAndReplayedNoticesResetsOnce() async throws {
+        let pair = try await Pair(seed: 4200)
+        let (alice, bob) = (pair.alice, pair.bob)
+        let loaded = await alice.base.loadSession(for: bob.address)
+        let sending = try XCTUnwrap(loaded?.currentSession)
+        let genuine = try RetryNotice(
+            from: bob.identity, at: bob.address, to: alice.address, recipientIdentityKey: alice.identity.publicKey,
+            registrationID: try await bob.manager.localRegistrationID(),
+            failure: .pairwise(ratchetKey: sending.ratchet.sendingRatchetKey.publicKey.rawRepresentation, counter: 3)).serialized
+        var archived = 0, refused = 0, inert = 0
+        let random = SeededRandomSource(seed: 4201)
+        for index in 0 ..< 1000 {
+            var bytes = genuine
+            if index % 2 == 1 {
+                // A forgery: some bytes after the addresses changed at random.
+                let position = 1 + 10 + 10 + Int(random.bytes(1)[0]) % (bytes.count - 21)
+                bytes[position] ^= random.bytes(1)[0] | 1
+            }
+            do {
+                switch try await alice.manager.processRetryNotice(bytes, from: bob.address).action {
+                case .sessionArchived: archived += 1
+                case .none, .rateLimited: inert += 1
+                default: XCTFail("unexpected action")
+                }
+            } catch {
+                refused += 1
+            }
+            if index == 10 { try await alice.startSession(with: bob.address, server: pair.server) }
+        }
+        XCTAssertEqual(archived, 1, "one reset")
+        XCTAssertEqual(refused, 500, "every forgery refused")
+        XCTAssertEqual(inert, 499, "every replay inert")
+        _ = try await alice.manager.encrypt(utf8("the session started after the reset is still current"), to: bob.address)
+    }
+}
