@@ -242,7 +242,7 @@ final class RecoveryTests: XCTestCase {
         try await alice.startSession(with: bob.address, server: pair.server)
         pair.clock.advance(bySeconds: 5 * 3600)
         let moved = await alice.snapshot()
-        guard case .none = try action(try await alice.manager.receive(notice)) else { return XCTFail("a replay acted") }
+        guard case .ignored = try action(try await alice.manager.receive(notice)) else { return XCTFail("a replay acted") }
         let afterReplay = await alice.snapshot()
         XCTAssertEqual(afterReplay, moved)
         _ = try await alice.manager.encrypt(utf8("the new session is still current"), to: bob.address)
@@ -349,7 +349,7 @@ final class RecoveryTests: XCTestCase {
         // After the chain rotates, the notice names a chain Alice no longer sends on.
         pair.clock.advance(bySeconds: 3600)
         _ = try await alice.manager.rotateSenderKey(for: group)
-        guard case .none = try action(try await alice.manager.receive(notice)) else { return XCTFail("acted on an old chain") }
+        guard case .ignored = try action(try await alice.manager.receive(notice)) else { return XCTFail("acted on an old chain") }
     }
 
     func testAGroupNoticeFromANonMemberDoesNothing() async throws {
@@ -364,7 +364,7 @@ final class RecoveryTests: XCTestCase {
             from: bob.identity, at: bob.address, to: alice.address, recipientIdentityKey: alice.identity.publicKey,
             registrationID: try await bob.manager.localRegistrationID(),
             failure: .group(group, chainID: chain.chainID.rawRepresentation, iteration: 0))
-        guard case .none = try await alice.manager.processRetryNotice(notice.serialized, from: bob.address).action else {
+        guard case .ignored = try await alice.manager.processRetryNotice(notice.serialized, from: bob.address).action else {
             return XCTFail("a non-member got the chain")
         }
     }
@@ -394,7 +394,7 @@ extension RecoveryTests {
             do {
                 switch try await alice.manager.processRetryNotice(bytes, from: bob.address).action {
                 case .sessionArchived: archived += 1
-                case .none, .rateLimited: inert += 1
+                case .ignored, .rateLimited: inert += 1
                 default: XCTFail("unexpected action")
                 }
             } catch {

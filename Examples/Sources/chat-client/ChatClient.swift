@@ -253,7 +253,7 @@ final class ChatClient: Sendable {
                 }
             case .untrustedIdentity:
                 say("a retry notice claiming \(outcome.sender) came from another identity key: ignored")
-            case .rateLimited, .none:
+            case .rateLimited, .ignored:
                 say("a retry notice from \(outcome.sender) changed nothing (\(outcome.action))")
             }
         }

@@ -17,7 +17,7 @@ extension SessionManager {
     ///    (the DHs of the current session) archives that session (`sessionArchived`; it still
     ///    decrypts late messages, never becomes current again, and the next message needs a new
     ///    bundle: `encrypt` is `noSession` until then); any other ratchet key changes nothing
-    ///    (`none`: this device has moved on, which makes a replayed notice inert);
+    ///    (`ignored`: this device has moved on, which makes a replayed notice inert);
     /// 4. a group notice for the chain this device still sends on in that group, from a member
     ///    of it, encrypts the current distribution to `sender` again (`distributionResent`);
     ///    otherwise nothing.
@@ -58,7 +58,7 @@ extension SessionManager {
             try await retryingStaleState { () async throws(SessionError) -> RetryNoticeOutcome.Action in
                 guard var record = try await loadSession(for: sender), let current = record.currentSession,
                       current.ratchet.sendingRatchetKey.publicKey.rawRepresentation == ratchetKey else {
-                    return .none
+                    return .ignored
                 }
                 let now = clock.now()
                 guard record.recoveryMarks.allowsAction(at: now) else { return .rateLimited }
@@ -78,7 +78,7 @@ extension SessionManager {
     private func redistribute(_ group: GroupID, chain chainID: [UInt8], to sender: ProtocolAddress) async throws(SessionError) -> RetryNoticeOutcome.Action {
         guard let chain = try await loadSendingChain(for: group), chain.chainID.rawRepresentation == chainID,
               try await loadGroupMembers(for: group).contains(sender) else {
-            return .none
+            return .ignored
         }
         // The hourly limit is noted in the sender's record first (under its lock, which
         // encrypting the distribution takes again).
@@ -96,7 +96,7 @@ extension SessionManager {
         }
         guard allowed else { return .rateLimited }
         let outcomes = try await distributeSenderKey(for: group, to: [sender])
-        guard let outcome = outcomes.first else { return .none }
+        guard let outcome = outcomes.first else { return .ignored }
         return .distributionResent(outcome)
     }
 }

@@ -27,7 +27,7 @@ public struct RetryNoticeOutcome: Sendable, CustomStringConvertible {
         case untrustedIdentity(Ed25519.PublicKey)
         /// Nothing to do: this device has moved on from the named chain (a replayed or late
         /// notice), no longer sends on the group chain, or the sender is not a member.
-        case none
+        case ignored
 
         /// The action's name.
         public var description: String {
@@ -36,7 +36,7 @@ public struct RetryNoticeOutcome: Sendable, CustomStringConvertible {
             case let .distributionResent(outcome): return "distributionResent(\(outcome))"
             case .rateLimited: return "rateLimited"
             case .untrustedIdentity: return "untrustedIdentity"
-            case .none: return "none"
+            case .ignored: return "ignored"
             }
         }
     }
