@@ -408,3 +408,31 @@ extension RecoveryTests {
         _ = try await alice.manager.encrypt(utf8("the session started after the reset is still current"), to: bob.address)
     }
 }
+
+extension RecoveryTests {
+    /// A prekey message naming a one-time prekey Bob does not hold: `unknownPreKey`, answered
+    /// with a notice addressed with the prefix's IK_A (Bob has no session with Alice and no
+    /// trust record for her), which makes Alice drop the session she sends prekey messages on.
+    func testAnUnknownPrekeyIsAnsweredWithANoticeAddressedFromThePrefix() async throws {
+        let server = FakeServer()
+        let clock = FakeClock()
+        let alice = try await TestDevice("alice", 1, seed: 4300, server: server, clock: clock)
+        let bob = try await TestDevice("bob", 1, seed: 4301, server: server, clock: clock)
+        let published = try await server.requireBundle(for: bob.address)
+        // One-time prekeys are not signed: a bundle naming one Bob never issued still checks.
+        let unknownOPK = PreKeyBundle.OneTimeKey(id: 9999, publicKey: try X25519.PrivateKey(using: SeededRandomSource(seed: 7)).publicKey)
+        let bundle = try PreKeyBundle(
+            identityKey: published.identityKey, signedPreKeyID: published.signedPreKeyID, signedPreKey: published.signedPreKey,
+            signedPreKeySignature: published.signedPreKeySignature, oneTimePreKey: unknownOPK, registrationID: published.registrationID)
+        try await alice.manager.processBundle(bundle, for: bob.address)
+        let failed = try undecryptable(try await bob.manager.receive(try await alice.manager.encryptEnvelope(utf8("hello"), to: bob.address)))
+        XCTAssertEqual(failed.error, .unknownPreKey)
+        XCTAssertTrue(failed.startsNewSession)
+        let notice = try XCTUnwrap(failed.retryNotice, "addressed with IK_A from the prefix")
+        let outcome = try await alice.manager.receive(notice)
+        XCTAssertTrue(isArchived(try action(outcome)), "\(outcome)")
+        try await alice.startSession(with: bob.address, server: server)
+        let fresh = try await bob.manager.receive(try await alice.manager.encryptEnvelope(utf8("again"), to: bob.address))
+        XCTAssertEqual(fresh.plaintext, utf8("again"))
+    }
+}
