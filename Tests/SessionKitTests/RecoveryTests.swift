@@ -436,3 +436,29 @@ extension RecoveryTests {
         XCTAssertEqual(fresh.plaintext, utf8("again"))
     }
 }
+
+extension RecoveryTests {
+    /// A group message sent before this member got the chain (`messageKeyUnavailable`) is
+    /// answered at once with a group notice; the sender, which still sends on that chain, sends
+    /// its current distribution again (which the member already holds: it changes nothing there).
+    func testMessageKeyUnavailableGetsAGroupNotice() async throws {
+        let pair = try await Pair(seed: 4400)
+        let (alice, bob) = (pair.alice, pair.bob)
+        let group = try GroupID("late joiner")
+        try await makeGroup(group, of: [alice, bob])
+        _ = try await alice.manager.senderKeyDistributionMessage(for: group)
+        let early = try await alice.manager.groupEncryptEnvelope(utf8("before bob"), for: group)
+        for outcome in try await alice.manager.distributeSenderKey(for: group, to: [bob.address]) {
+            _ = try await bob.manager.receive(try XCTUnwrap(outcome.envelope))
+        }
+        let failed = try undecryptable(try await bob.manager.receive(early))
+        XCTAssertEqual(failed.error, .messageKeyUnavailable)
+        XCTAssertEqual(failed.group, group)
+        XCTAssertFalse(failed.startsNewSession)
+        let notice = try XCTUnwrap(failed.retryNotice)
+        guard case .distributionResent = try action(try await alice.manager.receive(notice)) else { return XCTFail("not resent") }
+        let later = try await alice.manager.groupEncryptEnvelope(utf8("after"), for: group)
+        let received = try await bob.manager.receive(later)
+        XCTAssertEqual(received.plaintext, utf8("after"))
+    }
+}
