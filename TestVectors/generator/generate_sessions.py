@@ -15,6 +15,7 @@ file under 1 MB.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import sys
@@ -93,9 +94,11 @@ def check_trace(where: str, trace: list, ok: bool) -> None:
 class RatchetCase:
     def __init__(self, seed: int, tid: int, comment: str, *, opk: bool = True, kem: bool = False,
                  max_skip: int = DEFAULT_MAX_SKIP, max_stored: int = DEFAULT_MAX_STORED, note: str = "",
-                 addresses: int | None = None, alice_address: dict | None = None):
+                 addresses: int | None = None, alice_address: dict | None = None, label: str = "ratchet"):
+        """label: the Drbg label prefix; its streams are {label}/{tid}/setup, .../alice-keys,
+        .../bob-keys and .../aux (the SPEC §9 tests have their own, ratchet/registration-id)."""
         self.tid, self.comment, self.note = tid, comment, note
-        d = Drbg(seed, f"ratchet/{tid}/setup")
+        d = Drbg(seed, f"{label}/{tid}/setup")
         self.alice_seed, self.ek_sk = d.bytes(32), d.bytes(32)
         self.bob_seed, self.spk_sk = d.bytes(32), d.bytes(32)
         self.spk_id = read_u32(d.bytes(4), 0)
@@ -122,10 +125,10 @@ class RatchetCase:
         if kem:
             self.encaps = rx.encapsulate(self.bundle, kem_m)
             assert ref_mlkem.lib_decaps(self.kem_seed, self.encaps[0]) == self.encaps[1]
-        ka, kb = Drbg(seed, f"ratchet/{tid}/alice-keys"), Drbg(seed, f"ratchet/{tid}/bob-keys")
+        ka, kb = Drbg(seed, f"{label}/{tid}/alice-keys"), Drbg(seed, f"{label}/{tid}/bob-keys")
         self.alice_pool = [ka.bytes(32) for _ in range(KEY_POOL)]
         self.bob_pool = [kb.bytes(32) for _ in range(KEY_POOL)]
-        self.aux = Drbg(seed, f"ratchet/{tid}/aux")
+        self.aux = Drbg(seed, f"{label}/{tid}/aux")
         self.parties = make_parties(self.alice_seed, self.a_addr, self.ek_sk, self.encaps, self.alice_pool,
                                     self.bob_seed, self.b_addr, self.spk_sk, self.spk_id, self.opk_sk, self.opk_id,
                                     self.kem_seed, self.kem_id, self.bob_pool, max_skip, max_stored)
@@ -210,13 +213,24 @@ class RatchetCase:
                 e["from_address"] = from_address
             self.events.append(e)
 
-    def raw(self, to: str, m: bytes, expect: str, from_address: dict | None = None) -> None:
+    def raw(self, to: str, m: bytes, expect: str, from_address: dict | None = None, *,
+            sharp: str | None = None) -> None:
+        """sharp: a check of ref_ratchet's `lenient` set; asserts that the receiver without that one
+        check would accept m (decrypt it), so only the rule the event tests can refuse it."""
         assert expect != "ok"
+        if sharp is not None:
+            self.assert_accepted_without(to, m, sharp)
         self._deliver(to, m, expect, from_address)
         e = {"op": "recv", "to": to, "message": m.hex(), "error": expect}
         if from_address is not None:
             e["from_address"] = from_address
         self.events.append(e)
+
+    def assert_accepted_without(self, to: str, m: bytes, check: str) -> None:
+        lenient = copy.deepcopy(self.parties[to])
+        lenient.lenient = frozenset({check})
+        (res, _), trace = lenient.decide(self.addr(self.other(to)), m)
+        assert res == "ok", f"ratchet test {self.tid}: without {check} the message still fails ({res}, {trace})"
 
     def raw_ok(self, to: str, m: bytes, plaintext: bytes) -> None:
         got = self._deliver(to, m, "ok")
@@ -232,10 +246,13 @@ class RatchetCase:
 
     def second_initiator(self, *, identity_seed: bytes | None = None, address: bytes | None = None,
                          use_opk: bool = False, use_kem: bool = False, bundle: rx.Bundle | None = None,
-                         peer: bytes | None = None, check: bool = True, kem_seed: bytes | None = None) -> Party:
+                         peer: bytes | None = None, check: bool = True, kem_seed: bytes | None = None,
+                         registration_id: int | None = None, extra_flags: int = 0) -> Party:
         """Another initiator instance (new EK_A, own ratchet keys, none of them in the vector),
         by default Alice's identity and address, built from Bob's bundle (without its OPK unless
-        use_opk, without its KEM prekey unless use_kem)."""
+        use_opk, without its KEM prekey unless use_kem). registration_id: its own id in P (SPEC §9,
+        flags bit 2; not range-checked, so that out-of-range ids can be forged with a consistent
+        SK); extra_flags: reserved flag bits set in P (forgeries)."""
         if bundle is None:
             b = self.bundle
             bundle = rx.Bundle(ik=b.ik, spk_id=b.spk_id, spk=b.spk, spk_sig=b.spk_sig,
@@ -250,7 +267,8 @@ class RatchetCase:
                 assert ref_mlkem.lib_decaps(kem_seed or self.kem_seed, encaps[0]) == encaps[1]
         return Party.initiator(identity_seed or self.alice_seed, address or self.a_addr, self.rand(32),
                                [self.rand(32) for _ in range(4)], bundle=bundle, peer=peer or self.b_addr,
-                               encapsulation=encaps, check=check, name="other")
+                               encapsulation=encaps, check=check, name="other", registration_id=registration_id,
+                               extra_flags=extra_flags)
 
     def to_json(self) -> dict:
         a_used, b_used = self.alice.keys_used, self.bob.keys_used
@@ -816,11 +834,19 @@ def _(c: RatchetCase):
     c.recv(B, a1)
 
 
-@scenario("prekey flags byte with a bit outside 0-1 is invalidMessage (fresh Bob and with a session)")
+@scenario("prekey flags byte with a bit outside 0-2 is invalidMessage (fresh Bob and with a session); flags "
+          "0x05 sets bit 2 (SPEC §9), which is legal: the four bytes after the OPK id are read as a registration "
+          "id (0x213102be, in range) and the inner message then starts with 0xde, unsupportedVersion",
+          note="changed by SPEC §9: event 1 (flags 0x05) expected invalidMessage before flag bit 2 existed")
 def _(c: RatchetCase):
     a0 = c.send(A)
     for fl in (0x05, 0x09, 0x81, 0xFD):       # bit 0 kept, so the lengths still fit
-        c.raw(B, replace(c.msg(a0), 69, bytes([fl])), "invalidMessage")
+        m = replace(c.msg(a0), 69, bytes([fl]))
+        if fl == 0x05:                        # §9: the id is the inner message's first four bytes
+            assert rx.registration_id_is_valid(read_u32(m, 74)) and m[78] != 0x21
+            c.raw(B, m, "unsupportedVersion")
+        else:
+            c.raw(B, m, "invalidMessage")
     c.recv(B, a0)
     a1 = c.send(A)
     c.raw(B, replace(c.msg(a1), 69, b"\x41"), "invalidMessage")
@@ -1484,6 +1510,7 @@ def _(c: RatchetCase):
     c.recv(A, b0, content_type=2)
     c.recv(A, b0, "duplicateMessage", content_type=2)
     c.recv(B, c.send(A))
+
 
 
 def build_ratchet(seed: int) -> list:
