@@ -174,11 +174,14 @@ def process_bundle(data: bytes) -> Bundle:
 
 # ---------------------------------------------------------------- X3DH
 def prekey_prefix(ik_a: bytes, ek_a: bytes, spk_id: int, opk_id: Optional[int], kem_id: Optional[int],
-                  ct: Optional[bytes], registration_id: Optional[int] = None) -> bytes:
+                  ct: Optional[bytes], registration_id: Optional[int] = None, *, extra_flags: int = 0) -> bytes:
     """P = IK_A || EK_A || u32(spk_id) || flags || [u32(opk_id)] || [u32(kem_id) || CT]
-    || [u32(registration_id)] (the last part: flags bit 2, §9, the initiator's id)."""
+    || [u32(registration_id)] (the last part: flags bit 2, §9, the initiator's id). The id is not
+    range-checked here and extra_flags (reserved bits 3-7, ORed into the flags byte, adding no
+    part) exists: both only for forging test messages whose P is consistent with their SK."""
+    assert extra_flags & 0x07 == 0
     flags = ((1 if opk_id is not None else 0) | (2 if kem_id is not None else 0)
-             | (4 if registration_id is not None else 0))
+             | (4 if registration_id is not None else 0) | extra_flags)
     p = ik_a + ek_a + u32(spk_id) + bytes([flags])
     if opk_id is not None:
         p += u32(opk_id)
@@ -202,11 +205,12 @@ def associated_data(ik_a: bytes, ik_b: bytes, addr_a: bytes, addr_b: bytes) -> b
 
 def x3dh_initiator(alice_seed: bytes, addr_a: bytes, ek_sk: bytes, b: Bundle, addr_b: bytes,
                    encapsulation: Optional[tuple[bytes, bytes]], *, check: bool = True,
-                   registration_id: Optional[int] = None) -> tuple[bytes, bytes, bytes]:
+                   registration_id: Optional[int] = None, extra_flags: int = 0) -> tuple[bytes, bytes, bytes]:
     """-> (SK, AD, P). encapsulation = (CT, SS), the result of Encaps(PQPK_B) (fixed by a
     vector, SPEC §8); required exactly when the bundle has a KEM prekey. check=False skips
     the bundle checks (only for forging test messages). registration_id is Alice's own (§9),
-    carried in P; the bundle's (Bob's) registration id takes no part in the computation."""
+    carried in P; the bundle's (Bob's) registration id takes no part in the computation.
+    extra_flags: see prekey_prefix (forgeries only)."""
     if check:
         check_bundle(b)
     assert (encapsulation is not None) == (b.kem_ek is not None)
@@ -220,7 +224,7 @@ def x3dh_initiator(alice_seed: bytes, addr_a: bytes, ek_sk: bytes, b: Bundle, ad
         ikm += dh(ek_sk, b.opk)
     ct, ss = encapsulation if encapsulation is not None else (None, None)
     p = prekey_prefix(ik_a, ek_a, b.spk_id, b.opk_id if b.opk is not None else None,
-                      b.kem_id if b.kem_ek is not None else None, ct, registration_id)
+                      b.kem_id if b.kem_ek is not None else None, ct, registration_id, extra_flags=extra_flags)
     return _kdf(ikm, ss, p), associated_data(ik_a, b.ik, addr_a, addr_b), p
 
 
