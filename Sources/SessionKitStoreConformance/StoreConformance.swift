@@ -67,6 +67,7 @@ public enum StoreConformance {
         case .replayRecords: try await CommitRules.replayRecords(fixture)
         case .groupMembers: try await GroupRules.members(fixture)
         case .pendingGroupMessages: try await GroupRules.pendingMessages(fixture)
+        case .recovery: try await RecoveryRules.recovery(fixture)
         }
     }
 }
@@ -118,6 +119,10 @@ public enum StoreConformanceRule: String, CaseIterable, Sendable, Hashable, Cust
     /// at most `PendingGroupMessage.maximumPerSender` (the oldest dropped), and deleted when
     /// released or expired (`expiresAt` at or before the commit's expiry time).
     case pendingGroupMessages
+    /// `localRegistrationID()` does not change (SPEC §9), and a session record keeps what the
+    /// manager notes in it about recovery (the recovery marks behind the limits on retry
+    /// notices: a store that rebuilds records from parts must restore them too).
+    case recovery
 
     /// The rule's name.
     public var description: String { rawValue }

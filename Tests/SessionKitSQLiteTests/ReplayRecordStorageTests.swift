@@ -295,7 +295,7 @@ final class ReplayRecordStorageTests: XCTestCase {
 
         var (store, manager) = try bob(path, address: Schema4Fixture.bob)
         let migrated = try await store.readTransaction { try Int.fetchOne($0, sql: "PRAGMA user_version") }
-        XCTAssertEqual(migrated, 5)
+        XCTAssertEqual(migrated, Schema.currentVersion)
         let identity = try await store.localIdentity()
         XCTAssertEqual(identity.publicKey, try IdentityKeyPair(seed: Schema4Fixture.identitySeed).publicKey)
         let keys = try await store.loadPreKeys()

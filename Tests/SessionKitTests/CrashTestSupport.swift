@@ -79,6 +79,14 @@ actor DiskStore: ProtocolStore {
         return try IdentityKeyPair(serialized: blob)
     }
 
+    func localRegistrationID() async throws(SessionError) -> RegistrationID {
+        guard let blob = try await read("registrationID"), blob.count == 4,
+              let id = RegistrationID(rawValue: blob.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) else {
+            throw .storage("no registration id on disk")
+        }
+        return id
+    }
+
     // MARK: SessionStore
 
     /// A stored blob: the store generation (u64, big-endian) and the state's serialization.
@@ -339,7 +347,11 @@ final class CrashingApp {
     init(_ userID: String, seed: UInt64) async throws {
         address = TestSupport.address(userID, 1)
         random = SeededRandomSource(seed: seed)
-        await disk.write(["identity": try IdentityKeyPair(using: random).serialized()])
+        let registrationID = RegistrationID.random(using: random).rawValue
+        await disk.write([
+            "identity": try IdentityKeyPair(using: random).serialized(),
+            "registrationID": (0 ..< 4).map { UInt8(truncatingIfNeeded: registrationID >> (24 - 8 * $0)) },
+        ])
         store = DiskStore(disk: disk)
         manager = SessionManager(store: store, trust: trust, localAddress: address, random: random)
     }

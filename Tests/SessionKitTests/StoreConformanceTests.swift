@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Storage) import SessionKit
 import SessionKitStoreConformance
 import TestSupport
 import XCTest
@@ -56,6 +56,21 @@ final class StoreConformanceTests: XCTestCase {
         XCTAssertEqual(failures.map(\.rule), [.atomicCommits, .preKeyConsumption, .replayRecords], "\(failures)")
     }
 
+    func testTheKitCatchesAStoreThatDropsTheRecoveryMarks() async {
+        let failures = await StoreConformance.failures {
+            MarkDroppingStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
+        }
+        XCTAssertEqual(failures.map(\.rule), [.recovery], "\(failures)")
+        XCTAssertTrue(failures.first?.detail.contains("recovery marks") == true, "\(failures)")
+    }
+
+    func testTheKitCatchesAStoreWhoseRegistrationIDChanges() async {
+        let failures = await StoreConformance.failures(rules: [.recovery]) {
+            DrawingEveryTimeStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
+        }
+        XCTAssertEqual(failures.map(\.rule), [.recovery], "\(failures)")
+    }
+
     func testAStoreThatCannotBeCreatedFailsEveryRuleItWasAskedFor() async {
         struct Unavailable: Error {}
         let failures = await StoreConformance.failures(rules: [.groupMembers, .preKeyUpdates]) { () async throws -> any ProtocolStore in
@@ -63,6 +78,35 @@ final class StoreConformanceTests: XCTestCase {
         }
         XCTAssertEqual(failures.map(\.rule), [.groupMembers, .preKeyUpdates])
     }
+}
+
+/// Stores each session record rebuilt from its sessions and pin only, as a store that keeps a
+/// record in parts and was written before the recovery marks existed would.
+actor MarkDroppingStore: ForwardingProtocolStore {
+    nonisolated let base: InMemoryProtocolStore
+
+    init(base: InMemoryProtocolStore) { self.base = base }
+
+    func commit(_ commit: StoreCommit) async throws(SessionError) {
+        var rewritten = commit
+        if let write = commit.session {
+            var record = try SessionRecord(
+                restoringCurrentSession: write.record.currentSession, previousSessions: write.record.previousSessions,
+                requiresPostQuantum: write.record.requiresPostQuantum)
+            record.generation = write.record.generation
+            rewritten.store(record, for: write.address)
+        }
+        try await base.commit(rewritten)
+    }
+}
+
+/// Draws a new registration id at every call.
+actor DrawingEveryTimeStore: ForwardingProtocolStore {
+    nonisolated let base: InMemoryProtocolStore
+
+    init(base: InMemoryProtocolStore) { self.base = base }
+
+    func localRegistrationID() -> RegistrationID { .random() }
 }
 
 /// Saves every state over the stored one, whatever generation it was loaded with.

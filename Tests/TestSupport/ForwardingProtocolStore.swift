@@ -16,6 +16,8 @@ extension ForwardingProtocolStore {
     /// Forwards to `base`.
     public func localIdentity() async throws(SessionError) -> IdentityKeyPair { try await base.localIdentity() }
     /// Forwards to `base`.
+    public func localRegistrationID() async throws(SessionError) -> RegistrationID { try await base.localRegistrationID() }
+    /// Forwards to `base`.
     public func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
         try await base.loadSession(for: address)
     }

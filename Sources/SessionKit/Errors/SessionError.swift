@@ -1,7 +1,8 @@
 import SignalPrimitives
 
-/// The errors of SessionKit. The first thirteen cases are the error names of SPEC §8, which
-/// every implementation of the protocol reports identically; `specName` gives that name.
+/// The errors of SessionKit. The first thirteen cases and `untrustedIdentity` (SPEC §9's
+/// untrusted-identity outcome of a retry notice) are the error names of SPEC §8, which every
+/// implementation of the protocol reports identically; `specName` gives that name.
 ///
 /// What an app should do about an error is `disposition`; `errorDescription` (`LocalizedError`)
 /// is a sentence for logs and support screens, never holding a key or a plaintext.
@@ -114,7 +115,8 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .invalidPayload: return "invalidPayload"
         case .chainExhausted: return "chainExhausted"
         case .messageKeyUnavailable: return "messageKeyUnavailable"
-        case .untrustedIdentity, .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember, .deviceLinkMismatch, .cancelled, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
+        case .untrustedIdentity: return "untrustedIdentity"
+        case .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember, .deviceLinkMismatch, .cancelled, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
              .staleState, .damagedState, .invalidConfiguration, .primitive, .storage:
             return nil
         }

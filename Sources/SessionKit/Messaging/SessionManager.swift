@@ -102,6 +102,7 @@ public actor SessionManager {
     /// is this manager's trust evaluator).
     private nonisolated let recordsIdentitiesInStore: Bool
     private var identityCache: IdentityKeyPair?
+    private var registrationIDCache: RegistrationID?
 
     /// Creates a manager.
     /// - Parameters:
@@ -140,11 +141,13 @@ public actor SessionManager {
     /// when due, remove expired ones, replenish one-time prekeys and one-time KEM prekeys
     /// below the low-water mark). Returns what to upload to the server (`PreKeyUpload`, which
     /// encodes itself): everything the first time, afterwards only what changed (`isEmpty`
-    /// when nothing did). Run it at start-up and then regularly.
+    /// when nothing did). Every upload carries this installation's registration id (SPEC §9),
+    /// which the server puts in the bundles it hands out. Run it at start-up and then regularly.
     /// - Throws: `SessionError.storage` when the store fails, `.primitive` when libsodium is
     ///   unusable, the errors of the KEM; nothing changed then.
     public func maintainPreKeys() async throws(SessionError) -> PreKeyUpload {
         let identity = try await localIdentity()
+        let registrationID = try await localRegistrationID()
         let now = clock.now()
         let policy = preKeyPolicy
         let random = random
@@ -154,11 +157,11 @@ public actor SessionManager {
                 guard var current = keys else {
                     let fresh = try LocalPreKeys(identity: identity, now: now, policy: policy, kem: kem, random: random)
                     keys = fresh
-                    return fresh.fullUpload(identityKey: identity.publicKey)
+                    return fresh.fullUpload(identityKey: identity.publicKey).with(registrationID: registrationID)
                 }
                 let upload = try current.maintain(identity: identity, now: now, policy: policy, kem: kem, random: random)
                 keys = current
-                return upload
+                return upload.with(registrationID: registrationID)
             }
         } catch {
             throw Self.stored(error, .preKeys)
@@ -170,7 +173,9 @@ public actor SessionManager {
     /// Starts a session with `address` from its bundle, as the initiator (SPEC §3): a hybrid
     /// session when the bundle carries a KEM prekey. The new session becomes the device's
     /// current one; an existing one is kept as a previous session (its messages in flight
-    /// still decrypt). Messages sent next are prekey messages until the peer replies.
+    /// still decrypt). Messages sent next are prekey messages until the peer replies; their
+    /// prefix carries this installation's registration id (SPEC §9), and the session records
+    /// the bundle's (`registrationID(of:)`).
     ///
     /// Order: the bundle's signatures and keys are checked first (so that a forged bundle never
     /// reaches the trust evaluator), then the post-quantum policy (the configuration, then the
@@ -184,12 +189,13 @@ public actor SessionManager {
     ///   key, `.storage` when the store or the trust evaluator fails; no session changed then.
     public func processBundle(_ bundle: PreKeyBundle, for address: ProtocolAddress) async throws(SessionError) {
         let identity = try await localIdentity()
+        let registrationID = try await localRegistrationID()
         try await exclusive(.peer(address)) { () async throws(SessionError) in
             let (localAddress, kem, configuration, random) = (localAddress, kem, configuration, random)
             let session = try await Self.compute { () throws(SessionError) in
                 try SessionState(
                     initiatingWith: bundle, identity: identity, localAddress: localAddress, remoteAddress: address, kem: kem,
-                    configuration: configuration, random: random)
+                    registrationID: registrationID, configuration: configuration, random: random)
             }
             try await retryingStaleState { () async throws(SessionError) in
                 var record = try await loadSessionForUpdate(for: address) ?? SessionRecord()
@@ -547,5 +553,29 @@ public actor SessionManager {
         let identity = try await loadLocalIdentity()
         identityCache = identity
         return identity
+    }
+
+    /// This installation's registration id (SPEC §9), read from the store once: the one every
+    /// prekey upload and every prekey message this device sends carries.
+    /// - Throws: `SessionError.damagedState(.identity)` when the stored id does not load,
+    ///   `.storage` when the store fails.
+    public func localRegistrationID() async throws(SessionError) -> RegistrationID {
+        if let registrationIDCache { return registrationIDCache }
+        let registrationID: RegistrationID
+        do { registrationID = try await store.localRegistrationID() } catch { throw Self.stored(error, .identity) }
+        registrationIDCache = registrationID
+        return registrationID
+    }
+
+    /// The registration id (SPEC §9) of the device `address` in its current session (the one
+    /// `encrypt(_:to:)` uses): from the bundle the session was started with, or from the prefix
+    /// of the prekey message that started it. Tell your server, with each message for the
+    /// device, which id you believe it has, so that it can refuse a message for a device that
+    /// was reinstalled since. `nil` when the device has no current session, or its session's
+    /// bundle or prefix carried no id (a peer that sets no flag bit 2).
+    /// - Throws: `SessionError.damagedState(.session)` when the stored record does not load,
+    ///   `.storage` when the store fails.
+    public func registrationID(of address: ProtocolAddress) async throws(SessionError) -> RegistrationID? {
+        try await loadSession(for: address)?.currentSession?.remoteRegistrationID
     }
 }

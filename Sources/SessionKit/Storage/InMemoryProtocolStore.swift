@@ -18,6 +18,7 @@ public actor InMemoryProtocolStore: ProtocolStore {
     }
 
     private let identity: IdentityKeyPair
+    private let registrationID: RegistrationID
     private var localPreKeys: LocalPreKeys?
     /// The EK_A replay records, by signed prekey id.
     private var baseKeyRecords: [UInt32: Set<X25519.PublicKey>] = [:]
@@ -32,9 +33,12 @@ public actor InMemoryProtocolStore: ProtocolStore {
     private var pendingGroupMessages: [SenderKeyName: [PendingGroupMessage]] = [:]
     private var nextPendingGroupMessageID: UInt64 = 1
 
-    /// A store for the device with `identity`, holding `preKeys` (none yet when `nil`).
-    public init(identity: IdentityKeyPair, preKeys: LocalPreKeys? = nil) {
+    /// A store for the device with `identity`, holding `preKeys` (none yet when `nil`), for the
+    /// installation `registrationID` (a new random one when `nil`: a store created for a
+    /// restored identity draws its own, SPEC §9).
+    public init(identity: IdentityKeyPair, preKeys: LocalPreKeys? = nil, registrationID: RegistrationID? = nil) {
         self.identity = identity
+        self.registrationID = registrationID ?? .random()
         localPreKeys = preKeys
     }
 
@@ -42,6 +46,9 @@ public actor InMemoryProtocolStore: ProtocolStore {
 
     /// The identity given at creation.
     public func localIdentity() -> IdentityKeyPair { identity }
+
+    /// The registration id given or drawn at creation.
+    public func localRegistrationID() -> RegistrationID { registrationID }
 
     // MARK: SessionStore
 

@@ -21,6 +21,8 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     /// The prekeys row as schemas 1–4 sealed it (`LocalPreKeys` version 2, the replay records
     /// inside); opened only to move the records out (`SchemaVersion5.moveReplayRecords`).
     static let preKeysBeforeSchema5 = SealedTable(name: "prekeys", valueVersion: 1)
+    /// This installation's registration id (one row; `SchemaRegistrationID`, schema 6).
+    static let registration = SealedTable(name: "registration", valueVersion: 6)
     /// Trust records of schema 1 and 2, by hashed address (one per device); read only to fold
     /// them into `trustUsers`.
     static let trust = SealedTable(name: "trust", valueVersion: 1)

@@ -27,6 +27,7 @@ enum Schema {
         SchemaVersion3.apply,
         SchemaVersion4.apply,
         SchemaVersion5.apply,
+        SchemaRegistrationID.apply,
     ]
 
     /// The newest schema this library reads and writes.

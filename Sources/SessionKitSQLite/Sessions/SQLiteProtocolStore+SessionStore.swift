@@ -103,7 +103,11 @@ extension SQLiteProtocolStore: SessionStore {
         let header = try sealer.open(try blob(value, table: .sessions), table: .sessions, rowKey: names.rowKey)
         var currentPart: [UInt8]?
         let requiresPostQuantum: Bool
-        do { (currentPart, requiresPostQuantum) = try SessionRecordLayout.decodeCurrent(header) } catch {
+        let recoveryMarks: RecoveryMarks
+        do {
+            let decoded = try SessionRecordLayout.decodeCurrent(header)
+            (currentPart, requiresPostQuantum, recoveryMarks) = (decoded.current, decoded.requiresPostQuantum, decoded.recoveryMarks)
+        } catch {
             throw SQLiteStoreError.invalidValue(table: SealedTable.sessions.name)
         }
         if currentSessionOnly, var part = currentPart {
@@ -125,7 +129,7 @@ extension SQLiteProtocolStore: SessionStore {
             let current = try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped.map(\.entry))
             return SessionPartsCache.Entry(
                 recordID: row.id, generation: row.generation,
-                record: SessionRecord(currentSessionOnly: current, requiresPostQuantum: requiresPostQuantum),
+                record: SessionRecord(currentSessionOnly: current, requiresPostQuantum: requiresPostQuantum, recoveryMarks: recoveryMarks),
                 currentKey: key, previousKeys: [], maxSequence: maxSequence)
         }
         var previousOrder: [[UInt8]] = []
@@ -171,7 +175,8 @@ extension SQLiteProtocolStore: SessionStore {
             previous.append(try session(part, stateKey: stateKey))
         }
         let record = try SessionRecord(
-            restoringCurrentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum)
+            restoringCurrentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum,
+            recoveryMarks: recoveryMarks)
         return SessionPartsCache.Entry(
             recordID: row.id, generation: row.generation, record: record, currentKey: currentKey, previousKeys: previousOrder,
             maxSequence: maxSequence)

@@ -84,7 +84,8 @@ extension SQLiteProtocolStore: ProtocolStore {
         }
         let generation = row == nil ? try firstGeneration(for: plan.names.rowKey, db: db) : plan.expectedGeneration + 1
         var header = SessionRecordLayout.encode(
-            current: plan.current?.serialized(in: plan.record), requiresPostQuantum: plan.record.requiresPostQuantum)
+            current: plan.current?.serialized(in: plan.record), requiresPostQuantum: plan.record.requiresPostQuantum,
+            recoveryMarks: plan.record.recoveryMarks)
         defer { SecureMemory.zero(&header) }
         let sealedHeader = Data(try sealer.seal(header, table: .sessions, rowKey: plan.names.rowKey))
         let recordID: Int64

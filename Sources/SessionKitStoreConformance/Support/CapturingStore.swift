@@ -26,6 +26,7 @@ actor CapturingStore: ProtocolStore {
     }
 
     func localIdentity() async throws(SessionError) -> IdentityKeyPair { try await base.localIdentity() }
+    func localRegistrationID() async throws(SessionError) -> RegistrationID { try await base.localRegistrationID() }
     func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? { try await base.loadSession(for: address) }
     func deleteSession(for address: ProtocolAddress) async throws(SessionError) { try await base.deleteSession(for: address) }
     func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { try await base.deviceIDs(ofUser: userID) }
