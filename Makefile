@@ -35,7 +35,10 @@ SWIFT ?= swift
 all: test vectors
 
 # libsodium and (for SessionKitSQLite, through GRDB) SQLite, found with pkg-config (SwiftPM's
-# systemLibrary targets CSodium and GRDBSQLite read them; on macOS SQLite comes with the SDK).
+# systemLibrary targets CSodium and GRDBSQLite read them; on macOS SQLite comes with the SDK);
+# zlib for the conformance runner's compressed C2SP/CCTV age vectors (CZlib; the SDK's on macOS);
+# the `age` command (apt or Homebrew) and PyPI pyrage (pip), the two other age implementations
+# AgeInteropTests exchange files with (skipped without them unless CI is set).
 # On Linux also strace, with which SyncCountTests counts the store's syncs per commit (skipped
 # without it). Installs what is missing with apt-get (sudo when not root) or Homebrew; otherwise
 # prints the command to run.
@@ -53,6 +56,23 @@ deps:
 	else \
 		missing="$$missing libsqlite3-dev"; \
 	fi; \
+	if [ "$$(uname -s)" != Darwin ] && ! pkg-config --exists zlib 2>/dev/null; then \
+		missing="$$missing zlib1g-dev"; \
+	fi; \
+	if ! command -v age >/dev/null 2>&1; then \
+		if command -v apt-get >/dev/null 2>&1; then \
+			missing="$$missing age"; \
+		elif command -v brew >/dev/null 2>&1; then \
+			missing="$$missing age"; brewing="$$brewing age"; \
+		else \
+			echo "age not found: AgeInteropTests will be skipped (and fail when CI is set)"; \
+		fi; \
+	fi; \
+	if ! python3 -c 'import pyrage' >/dev/null 2>&1; then \
+		echo "pyrage not found: installing it with pip"; \
+		python3 -m pip install --quiet pyrage >/dev/null 2>&1 || python3 -m pip install --quiet --user pyrage >/dev/null 2>&1 \
+			|| echo "pyrage could not be installed (pip install pyrage): AgeInteropTests will be skipped (and fail when CI is set)"; \
+	fi; \
 	if [ "$$(uname -s)" != Darwin ] && ! command -v strace >/dev/null 2>&1; then \
 		if command -v apt-get >/dev/null 2>&1; then \
 			missing="$$missing strace"; \
@@ -68,7 +88,7 @@ deps:
 		echo "not found: installing $$packages with apt-get"; \
 		$$sudo apt-get update && $$sudo apt-get install -y $$packages || exit 1; \
 	elif command -v brew >/dev/null 2>&1 && [ -n "$$brewing" ]; then \
-		echo "libsodium not found: installing it with Homebrew"; \
+		echo "not found: installing $$brewing with Homebrew"; \
 		brew install $$brewing pkg-config || exit 1; \
 	else \
 		echo "missing: $$packages; it cannot be installed automatically here." >&2; \

@@ -34,6 +34,13 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
+        // zlib, for the conformance engine only: C2SP/CCTV's age vectors may be zlib-compressed
+        // (Debian: zlib1g-dev; the macOS SDK has it). No library product depends on it.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(name: "SignalPrimitives", dependencies: ["CSodium"]),
         .target(name: "SessionKit", dependencies: ["SignalPrimitives"]),
         .target(name: "Verification", dependencies: ["SignalPrimitives", "SessionKit"]),
@@ -53,7 +60,7 @@ let package = Package(
         // The conformance engine behind `signal-vectors`, shared with the test suite.
         .target(
             name: "SignalVectorKit",
-            dependencies: ["SignalPrimitives", "SessionKit", "Verification", "SessionKitMLKEM"]
+            dependencies: ["SignalPrimitives", "SessionKit", "Verification", "SessionKitMLKEM", "CZlib"]
         ),
         .executableTarget(name: "signal-vectors", dependencies: ["SignalVectorKit"]),
         // One device process of the multi-process and crash tests (SessionKitSQLiteProcessTests,

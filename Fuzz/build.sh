@@ -24,7 +24,7 @@ LIB=$OUT/lib
 SWIFTPM=$OUT/swiftpm
 CRYPTO_MODULES=$LIB/swift-crypto-modules
 mkdir -p "$LIB"
-FLAGS=(-O -g -swift-version 6 -parse-as-library -sanitize=fuzzer,address -I "$LIB" -I Sources/CSodium)
+FLAGS=(-O -g -swift-version 6 -parse-as-library -sanitize=fuzzer,address -I "$LIB" -I Sources/CSodium -I Sources/CZlib)
 LINK=(-use-ld=lld -L "$LIB")
 
 if [ $# -gt 0 ]; then
@@ -103,10 +103,10 @@ for harness in "${HARNESSES[@]}"; do
     LIBS=("${CORE_LIBS[@]}")
     EXTRA=()
     HASHES=("$LIB/SignalPrimitives.hash" "$LIB/SessionKit.hash" "$LIB/Verification.hash")
-    # The vector-file loader harness also needs the conformance engine, the KEM adapter and
-    # swift-crypto (and Foundation).
+    # The vector-file loader harness also needs the conformance engine, the KEM adapter,
+    # swift-crypto and zlib (for C2SP/CCTV's compressed age vectors), and Foundation.
     if [ "$harness" = vector_loader ]; then
-        LIBS=(-lSignalVectorKit -lSessionKitMLKEM "${LIBS[@]}" -lSwiftCryptoDeps -lstdc++)
+        LIBS=(-lSignalVectorKit -lSessionKitMLKEM "${LIBS[@]}" -lSwiftCryptoDeps -lstdc++ -lz)
         EXTRA=(-I "$CRYPTO_MODULES")
         HASHES+=("$LIB/SessionKitMLKEM.hash" "$LIB/SignalVectorKit.hash" "$LIB/SwiftCryptoDeps.hash")
     fi

@@ -151,8 +151,44 @@ def vector_loader():
             yield json.dumps(single).encode()
 
 
+def age_vectors():
+    """(header lines, age file) of the uncompressed C2SP/CCTV age vectors in TestVectors/age."""
+    folder = os.path.join(ROOT, "TestVectors", "age")
+    if not os.path.isdir(folder):
+        return
+    for name in sorted(os.listdir(folder)):
+        if "." in name:
+            continue
+        with open(os.path.join(folder, name), "rb") as handle:
+            data = handle.read()
+        header, _, body = data.partition(b"\n\n")
+        lines = header.split(b"\n")
+        if not lines[0].startswith(b"expect: ") or b"compressed: zlib" in lines:
+            continue
+        yield lines, body
+
+
+def age_header():
+    for lines, body in age_vectors():
+        if b"armored: yes" not in lines:
+            yield b"\x00\x05" + body
+
+
+def age_armor():
+    for lines, body in age_vectors():
+        if b"armored: yes" in lines:
+            yield b"\x00" + body
+
+
+def age_bech32():
+    for lines, _ in age_vectors():
+        for line in lines:
+            if line.startswith(b"identity: "):
+                yield b"\x00" + line[len(b"identity: "):]
+
+
 SOURCES = {name: function for name, function in globals().items()
-           if callable(function) and name not in ("tests", "chunk", "hexfield", "main", "ratchet_events")}
+           if callable(function) and name not in ("tests", "chunk", "hexfield", "main", "ratchet_events", "age_vectors")}
 # Larger seeds for the vector-file harness (whole files).
 MAX_SEED_BYTES_FOR = {"vector_loader": 4096}
 

@@ -33,7 +33,8 @@ public enum ErrorDisposition: String, Sendable, Hashable, CaseIterable, CustomSt
     case askUser
     /// A transient failure (`storage`: the store failed, for example a busy database;
     /// `staleState`: another process kept writing the same state; `cancelled`: the task was
-    /// cancelled while it waited): retry the same call later with the same bytes. Nothing
+    /// cancelled while it waited; `file`: an attachment's file could not be read or written,
+    /// for example a full disk): retry the same call later with the same bytes. Nothing
     /// changed.
     case retry
     /// This device's own stored state is damaged (`damagedState`, naming the kind) or its
@@ -67,7 +68,7 @@ extension SessionError {
         case .messageKeyUnavailable, .unknownPreKey: return .neverDecryptable
         case .noSession, .chainExhausted: return .startNewSession
         case .untrustedIdentity: return .askUser
-        case .storage, .staleState, .cancelled: return .retry
+        case .storage, .staleState, .cancelled, .file: return .retry
         case .damagedState, .primitive: return .stopAndReport
         case .invalidAddress, .invalidGroupID, .invalidConfiguration, .reentrantCall, .kemUnavailable: return .fixCaller
         }

@@ -45,6 +45,7 @@ extension SessionError: LocalizedError {
         case let .invalidConfiguration(why): return "Invalid configuration: \(why)."
         case let .primitive(error): return "A cryptographic primitive failed: \(error)."
         case let .storage(why): return "The store failed: \(why)."
+        case let .file(why): return "A file could not be read or written: \(why)."
         }
     }
 }

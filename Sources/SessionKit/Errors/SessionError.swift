@@ -98,6 +98,9 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     case primitive(CryptoError)
     /// A storage backend failed.
     case storage(String)
+    /// A file could not be read, written or renamed (attachments: the path and the system's
+    /// reason, such as a missing file or a full disk). Nothing was left half-written.
+    case file(String)
 
     /// The SPEC §8 error name, or `nil` for the library-only cases.
     public var specName: String? {
@@ -117,7 +120,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .messageKeyUnavailable: return "messageKeyUnavailable"
         case .untrustedIdentity: return "untrustedIdentity"
         case .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember, .deviceLinkMismatch, .cancelled, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
-             .staleState, .damagedState, .invalidConfiguration, .primitive, .storage:
+             .staleState, .damagedState, .invalidConfiguration, .primitive, .storage, .file:
             return nil
         }
     }
@@ -138,6 +141,7 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case let .invalidConfiguration(why): return "invalidConfiguration(\(why))"
         case let .primitive(error): return "primitive(\(error))"
         case let .storage(why): return "storage(\(why))"
+        case let .file(why): return "file(\(why))"
         case .untrustedIdentity: return "untrustedIdentity"
         case .supersededIdentity: return "supersededIdentity"
         case .ownDeviceIdentityMismatch: return "ownDeviceIdentityMismatch"

@@ -31,6 +31,9 @@ public enum CryptoError: Error, Equatable, Hashable, Sendable, CustomStringConve
     case unsoundPointValidation
     /// A key-encapsulation operation failed inside its implementation.
     case kemFailure
+    /// A key derivation (scrypt) could not run: its parameters are outside the function's
+    /// domain, or the memory it needs could not be allocated.
+    case keyDerivationFailed
 
     /// A short, secret-free description of the error.
     public var description: String {
@@ -49,6 +52,7 @@ public enum CryptoError: Error, Equatable, Hashable, Sendable, CustomStringConve
         case .unsoundPointValidation:
             return "the linked libsodium accepts mixed-order Ed25519 points (CVE-2025-69277): update libsodium"
         case .kemFailure: return "the key-encapsulation mechanism failed"
+        case .keyDerivationFailed: return "the key derivation failed (parameters out of range or memory unavailable)"
         }
     }
 }

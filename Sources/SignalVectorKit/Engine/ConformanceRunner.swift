@@ -1,7 +1,8 @@
 import Foundation
 
 /// The conformance engine behind `signal-vectors verify` and the test suite: reads vector
-/// files of both SPEC §8 shapes and checks the library against every test.
+/// files of both SPEC §8 shapes and C2SP/CCTV's age vectors, and checks the library against
+/// every test.
 ///
 /// Nothing a file contains can make it trap: unreadable files, malformed JSON, unknown
 /// algorithms or suites, missing fields and bad hex all become counted failures with a message.
@@ -20,7 +21,8 @@ public struct ConformanceRunner: Sendable {
         protocolFiles = ProtocolFileReader(suites: suites)
     }
 
-    /// Runs every vector file under `paths` (files, or folders searched recursively for `*.json`).
+    /// Runs every vector file under `paths` (files, or folders searched recursively for `*.json`
+    /// and C2SP/CCTV age vectors).
     /// A missing path or a folder without vector files is a failed entry of the report.
     public func verify(paths: [String]) -> VectorReport {
         var report = VectorReport()
@@ -49,8 +51,11 @@ public struct ConformanceRunner: Sendable {
         return verify(data: data, path: path)
     }
 
-    /// Runs the vector file whose contents are `data`; `path` only labels the result.
+    /// Runs the vector file whose contents are `data`; `path` only labels the result. A C2SP/CCTV
+    /// age vector (its first line `expect: …` or another testkit key) goes to `AgeTestkitRunner`;
+    /// everything else must be a JSON file of one of the two SPEC §8 shapes.
     public func verify(data: Data, path: String) -> VectorFileResult {
+        if AgeTestkitVector.looksLikeVector(data) { return AgeTestkitRunner.run(data: data, path: path) }
         var result = VectorFileResult(path: path)
         let parsed: Any
         do {

@@ -47,6 +47,16 @@ public struct ProtocolFileReader: Sendable {
             return
         }
 
+        // The tests by id, for suites whose tests refer to others of the file.
+        var byID: [Int: VectorTest] = [:]
+        if suite is any FileContextProtocolSuite.Type {
+            for item in tests {
+                if let fields = item as? [String: Any], let id = VectorTest.integer(fields["id"]), byID[id] == nil {
+                    byID[id] = VectorTest(fields)
+                }
+            }
+        }
+
         var seen = Set<Int>()
         for (index, item) in tests.enumerated() {
             guard let fields = item as? [String: Any] else {
@@ -63,7 +73,11 @@ public struct ProtocolFileReader: Sendable {
                 continue
             }
             do {
-                result.record(try suite.run(test))
+                if let contextual = suite as? any FileContextProtocolSuite.Type {
+                    result.record(try contextual.run(test, file: byID))
+                } else {
+                    result.record(try suite.run(test))
+                }
             } catch let failure as VectorFailure {
                 result.recordFailure(id: id, failure.message)
             } catch {

@@ -131,6 +131,13 @@ public protocol ProtocolSuite: Sendable {
     static func run(_ test: VectorTest) throws -> VectorOutcome
 }
 
+/// A protocol suite whose tests may refer to other tests of the same file (SPEC §8's
+/// `attachment` error tests: an operation on a valid test's ciphertext).
+public protocol FileContextProtocolSuite: ProtocolSuite {
+    /// Runs one test; `file` holds every test of the file by id.
+    static func run(_ test: VectorTest, file: [Int: VectorTest]) throws -> VectorOutcome
+}
+
 /// Expected-error checking shared by every suite.
 public enum ExpectedError {
     /// The SPEC §8 name of an error thrown by the library, or a description for other errors.

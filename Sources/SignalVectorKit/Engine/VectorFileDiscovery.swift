@@ -3,8 +3,10 @@ import Foundation
 /// Finds the vector files named on the command line.
 ///
 /// A path to a file is taken as it is (whatever its extension). A path to a folder is searched
-/// recursively for `*.json` files; other files (`*.py`, `*.md`, `LICENSE`, …) and hidden files
-/// and folders are skipped. Files are returned in lexicographic path order, so runs are
+/// recursively for `*.json` files and for C2SP/CCTV age vectors (files without an extension
+/// whose first line is a testkit header line such as `expect: success`, as in
+/// `TestVectors/age/`); other files (`*.py`, `*.md`, `LICENSE`, …) and hidden files and
+/// folders are skipped. Files are returned in lexicographic path order, so runs are
 /// reproducible. A path that does not exist, or a folder without any `*.json` file, is reported
 /// as a problem rather than silently ignored: a run over nothing must not pass.
 ///
@@ -55,12 +57,12 @@ public enum VectorFileDiscovery {
                 guard fileManager.fileExists(atPath: child, isDirectory: &childIsDirectory) else { continue }
                 if childIsDirectory.boolValue {
                     pending.append(child)
-                } else if name.lowercased().hasSuffix(".json") {
+                } else if name.lowercased().hasSuffix(".json") || (!name.contains(".") && isAgeTestkitVector(child)) {
                     found.append(child)
                 }
             }
         }
-        guard !found.isEmpty else { return [Entry(path: path, problem: "folder holds no .json vector files")] }
+        guard !found.isEmpty else { return [Entry(path: path, problem: "folder holds no vector files (.json or C2SP/CCTV age)")] }
         return found.sorted().map { child in
             var childIsDirectory: ObjCBool = false
             if fileManager.fileExists(atPath: child, isDirectory: &childIsDirectory), childIsDirectory.boolValue {
@@ -68,6 +70,14 @@ public enum VectorFileDiscovery {
             }
             return Entry(path: child, problem: nil)
         }
+    }
+
+    /// Whether the file at `path` starts like a C2SP/CCTV age vector.
+    private static func isAgeTestkitVector(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let prefix = try? handle.read(upToCount: 32) else { return false }
+        return AgeTestkitVector.looksLikeVector(prefix)
     }
 
     /// `path` with every symbolic link resolved, so two paths to one folder compare equal.

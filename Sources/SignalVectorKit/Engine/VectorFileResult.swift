@@ -20,6 +20,8 @@ public struct VectorFileResult: Sendable, Equatable {
         case wycheproof
         /// A protocol file (`"schema": "sessionkit-vectors/2"`, `suite`, `tests`).
         case protocolSuite = "protocol"
+        /// A C2SP/CCTV age vector (`expect: …` header lines and an age file): one test per file.
+        case ageTestkit = "age-testkit"
         /// The file could not be read or has neither shape.
         case unreadable
     }

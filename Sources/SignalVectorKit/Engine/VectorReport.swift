@@ -25,7 +25,8 @@ public struct VectorReport: Sendable, Equatable {
 
     /// The report as a table: one line per file (`PASS`/`FAIL`, file, suite or algorithm,
     /// passed, failed, skipped), each failing file followed by up to `maxFailuresPerFile` of its
-    /// failures (test id and message), then a total line.
+    /// failures (test id and message), each file whose tests were all skipped by its skip
+    /// reasons, then a total line.
     public func renderTable(maxFailuresPerFile: Int = 10) -> String {
         let header = ["RESULT", "FILE", "SUITE/ALGORITHM", "PASSED", "FAILED", "SKIPPED"]
         var rows = files.map { file in
@@ -55,6 +56,10 @@ public struct VectorReport: Sendable, Equatable {
             }
             if file.failures.count > maxFailuresPerFile {
                 out += "      … and \(file.failures.count - max(maxFailuresPerFile, 0)) more failures\n"
+            }
+            // A file whose every test was skipped says why.
+            if file.skipped > 0, file.passed == 0, file.failed == 0 {
+                for reason in file.skipReasons.keys.sorted() { out += "      skipped: \(reason)\n" }
             }
         }
         out += line(totalRow) + "\n"

@@ -21,6 +21,8 @@ public enum SuiteRegistry {
             QRPayloadSuite.self,
             // retry-notice (issue #19, SPEC §9)
             RetryNoticeSuite.self,
+            // attachment (issue #20, SPEC §10)
+            AttachmentSuite.self,
         ] {
             all[suite.name] = suite
         }

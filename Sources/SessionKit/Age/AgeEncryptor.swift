@@ -1,0 +1,98 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SignalPrimitives
+
+/// Encrypts files in the age v1 format (C2SP `age.md`) to one or more recipients, as the `age`
+/// and `rage` tools do: binary or ASCII-armored, whole `Data`, file to file, or streamed
+/// (`makeStream()`), always in constant memory for streams and files.
+///
+/// ```swift
+/// let identity = try AgeX25519Identity()                 // AGE-SECRET-KEY-1…
+/// let encryptor = AgeEncryptor(recipients: [identity.recipient])
+/// let file = try encryptor.encrypt(Data("hello".utf8))
+/// let plaintext = try AgeDecryptor(identities: [identity]).decrypt(file)
+/// ```
+///
+/// Each file gets a new random 16-byte file key and payload nonce.
+public struct AgeEncryptor: Sendable {
+    /// The recipients each file is encrypted to.
+    public let recipients: [any AgeRecipient]
+    /// Whether files are written in the ASCII armor.
+    public let armored: Bool
+
+    /// An encryptor to `recipients`, binary or `armored`.
+    public init(recipients: [any AgeRecipient], armored: Bool = false) {
+        self.recipients = recipients
+        self.armored = armored
+    }
+
+    /// A stream for one new file (its header is computed now: scrypt recipients take their time
+    /// here).
+    /// - Throws: `AgeError.invalidRecipient` for no recipients, an scrypt recipient next to
+    ///   others, or a recipient that cannot be used; `AgeError.primitive`.
+    public func makeStream() throws(AgeError) -> AgeEncryptingStream {
+        try makeStream(fileKey: AgeFileKey(), nonce: SecureRandom.bytes(AgePayloadCipher.nonceByteCount))
+    }
+
+    /// `makeStream()` with a given file key and nonce (tests and vectors only).
+    @_spi(Testing) public func makeStream(fileKey: AgeFileKey, nonce: [UInt8]) throws(AgeError) -> AgeEncryptingStream {
+        guard !recipients.isEmpty else { throw .invalidRecipient("no recipients") }
+        var stanzas: [AgeStanza] = []
+        for recipient in recipients { stanzas += try recipient.wrap(fileKey) }
+        guard !stanzas.isEmpty else { throw .invalidRecipient("the recipients produced no stanza") }
+        if stanzas.count > 1, stanzas.contains(where: { $0.type == AgeScryptRecipient.stanzaType }) {
+            throw .invalidRecipient("an scrypt recipient must be the only recipient")
+        }
+        let header = try AgeHeader.encode(stanzas, fileKey: fileKey)
+        return AgeEncryptingStream(header: header, nonce: nonce, cipher: try AgePayloadCipher(fileKey: fileKey, nonce: nonce), armored: armored)
+    }
+
+    /// Encrypts `plaintext` into a whole age file.
+    /// - Throws: as `makeStream()`.
+    public func encrypt(_ plaintext: Data) throws(AgeError) -> Data {
+        let stream = try makeStream()
+        var file = try stream.update(plaintext)
+        file += try stream.finish()
+        return file
+    }
+
+    /// Encrypts the file at `source` into a new file at `destination`, in constant memory. The
+    /// destination appears only when complete (written to a temporary file in its folder and
+    /// renamed; an existing file is replaced).
+    /// - Throws: as `makeStream()`; `AgeError.file` when a file cannot be read or written.
+    public func encrypt(contentsOf source: URL, to destination: URL) throws(AgeError) {
+        let stream = try makeStream()
+        do {
+            let input = try ReadableFile(source)
+            let output = try AtomicFileWriter(destination)
+            var writeFailure: FileAccessError?
+            let write = { (bytes: UnsafeRawBufferPointer) in
+                guard writeFailure == nil else { return }
+                do throws(FileAccessError) { try output.write(bytes) } catch { writeFailure = error }
+            }
+            do throws(FileError<AgeError>) {
+                try input.forEachPiece(size: AgePayloadCipher.chunkByteCount) { (piece: UnsafeRawBufferPointer) throws(AgeError) in
+                    try stream.update(piece, outputBytes: write)
+                    if let writeFailure { throw .file(writeFailure.description) }
+                }
+            } catch {
+                switch error {
+                case let .access(failure): throw AgeError.file(failure.description)
+                case let .body(failure): throw failure
+                }
+            }
+            try stream.finish(outputBytes: write)
+            if let writeFailure { throw AgeError.file(writeFailure.description) }
+            try output.commit()
+        } catch let error as FileAccessError {
+            throw .file(error.description)
+        } catch let error as AgeError {
+            throw error
+        } catch {
+            throw .file("\(error)")
+        }
+    }
+}

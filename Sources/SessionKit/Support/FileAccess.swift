@@ -1,0 +1,211 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SignalPrimitives
+
+/// A failed file operation: the path, what was attempted and the system's reason.
+struct FileAccessError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ operation: String, path: String, errno code: Int32) {
+        description = "\(operation) \(path): \(String(cString: strerror(code)))"
+    }
+
+    init(_ message: String) { description = message }
+}
+
+/// The file-system path of a file URL.
+func filePath(of url: URL) throws(FileAccessError) -> String {
+    guard url.isFileURL else { throw FileAccessError("not a file URL: \(url)") }
+    return url.path(percentEncoded: false)
+}
+
+/// A file opened for reading, closed on release (POSIX descriptors: the library's file code
+/// runs the same on Linux and Apple platforms, without Foundation's `FileHandle`).
+final class ReadableFile {
+    let path: String
+    private let descriptor: Int32
+
+    /// Opens `url` for reading.
+    /// - Throws: `FileAccessError` when it cannot be opened or is not a regular file.
+    init(_ url: URL) throws(FileAccessError) {
+        path = try filePath(of: url)
+        descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileAccessError("cannot open", path: path, errno: errno) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw FileAccessError("cannot examine", path: path, errno: code)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw FileAccessError("not a regular file: \(path)")
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// The file's current length.
+    /// - Throws: `FileAccessError` when `fstat` fails.
+    func byteCount() throws(FileAccessError) -> UInt64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw FileAccessError("cannot examine", path: path, errno: errno) }
+        return UInt64(max(info.st_size, 0))
+    }
+
+    /// Reads up to `buffer.count` bytes at the current position; 0 at the end of the file.
+    /// - Throws: `FileAccessError` on a read error.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FileAccessError) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        while true {
+            let n = systemRead(descriptor, base, buffer.count)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            throw FileAccessError("cannot read", path: path, errno: errno)
+        }
+    }
+
+    /// Reads exactly `buffer.count` bytes at `offset`; fewer only at the end of the file
+    /// (returns how many).
+    /// - Throws: `FileAccessError` on a read error or an offset beyond `off_t`.
+    func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(FileAccessError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        var done = 0
+        while done < buffer.count {
+            guard let position = off_t(exactly: offset + UInt64(done)) else { throw FileAccessError("offset beyond the file system's range in \(path)") }
+            let n = pread(descriptor, base + done, buffer.count - done, position)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileAccessError("cannot read", path: path, errno: errno)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// Reads the file from the current position to its end in pieces of at most `chunk`
+    /// bytes, handing each to `body`.
+    /// - Throws: `FileAccessError` on a read error, or what `body` throws.
+    func forEachPiece<E: Error>(size chunk: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> Void) throws(FileError<E>) {
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        while true {
+            let n: Int
+            do {
+                n = try buffer.withMutableBytes { (b: UnsafeMutableRawBufferPointer) throws(FileAccessError) in try read(into: b) }
+            } catch {
+                throw .access(error)
+            }
+            if n == 0 { return }
+            do {
+                try buffer.withBytes { (b: UnsafeRawBufferPointer) throws(E) in try body(UnsafeRawBufferPointer(rebasing: b[0 ..< n])) }
+            } catch {
+                throw .body(error)
+            }
+        }
+    }
+}
+
+/// Either a file error or the error of the code that processed the file's bytes.
+enum FileError<E: Error>: Error {
+    case access(FileAccessError)
+    case body(E)
+}
+
+/// Writes a file so that it appears whole or not at all: the bytes go to a new temporary file
+/// in the destination's folder (mode 0600, `O_EXCL`), which `commit` syncs and renames over
+/// the destination. A writer released without `commit` removes its temporary file.
+final class AtomicFileWriter {
+    let destination: String
+    private let temporary: String
+    private var descriptor: Int32
+    private var finished = false
+
+    /// Creates the temporary file next to `url`.
+    /// - Throws: `FileAccessError` when it cannot be created.
+    init(_ url: URL) throws(FileAccessError) {
+        let path = try filePath(of: url)
+        destination = path
+        let folderEnd = path.lastIndex(of: "/")
+        let name = folderEnd.map { String(path[path.index(after: $0)...]) } ?? path
+        let folder = folderEnd.map { String(path[...$0]) } ?? ""
+        let suffix = SecureRandom.bytes(8).map { String($0, radix: 16) }.joined()
+        temporary = folder + "." + name + ".partial-" + suffix
+        descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(0o600))
+        guard descriptor >= 0 else { throw FileAccessError("cannot create a temporary file for", path: destination, errno: errno) }
+    }
+
+    deinit { discard() }
+
+    /// Appends `bytes`.
+    /// - Throws: `FileAccessError` on a write error (disk full, …).
+    func write(_ bytes: UnsafeRawBufferPointer) throws(FileAccessError) {
+        guard let base = bytes.baseAddress, descriptor >= 0 else { return }
+        var written = 0
+        while written < bytes.count {
+            let n = systemWrite(descriptor, base + written, bytes.count - written)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileAccessError("cannot write", path: temporary, errno: errno)
+            }
+            written += n
+        }
+    }
+
+    /// Syncs the temporary file and renames it over the destination.
+    /// - Throws: `FileAccessError` when the sync, close or rename fails (the temporary file
+    ///   is removed then).
+    func commit() throws(FileAccessError) {
+        guard descriptor >= 0 else { throw FileAccessError("the file for \(destination) was already closed") }
+        if fsync(descriptor) != 0 {
+            let code = errno
+            discard()
+            throw FileAccessError("cannot sync", path: temporary, errno: code)
+        }
+        let closing = close(descriptor)
+        descriptor = -1
+        if closing != 0 {
+            let code = errno
+            discard()
+            throw FileAccessError("cannot close", path: temporary, errno: code)
+        }
+        if rename(temporary, destination) != 0 {
+            let code = errno
+            discard()
+            throw FileAccessError("cannot rename the temporary file to", path: destination, errno: code)
+        }
+        finished = true
+    }
+
+    /// Closes and removes the temporary file (nothing happens after `commit`).
+    func discard() {
+        guard !finished else { return }
+        if descriptor >= 0 {
+            close(descriptor)
+            descriptor = -1
+        }
+        unlink(temporary)
+        finished = true
+    }
+}
+
+#if canImport(Darwin)
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { Darwin.read(fd, buffer, count) }
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int { Darwin.write(fd, buffer, count) }
+#elseif canImport(Glibc)
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { Glibc.read(fd, buffer, count) }
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int { Glibc.write(fd, buffer, count) }
+#elseif canImport(Musl)
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { Musl.read(fd, buffer, count) }
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int { Musl.write(fd, buffer, count) }
+#endif
