@@ -71,6 +71,7 @@ deps:
 	if ! python3 -c 'import pyrage' >/dev/null 2>&1; then \
 		echo "pyrage not found: installing it with pip"; \
 		python3 -m pip install --quiet pyrage >/dev/null 2>&1 || python3 -m pip install --quiet --user pyrage >/dev/null 2>&1 \
+			|| python3 -m pip install --quiet --break-system-packages pyrage >/dev/null 2>&1 \
 			|| echo "pyrage could not be installed (pip install pyrage): AgeInteropTests will be skipped (and fail when CI is set)"; \
 	fi; \
 	if [ "$$(uname -s)" != Darwin ] && ! command -v strace >/dev/null 2>&1; then \

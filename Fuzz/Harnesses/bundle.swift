@@ -8,15 +8,16 @@
 //      past the signatures to the key checks and the initiator): a control byte (bit 0 OPK,
 //      bit 1 KEM prekey, bit 2 sign the SPK with the wrong `kem` bit, bit 3 corrupt kem_sig,
 //      bit 4 identity seed from the input, bit 5 `ek` from a stand-in KEM seed, else raw
-//      bytes padded with zeros, bit 6 corrupt spk_sig), [seed 32], spk_id, SPK, [opk_id, OPK],
-//      [kem_id, seed 64 or a chunk of `ek` bytes];
+//      bytes padded with zeros, bit 6 corrupt spk_sig, bit 7 a registration id), [seed 32],
+//      spk_id, SPK, [opk_id, OPK], [kem_id, seed 64 or a chunk of `ek` bytes], [u32 id];
 //   2: raw `PreKeyUpload` bytes;
 //   3: upload parts that the harness encodes (the library's layout) so that they decode.
 //
 // Invariants (bundles): `PreKeyBundle(serialized:)` fails exactly as the reference decoder
 // written from SPEC §3 says (empty `invalidPayload`; first byte other than 0x26
 // `unsupportedVersion`; a length other than 134 / +36 with flags bit 0 / +1252 with flags bit
-// 1, or a flag bit outside 0–1, `invalidPayload`); a decoded bundle re-encodes to the same bytes
+// 1 / +4 with flags bit 2, a flag bit outside 0–2, or a registration id (SPEC §9) of 0 or above
+// 2^31 − 1, `invalidPayload`); a decoded bundle re-encodes to the same bytes
 // and its fields are the bytes at their offsets; `X3DH.checkBundle` fails exactly as the
 // reference check says (spk_sig over "SessionKit SPK v2" || 0x05 || SPK || u8(flags bit 1), then
 // kem_sig over "SessionKit KEM v2" || 0x0B || PQPK: `invalidSignature`; then SPK and OPK
@@ -25,10 +26,12 @@
 // post-quantum sessions refuses a bundle without one (`postQuantumRequired`); otherwise X3DH
 // succeeds exactly when IK_B is a valid point and SPK, OPK are not of small order (else
 // `invalidKey`), and the new session's prefix carries the bundle's ids, the KEM ciphertext, and
-// AD = IK_A || IK_B || Encode(A) || Encode(B).
+// AD = IK_A || IK_B || Encode(A) || Encode(B), and the session records the bundle's registration
+// id (which no signature covers).
 // Invariants (uploads): decoding fails exactly as the reference decoder of the documented
 // layout says (`unsupportedVersion` only for a version byte other than 1 after the magic,
-// `invalidPayload` for everything else); a decoded upload re-encodes to the same bytes;
+// `invalidPayload` for everything else, a registration id out of range included); a decoded
+// upload re-encodes to the same bytes;
 // `bundle(oneTimePreKey:kemPreKey:)` follows its documented rules, and the bundles it builds
 // round-trip through `PreKeyBundle(serialized:)`.
 @_spi(Testing) import SessionKit
@@ -53,6 +56,7 @@ enum Harness {
         let flags: UInt8
         let opk: (id: UInt32, key: [UInt8])?
         let kem: (id: UInt32, key: [UInt8], signature: [UInt8])?
+        let registrationID: UInt32?
     }
 
     static func referenceDecode(_ bytes: [UInt8]) -> Result<ReferenceBundle, SessionError> {
@@ -60,9 +64,15 @@ enum Harness {
         guard type == 0x26 else { return .failure(.unsupportedVersion) }
         guard bytes.count >= 134 else { return .failure(.invalidPayload) }
         let flags = bytes[133]
-        guard flags & 0xFC == 0 else { return .failure(.invalidPayload) }
-        let length = 134 + (flags & 1 != 0 ? 36 : 0) + (flags & 2 != 0 ? 4 + 1184 + 64 : 0)
+        guard flags & 0xF8 == 0 else { return .failure(.invalidPayload) }
+        let length = 134 + (flags & 1 != 0 ? 36 : 0) + (flags & 2 != 0 ? 4 + 1184 + 64 : 0) + (flags & 4 != 0 ? 4 : 0)
         guard bytes.count == length else { return .failure(.invalidPayload) }
+        var registrationID: UInt32?
+        if flags & 4 != 0 {
+            let id = readU32(bytes[(length - 4) ..< length])
+            guard id >= 1, id <= 0x7FFF_FFFF else { return .failure(.invalidPayload) }
+            registrationID = id
+        }
         var offset = 134
         var opk: (UInt32, [UInt8])?
         if flags & 1 != 0 {
@@ -76,7 +86,7 @@ enum Harness {
         }
         return .success(ReferenceBundle(identityKey: Array(bytes[1 ..< 33]), spkID: readU32(bytes[33 ..< 37]),
                                         spk: Array(bytes[37 ..< 69]), spkSignature: Array(bytes[69 ..< 133]),
-                                        flags: flags, opk: opk, kem: kem))
+                                        flags: flags, opk: opk, kem: kem, registrationID: registrationID))
     }
 
     /// FIPS 203's encapsulation-key check: 1184 bytes, every 12-bit coefficient of the first
@@ -142,10 +152,12 @@ enum Harness {
         invariant(bundle.kemPreKey?.id == parts.kem?.id && bundle.kemPreKey?.publicKey == parts.kem?.key
                   && bundle.kemPreKey?.signature == parts.kem?.signature, "KEM prekey")
         invariant(bundle.signsKEMPreKeys == (parts.flags & 2 != 0), "signsKEMPreKeys")
+        invariant(bundle.registrationID?.rawValue == parts.registrationID, "registration id")
         do {
             let rebuilt = try PreKeyBundle(identityKey: bundle.identityKey, signedPreKeyID: bundle.signedPreKeyID,
                                            signedPreKey: bundle.signedPreKey, signedPreKeySignature: bundle.signedPreKeySignature,
-                                           oneTimePreKey: bundle.oneTimePreKey, kemPreKey: bundle.kemPreKey)
+                                           oneTimePreKey: bundle.oneTimePreKey, kemPreKey: bundle.kemPreKey,
+                                           registrationID: bundle.registrationID)
             invariant(rebuilt == bundle && rebuilt.serialized == bytes, "a bundle rebuilt from its parts differs")
         } catch {
             fail("rebuilding a decoded bundle threw \(error)")
@@ -195,6 +207,8 @@ enum Harness {
             invariant(prefix.kem?.ciphertext == StandInKEM.encapsulate(to: kem.key, randomness: []).ciphertext, "CT is not the KEM's")
         }
         invariant(session.remoteIdentityKey.rawRepresentation == parts.identityKey, "remote identity")
+        invariant(session.remoteRegistrationID?.rawValue == parts.registrationID, "the session records the bundle's registration id")
+        invariant(prefix.registrationID == nil, "the prefix carries an id the initiator was not given")
         let ad = alice.publicKey.rawRepresentation + parts.identityKey + encodeAddress(uid: "alice", device: 1) + encodeAddress(uid: "bob", device: 7)
         invariant(session.associatedDataBytes == ad, "AD is not IK_A || IK_B || Encode(A) || Encode(B)")
         do {
@@ -240,6 +254,10 @@ enum Harness {
             if control & 0x08 != 0 { signature[Int(id % 64)] ^= 0x20 }
             tail += u32(id) + ek + signature
         }
+        if control & 0x80 != 0 {
+            flags |= 4
+            tail += u32(input.u32())
+        }
         let kemBit: UInt8 = (flags & 2 != 0) != (control & 0x04 != 0) ? 1 : 0
         var spkSignature = identity.signature(for: spkLabel + [0x05] + spk + [kemBit])
         if control & 0x40 != 0 { spkSignature[Int(spkID % 64)] ^= 0x01 }
@@ -254,6 +272,7 @@ enum Harness {
         var lastResort: (id: UInt32, key: [UInt8], signature: [UInt8])?
         var oneTime: [(id: UInt32, key: [UInt8])] = []
         var oneTimeKEM: [(id: UInt32, key: [UInt8], signature: [UInt8])] = []
+        var registrationID: UInt32?
     }
 
     static func referenceDecodeUpload(_ bytes: [UInt8]) -> Result<ReferenceUpload, SessionError> {
@@ -266,7 +285,7 @@ enum Harness {
         guard let magic = take(4), magic == Array("SKPU".utf8), let version = take(1) else { return .failure(.invalidPayload) }
         guard version == [1] else { return .failure(.unsupportedVersion) }
         var upload = ReferenceUpload()
-        guard let identity = take(32), let flags = take(1)?.first, flags & 0xFC == 0 else { return .failure(.invalidPayload) }
+        guard let identity = take(32), let flags = take(1)?.first, flags & 0xF8 == 0 else { return .failure(.invalidPayload) }
         upload.identityKey = identity
         if flags & 1 != 0 {
             guard let id = take(4), let key = take(32), let kem = take(1)?.first, kem <= 1, let signature = take(64) else {
@@ -279,6 +298,10 @@ enum Harness {
             upload.lastResort = (readU32(id[...]), key, signature)
         }
         guard (upload.signed?.kem ?? false) == (upload.lastResort != nil) else { return .failure(.invalidPayload) }
+        if flags & 4 != 0 {
+            guard let id = take(4).map({ readU32($0[...]) }), id >= 1, id <= 0x7FFF_FFFF else { return .failure(.invalidPayload) }
+            upload.registrationID = id
+        }
         guard let n = take(4).map({ readU32($0[...]) }), n <= 100_000 else { return .failure(.invalidPayload) }
         for _ in 0 ..< n {
             guard let id = take(4), let key = take(32) else { return .failure(.invalidPayload) }
@@ -295,9 +318,10 @@ enum Harness {
 
     static func encodeUpload(_ upload: ReferenceUpload) -> [UInt8] {
         var out = Array("SKPU".utf8) + [1] + upload.identityKey
-        out.append((upload.signed == nil ? 0 : 1) | (upload.lastResort == nil ? 0 : 2))
+        out.append((upload.signed == nil ? 0 : 1) | (upload.lastResort == nil ? 0 : 2) | (upload.registrationID == nil ? 0 : 4))
         if let signed = upload.signed { out += u32(signed.id) + signed.key + [signed.kem ? 1 : 0] + signed.signature }
         if let lastResort = upload.lastResort { out += u32(lastResort.id) + lastResort.key + lastResort.signature }
+        if let registrationID = upload.registrationID { out += u32(registrationID) }
         out += u32(UInt32(upload.oneTime.count))
         for key in upload.oneTime { out += u32(key.id) + key.key }
         out += u32(UInt32(upload.oneTimeKEM.count))
@@ -318,6 +342,7 @@ enum Harness {
         }
         for _ in 0 ..< Int(control >> 2) % 4 { upload.oneTime.append((input.u32(), bytes(32))) }
         for _ in 0 ..< Int(control >> 4) % 3 { upload.oneTimeKEM.append((input.u32(), ek(), bytes(64))) }
+        if control & 0x80 != 0 { upload.registrationID = input.u32() }
         return encodeUpload(upload)
     }
 
@@ -344,9 +369,11 @@ enum Harness {
         invariant(upload.oneTimeKEMPreKeys.map(\.id) == parts.oneTimeKEM.map(\.id)
                   && upload.oneTimeKEMPreKeys.map(\.publicKey) == parts.oneTimeKEM.map(\.key)
                   && upload.oneTimeKEMPreKeys.map(\.signature) == parts.oneTimeKEM.map(\.signature), "one-time KEM prekeys")
+        invariant(upload.registrationID?.rawValue == parts.registrationID, "registration id")
         invariant(upload.isEmpty == (parts.signed == nil && parts.oneTime.isEmpty && parts.oneTimeKEM.isEmpty), "isEmpty")
         invariant(PreKeyUpload(identityKey: upload.identityKey, signedPreKey: upload.signedPreKey, lastResortKEMPreKey: upload.lastResortKEMPreKey,
-                               oneTimePreKeys: upload.oneTimePreKeys, oneTimeKEMPreKeys: upload.oneTimeKEMPreKeys) == upload,
+                               oneTimePreKeys: upload.oneTimePreKeys, oneTimeKEMPreKeys: upload.oneTimeKEMPreKeys,
+                               registrationID: upload.registrationID) == upload,
                   "an upload rebuilt from its parts differs")
 
         // The bundles a server builds from it (the documented rules).
@@ -365,7 +392,8 @@ enum Harness {
             guard let bundle else { fail("no bundle from an upload with a signed prekey") }
             invariant(bundle.identityKey == upload.identityKey && bundle.signedPreKeyID == signed.id
                       && bundle.signedPreKey == signed.publicKey && bundle.signedPreKeySignature == signed.signature
-                      && bundle.oneTimePreKey == opk && bundle.kemPreKey == chosen, "the bundle is not the upload's parts")
+                      && bundle.oneTimePreKey == opk && bundle.kemPreKey == chosen && bundle.registrationID == upload.registrationID,
+                      "the bundle is not the upload's parts")
             do {
                 let decoded = try PreKeyBundle(serialized: bundle.serialized)
                 invariant(decoded == bundle, "an upload's bundle does not round-trip")
@@ -406,12 +434,13 @@ enum Harness {
                 seeds.append([2] + keys.fullUpload(identityKey: bob.publicKey).serialized)
             }
             // Signed by the harness: every control combination with short parts.
-            for control: UInt8 in [0x00, 0x01, 0x02, 0x03, 0x22, 0x23, 0x06, 0x0A, 0x40, 0x13] {
+            for control: UInt8 in [0x00, 0x01, 0x02, 0x03, 0x22, 0x23, 0x06, 0x0A, 0x40, 0x13, 0x80, 0x83] {
                 var parts: [UInt8] = [1, control]
                 if control & 0x10 != 0 { parts += fixedBytes(32, seed: 5) }
                 parts += [0, 0, 0, 7] + fixedBytes(31, seed: 6) + [0x10]
                 if control & 1 != 0 { parts += [0, 0, 0, 3] + fixedBytes(31, seed: 7) + [0x20] }
                 if control & 2 != 0 { parts += [0, 0, 0, 9] + (control & 0x20 != 0 ? fixedBytes(64, seed: 8) : chunk([0x01, 0x02, 0x03])) }
+                if control & 0x80 != 0 { parts += [0x12, 0x34, 0x56, 0x78] }
                 seeds.append(parts)
             }
             // A small-order SPK (u = 0) with valid signatures.

@@ -5,8 +5,9 @@
 // reference decoder `WireReference` (FuzzSupport.swift) written from the SPEC: type byte
 // (0x21 ratchet, 0x22 prekey, anything else `unsupportedVersion`); then lengths — at least
 // 41 + 16 bytes, a prekey prefix of 70 bytes, plus 4 with flags bit 0 (OPK), plus 4 + 1088
-// with flags bit 1 (KEM part), then a whole inner message — and the flags byte (another bit
-// set) `invalidMessage`; the inner type byte `unsupportedVersion`; then key canonicity of EK_A
+// with flags bit 1 (KEM part), plus 4 with flags bit 2 (registration id, SPEC §9: 1 … 2^31 − 1),
+// then a whole inner message — and the flags byte (another bit set) `invalidMessage`; the inner
+// type byte `unsupportedVersion`; then key canonicity of EK_A
 // and the ratchet key (bit 255 clear and u < 2^255 − 19) `invalidKey`. A decoded message
 // re-encodes to the same bytes, its fields (IK_A, EK_A, spk_id, flags, opk_id, kem_id, CT,
 // header, ciphertext) are the bytes at their SPEC offsets, P is the bytes between the type
@@ -49,6 +50,12 @@ enum Harness {
         } else {
             invariant(prefix.kem == nil, "a KEM part without flags bit 1")
         }
+        if flags & 4 != 0 {
+            invariant(prefix.registrationID?.rawValue == readU32(bytes[offset ..< offset + 4]), "registration id")
+            offset += 4
+        } else {
+            invariant(prefix.registrationID == nil, "a registration id without flags bit 2")
+        }
         invariant(offset == length, "harness: offsets")
         invariant(prefix.bytes == Array(bytes[1 ..< length]), "P is not the bytes after the type byte")
         invariant(prefix.digest == SHA256.hash(Array(bytes[1 ..< length])), "digest is not SHA-256(P)")
@@ -57,7 +64,7 @@ enum Harness {
         // A prefix rebuilt from its parts encodes the same P.
         let rebuilt = PreKeyMessage.Prefix(identityKey: prefix.identityKey, baseKey: prefix.baseKey,
                                            signedPreKeyID: prefix.signedPreKeyID, oneTimePreKeyID: prefix.oneTimePreKeyID,
-                                           kem: prefix.kem)
+                                           kem: prefix.kem, registrationID: prefix.registrationID)
         invariant(rebuilt == prefix && rebuilt.bytes == prefix.bytes, "a rebuilt prefix differs")
     }
 

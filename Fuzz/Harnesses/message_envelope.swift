@@ -4,7 +4,10 @@
 // traps; an input Foundation's JSONSerialization does not read as one JSON object is refused;
 // an accepted input is, by JSONSerialization as an independent oracle, an object of known keys
 // only with v = 1 and a body whose standard base64 is the envelope's body (re-encoded
-// canonically); its `encodedText()` decodes to an equal envelope and is a fixed point.
+// canonically); every number in an accepted input is a canonical integer (digits only, no
+// leading zero, sign, fraction or exponent: SPEC's envelope numbers, found by a scan of the raw
+// text independent of the decoder); its `encodedText()` decodes to an equal envelope and is a
+// fixed point.
 import Foundation
 import SessionKit
 
@@ -28,6 +31,9 @@ enum Harness {
             } else {
                 fail("accepted without a sender object")
             }
+            for number in numberTokens(bytes) {
+                invariant(isCanonicalInteger(number), "accepted the non-canonical number \(String(decoding: number, as: UTF8.self))")
+            }
             let text = envelope.encodedText()
             let again = try MessageEnvelope(text: text)
             invariant(again == envelope, "re-encoded envelope decodes differently")
@@ -36,6 +42,42 @@ enum Harness {
             // Typed throws: every refusal is an `EnvelopeError`; its description must not trap.
             _ = error.description
         }
+    }
+
+    /// The number tokens of a JSON text outside its strings (a byte scan, not a parser).
+    static func numberTokens(_ bytes: [UInt8]) -> [[UInt8]] {
+        var tokens: [[UInt8]] = []
+        var index = 0
+        var inString = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            if inString {
+                if byte == UInt8(ascii: "\\") { index += 1 } else if byte == UInt8(ascii: "\"") { inString = false }
+                index += 1
+                continue
+            }
+            if byte == UInt8(ascii: "\"") {
+                inString = true
+                index += 1
+                continue
+            }
+            let numberBytes = Set("+-0123456789.eE".utf8)
+            if byte == UInt8(ascii: "-") || (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains(byte) {
+                var end = index
+                while end < bytes.count, numberBytes.contains(bytes[end]) { end += 1 }
+                tokens.append(Array(bytes[index ..< end]))
+                index = end
+                continue
+            }
+            index += 1
+        }
+        return tokens
+    }
+
+    /// Whether `token` is `0` or a digit 1–9 followed by digits.
+    static func isCanonicalInteger(_ token: [UInt8]) -> Bool {
+        guard let first = token.first, token.allSatisfy({ (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains($0) }) else { return false }
+        return first != UInt8(ascii: "0") || token.count == 1
     }
 
     static func seeds() -> [[UInt8]] {
@@ -53,6 +95,8 @@ enum Harness {
         seeds.append(Array(#"{"v":1,"sender":{"user":"a","device":1},"recipient":{"user":"b","device":2},"kind":"message","body":"AQ==","body":"Ag=="}"#.utf8))
         seeds.append(Array(#"{"v":1, "sender": {"user": "\u00e9", "device": 4294967295}, "kind": "groupMessage", "group": "dGVhbQ==", "body": "AR=="}"#.utf8))
         seeds.append(Array(#"[{"v":1}]"#.utf8))
+        seeds.append(Array(#"{"v":1.0,"sender":{"user":"a","device":1e0},"kind":"groupMessage","group":"dGVhbQ==","body":"AQ=="}"#.utf8))
+        seeds.append(Array(#"{"v":1,"sender":{"user":"a","device":01},"kind":"groupMessage","group":"dGVhbQ==","body":"AQ=="}"#.utf8))
         return seeds
     }
 }

@@ -122,6 +122,7 @@ enum Harness {
         let responderKEM: StandInKEM? = settings & 2 == 0 ? kem : nil
         var records = [SessionRecord(), SessionRecord()]
         var preKeys = basePreKeys
+        var preKeyRecords = Set<BaseKeyRecord>()                  // the EK_A records, kept as a store keeps them
         var initiators: [Initiator] = []
         var sent: [Sent] = []
         // The model.
@@ -152,28 +153,36 @@ enum Harness {
             }
             for spk in UInt32(1) ... 2 {
                 for ek in ephemeral {
-                    invariant(preKeys.hasRecordedBaseKey(ek.publicKey, signedPreKeyID: spk) == recorded.contains(u32(spk) + ek.publicKey.rawRepresentation),
+                    invariant(preKeyRecords.contains(BaseKeyRecord(signedPreKeyID: spk, baseKey: ek.publicKey))
+                                  == recorded.contains(u32(spk) + ek.publicKey.rawRepresentation),
                               "replay record of spk \(spk)")
                 }
+                invariant(preKeys.recordedBaseKeyCount(signedPreKeyID: spk) == recorded.filter { Array($0.prefix(4)) == u32(spk) }.count,
+                          "the prekeys count the records of spk \(spk)")
             }
         }
 
         func deliver(_ message: [UInt8], to target: Int) -> Result<SessionRecord.Decryption, SessionError> {
             let before = records.map { $0.serialized() }
             let preKeysBefore = preKeys.serialized()
+            let recordsBefore = preKeyRecords
             let draws = random.draws
             do {
                 let result = try records[target].decrypt(message, identity: bob, localAddress: Addresses.bob, remoteAddress: addresses[target],
-                                                         preKeys: preKeys, kem: responderKEM, configuration: configuration, random: random)
+                                                         preKeys: preKeys.lookup(recording: preKeyRecords), kem: responderKEM,
+                                                         configuration: configuration, random: random)
                 invariant(records[1 - target].serialized() == before[1 - target], "another record changed")
                 if let consumption = result.consumption {
                     do { try preKeys.apply(consumption) } catch { fail("applying \(consumption) threw \(error)") }
+                    let added = preKeyRecords.insert(BaseKeyRecord(signedPreKeyID: consumption.signedPreKeyID, baseKey: consumption.baseKey))
+                    invariant(added.inserted, "X3DH completed with an EK_A already recorded under its signed prekey")
                 }
                 return .success(result)
             } catch {
                 invariant(allowed.contains(error), "decrypt threw \(error), not a SPEC §4 receiver error")
                 invariant(records.map { $0.serialized() } == before, "a record changed after \(error)")
                 invariant(preKeys.serialized() == preKeysBefore, "the prekeys changed after \(error)")
+                invariant(preKeyRecords == recordsBefore, "a replay record was added after \(error)")
                 invariant(random.draws == draws, "a failed decryption drew from the random source")
                 if let decoding = WireReference.expectedError(message) {
                     invariant(error == decoding, "decrypt threw \(error), the reference decoder says \(decoding)")

@@ -1,6 +1,7 @@
-// Harness `state_prekeys`: loading persisted `LocalPreKeys` (kind 0x04, version 2: signed
-// prekeys with their `kem` bit, last-resort KEM prekeys and EK_A replay records, one-time
-// prekeys, one-time KEM prekeys).
+// Harness `state_prekeys`: loading persisted `LocalPreKeys` (kind 0x04, version 3: signed
+// prekeys with their `kem` bit, last-resort KEM prekeys and the number of EK_A replay records
+// held under them, one-time prekeys, one-time KEM prekeys; version 2, whose entries hold the
+// records themselves, through `LocalPreKeys.upgrading(serialized:)`).
 //
 // Input as `loadState` reads it. Invariants: failures are `invalidPayload` or
 // `unsupportedVersion` only; loaded prekeys serialize back to the same bytes (the format is
@@ -9,8 +10,10 @@
 // prekeys); a signed prekey carries a last-resort KEM prekey exactly when it is signed with
 // `kem` = 1; descriptions show no private key; removing a one-time prekey removes exactly that
 // one; applying a consumption (one-time prekey, one-time KEM prekey, EK_A under the current
-// signed prekey) removes exactly those and records EK_A, and one naming a key not held throws
-// `unknownPreKey` and changes nothing.
+// signed prekey) removes exactly those and counts one more record, and one naming a key not
+// held throws `unknownPreKey` and changes nothing. A version-2 blob that `upgrading` loads
+// hands out records (strictly ascending per signed prekey, under signed prekeys held) whose
+// number per signed prekey is the count the version-3 blob it serializes to holds.
 @_spi(Testing) import SessionKit
 import SignalPrimitives
 
@@ -18,6 +21,7 @@ enum Harness {
     static let newBaseKey = must { try X25519.PrivateKey(rawRepresentation: fixedBytes(32, seed: 0xEEA)).publicKey }
 
     static func run(_ bytes: [UInt8]) {
+        checkUpgrade(bytes)
         guard let (keys, blob) = loadState(bytes, kind: 0x04, load: { (blob: [UInt8]) throws(SessionError) in try LocalPreKeys(serialized: blob) },
                                            serialize: { (keys: LocalPreKeys) in keys.serialized() }) else { return }
         let ids = keys.oneTimePreKeys.map(\.id)
@@ -61,7 +65,8 @@ enum Harness {
         do {
             try applied.apply(PreKeyConsumption(signedPreKeyID: current, baseKey: newBaseKey, oneTimePreKeyID: ids.first,
                                                 oneTimeKEMPreKeyID: kemID))
-            invariant(applied.hasRecordedBaseKey(newBaseKey, signedPreKeyID: current), "EK_A not recorded")
+            invariant(applied.recordedBaseKeyCount(signedPreKeyID: current) == keys.recordedBaseKeyCount(signedPreKeyID: current) + 1,
+                      "EK_A not counted")
             invariant(applied.oneTimePreKeyCount == max(0, ids.count - 1), "one-time prekeys after apply")
             invariant(applied.oneTimeKEMPreKeys.count == max(0, keys.oneTimeKEMPreKeys.count - 1), "one-time KEM prekeys after apply")
             if let kemID { invariant(applied.kemPreKey(id: kemID) == nil, "the one-time KEM prekey is still held") }
@@ -78,6 +83,34 @@ enum Harness {
             invariant(error == .unknownPreKey, "apply threw \(error)")
             invariant(unchanged.serialized() == blob, "a failed apply changed the prekeys")
         }
+    }
+
+    /// A version-2 blob (records inside) loaded with `upgrading(serialized:)`: version 3 loads
+    /// through it with no record, and a version-2 blob's records are counted where they were.
+    static func checkUpgrade(_ bytes: [UInt8]) {
+        // The input as `loadState` reads it.
+        var input = FuzzInput(bytes)
+        let mode = input.byte()
+        let blob = mode & 1 == 0 ? input.rest() : envelope(kind: 0x04, version: input.byte(), body: input.rest())
+        guard blob.count > 6 else { return }
+        let version = blob[5]
+        let upgraded: (preKeys: LocalPreKeys, baseKeyRecords: [BaseKeyRecord])
+        do { upgraded = try LocalPreKeys.upgrading(serialized: blob) } catch {
+            invariant(error == .invalidPayload || error == .unsupportedVersion, "upgrading threw \(error)")
+            return
+        }
+        let (keys, records) = upgraded
+        invariant(version == 2 || records.isEmpty, "a version-3 blob handed out records")
+        invariant(Set(records).count == records.count, "a record handed out twice")
+        for entry in keys.signedPreKeyEntries {
+            invariant(records.filter { $0.signedPreKeyID == entry.key.id }.count == entry.recordedBaseKeyCount || version == 3,
+                      "the count of signed prekey \(entry.key.id) is not its number of records")
+        }
+        invariant(records.allSatisfy { keys.signedPreKey(id: $0.signedPreKeyID) != nil }, "a record under a signed prekey not held")
+        let upgradedBlob = keys.serialized()
+        let reloaded: LocalPreKeys
+        do { reloaded = try LocalPreKeys(serialized: upgradedBlob) } catch { fail("an upgraded blob does not load: \(error)") }
+        invariant(reloaded.serialized() == upgradedBlob, "an upgraded blob does not load back the same")
     }
 
     static func seeds() -> [[UInt8]] {
@@ -102,7 +135,9 @@ enum Harness {
             }
             _ = try hybrid.maintain(identity: identity, now: start.adding(seconds: 86_400 * 8), policy: policy, kem: kem, random: random)
             blobs.append(hybrid.serialized())
-            return stateSeeds(blobs)
+            // A version-2 body: version 3's with no record counted reads the same as version 2.
+            let noRecords = blobs[1]
+            return stateSeeds(blobs) + [[1, 2] + noRecords[6 ..< (noRecords.count - 16)]]
         }
     }
 }

@@ -1,11 +1,14 @@
-// Harness `state_session`: loading a persisted `SessionState` (kind 0x01, version 3: role, generation,
+// Harness `state_session`: loading a persisted `SessionState` (kind 0x01, version 4: role, generation,
 // limits, both identity keys and addresses, EK_A, SHA-256(P), an initiator's pending prefix P,
-// the ratchet, then `isPostQuantum`; version 2, the same without the flag, is still read).
+// the ratchet, `isPostQuantum`, then the peer's registration id (u32, 0 for none) and
+// `isArchived`; version 3, without the last two, and version 2, also without `isPostQuantum`,
+// are still read).
 //
 // Input as `loadState` reads it (whole blob, or version + body in a valid envelope).
 // Invariants: failures are `invalidPayload` or `unsupportedVersion` only; a loaded session
-// serializes back to the same bytes (a version-2 blob to its version-3 form: the same body
-// with the flag appended, set exactly when its pending prefix has a KEM part); a pending prefix
+// serializes back to the same bytes (a version-2 or -3 blob to its version-4 form: the same body
+// with `isPostQuantum` appended to a version 2, set exactly when its pending prefix has a KEM
+// part, then no registration id and not archived); a registration id is 1 … 2^31 − 1; a pending prefix
 // with or without a KEM part agrees with `isPostQuantum`; its AD is IK_A || IK_B || Encode(A) || Encode(B) of its
 // identity keys and addresses, initiator first; a pending prefix belongs to an initiator and
 // carries its identity key, EK_A and digest; its description does not depend on its root key
@@ -20,7 +23,10 @@ enum Harness {
     static func run(_ bytes: [UInt8]) {
         guard let (session, blob) = loadState(bytes, kind: 0x01, load: { (blob: [UInt8]) throws(SessionError) in try SessionState(serialized: blob) },
                                               serialize: { (session: SessionState) in session.serialized() },
-                                              normalize: versionThree) else { return }
+                                              normalize: versionFour) else { return }
+        if let id = session.remoteRegistrationID {
+            invariant(RegistrationID.validRange.contains(id.rawValue), "a registration id out of range")
+        }
         if let prefix = session.pendingPreKeyPrefix {
             invariant(session.isPostQuantum == (prefix.kem != nil), "isPostQuantum disagrees with the pending prefix")
         }
@@ -77,12 +83,13 @@ enum Harness {
         }
     }
 
-    /// A version-2 blob as version 3 writes it: the same body, then `isPostQuantum` (set exactly
-    /// when the pending prefix has a KEM part: the version-2 reading). Other blobs unchanged.
-    static func versionThree(_ blob: [UInt8]) -> [UInt8] {
-        guard blob.count > 22, blob[5] == 2, let loaded = try? SessionState(serialized: blob) else { return blob }
-        let flag: UInt8 = loaded.pendingPreKeyPrefix?.kem != nil ? 1 : 0
-        return envelope(kind: 0x01, version: 3, body: Array(blob[6 ..< (blob.count - 16)]) + [flag])
+    /// A version-2 or -3 blob as version 4 writes it: the same body, then (version 2)
+    /// `isPostQuantum` (set exactly when the pending prefix has a KEM part: the version-2
+    /// reading), then no registration id and not archived. Other blobs unchanged.
+    static func versionFour(_ blob: [UInt8]) -> [UInt8] {
+        guard blob.count > 22, blob[5] == 2 || blob[5] == 3, let loaded = try? SessionState(serialized: blob) else { return blob }
+        let flag: [UInt8] = blob[5] == 2 ? [loaded.pendingPreKeyPrefix?.kem != nil ? 1 : 0] : []
+        return envelope(kind: 0x01, version: 4, body: Array(blob[6 ..< (blob.count - 16)]) + flag + [0, 0, 0, 0, 0])
     }
 
     static func seeds() -> [[UInt8]] {
@@ -98,10 +105,12 @@ enum Harness {
                 let kemPreKey = hybrid ? try KEMPreKey(id: 6, kind: .lastResort, signedBy: bob, kem: kem, using: random) : nil
                 let preKeys = PreKeySet(signedPreKeys: [signed], oneTimePreKeys: [oneTime], kemPreKeys: kemPreKey.map { [$0] } ?? [])
                 for useOneTime in [true, false] {
+                    // With a one-time prekey, both parties send registration ids (SPEC §9).
                     let bundle = PreKeyBundle(identityKey: bob.publicKey, signedPreKey: signed, oneTimePreKey: useOneTime ? oneTime : nil,
-                                              kemPreKey: kemPreKey)
+                                              kemPreKey: kemPreKey, registrationID: useOneTime ? RegistrationID(rawValue: 0x7FFF_FFFF) : nil)
                     var a = try SessionState(initiatingWith: bundle, identity: alice, localAddress: Addresses.alice,
-                                             remoteAddress: hybrid ? Addresses.decomposed : Addresses.bob, kem: kem, random: random)
+                                             remoteAddress: hybrid ? Addresses.decomposed : Addresses.bob, kem: kem,
+                                             registrationID: useOneTime ? RegistrationID(rawValue: 1) : nil, random: random)
                     blobs.append(a.serialized())
                     let first = try a.encrypt([1])
                     _ = try a.encrypt([2])
@@ -115,6 +124,10 @@ enum Harness {
                     _ = try a.decrypt(reply, random: random)
                     blobs.append(a.serialized())
                     blobs.append(b.serialized())
+                    // Archived by a retry notice: the body's last byte.
+                    var archivedBody = Array(b.serialized().dropLast(16).dropFirst(6))
+                    archivedBody[archivedBody.count - 1] = 1
+                    blobs.append(envelope(kind: 0x01, version: 4, body: archivedBody))
                 }
             }
         }

@@ -1,11 +1,13 @@
-// Harness `state_session_record`: loading a persisted `SessionRecord` (kind 0x07, version 3:
-// the current session and up to 40 previous ones, as version-3 session bodies, then the
-// post-quantum pin; version 2, with version-2 session bodies and no pin, is still read).
+// Harness `state_session_record`: loading a persisted `SessionRecord` (kind 0x07, version 4:
+// the current session and up to 40 previous ones, as version-4 session bodies, the post-quantum
+// pin, then the recovery marks of SPEC §9's limits; version 3, with version-3 session bodies
+// and no marks, and version 2, with version-2 session bodies and no pin, are still read).
 //
 // Input as `loadState` reads it. Invariants: failures are `invalidPayload` or
-// `unsupportedVersion` only; a loaded record serializes back to the same bytes (a version-2
-// record to a version-3 record that loads back to the same sessions, unpinned unless one of
-// its sessions is post-quantum), holds at most 40 previous sessions and no two sessions with
+// `unsupportedVersion` only; a loaded record serializes back to the same bytes (a version-2 or
+// -3 record to a version-4 record that loads back to the same sessions, without marks, unpinned
+// unless one of its sessions is post-quantum or it was pinned), holds at most 40 previous
+// sessions and at most eight noticed failures, and no two sessions with
 // the same role and EK_A; a record holding a post-quantum session is pinned
 // (`requiresPostQuantum`), and a pinned record refuses to promote a classic session, changing
 // nothing; raw garbage (a ratchet
@@ -21,8 +23,9 @@ enum Harness {
     static func run(_ bytes: [UInt8]) {
         guard let (record, blob) = loadState(bytes, kind: 0x07, load: { (blob: [UInt8]) throws(SessionError) in try SessionRecord(serialized: blob) },
                                              serialize: { (record: SessionRecord) in record.serialized() },
-                                             normalize: versionThree) else { return }
+                                             normalize: versionFour) else { return }
         invariant(record.previousSessions.count <= 40, "\(record.previousSessions.count) previous sessions")
+        invariant(record.recoveryMarks.noticedFailures.count <= RecoveryMarks.maximumNoticedFailures, "too many noticed failures")
         invariant(record.isEmpty == (record.currentSession == nil && record.previousSessions.isEmpty), "isEmpty disagrees")
         let sessions = (record.currentSession.map { [$0] } ?? []) + record.previousSessions
         let identities = sessions.map { [$0.role.rawValue] + $0.baseKey.rawRepresentation }
@@ -65,22 +68,28 @@ enum Harness {
         }
     }
 
-    /// A version-2 record as version 3 writes it. Checked here rather than rebuilt: its
-    /// sessions (version-2 bodies) must load back the same from the version-3 form, which must be
-    /// pinned exactly when one of them is post-quantum (an initiator's pending prefix with a KEM
-    /// part). Other blobs unchanged.
-    static func versionThree(_ blob: [UInt8]) -> [UInt8] {
-        guard blob.count > 22, blob[5] == 2, let loaded = try? SessionRecord(serialized: blob) else { return blob }
+    /// A version-2 or -3 record as version 4 writes it. Checked here rather than rebuilt: its
+    /// sessions (older bodies) must load back the same from the version-4 form, which holds no
+    /// recovery marks and, from version 2, must be pinned exactly when one of them is
+    /// post-quantum (an initiator's pending prefix with a KEM part). Other blobs unchanged.
+    static func versionFour(_ blob: [UInt8]) -> [UInt8] {
+        guard blob.count > 22, blob[5] == 2 || blob[5] == 3, let loaded = try? SessionRecord(serialized: blob) else { return blob }
         let written = loaded.serialized()
-        invariant(written[5] == 3, "a version-2 record was not written as version 3")
-        guard let reloaded = try? SessionRecord(serialized: written) else { fail("a version-3 record written from version 2 does not load") }
+        invariant(written[5] == 4, "a version-\(blob[5]) record was not written as version 4")
+        guard let reloaded = try? SessionRecord(serialized: written) else { fail("a version-4 record written from version \(blob[5]) does not load") }
         let sessions = (loaded.currentSession.map { [$0] } ?? []) + loaded.previousSessions
         let again = (reloaded.currentSession.map { [$0] } ?? []) + reloaded.previousSessions
-        invariant(sessions.map { $0.serialized() } == again.map { $0.serialized() }, "the sessions changed from version 2 to 3")
+        invariant(sessions.map { $0.serialized() } == again.map { $0.serialized() }, "the sessions changed from version \(blob[5]) to 4")
+        invariant(reloaded.recoveryMarks.isEmpty, "an older record gained recovery marks")
         for session in sessions {
-            invariant(session.isPostQuantum == (session.pendingPreKeyPrefix?.kem != nil), "a version-2 session's post-quantum reading")
+            invariant(session.remoteRegistrationID == nil && !session.isArchived, "an older session's registration id or archived mark")
+            if blob[5] == 2 {
+                invariant(session.isPostQuantum == (session.pendingPreKeyPrefix?.kem != nil), "a version-2 session's post-quantum reading")
+            }
         }
-        invariant(reloaded.requiresPostQuantum == sessions.contains(where: \.isPostQuantum), "a version-2 record's pin")
+        if blob[5] == 2 {
+            invariant(reloaded.requiresPostQuantum == sessions.contains(where: \.isPostQuantum), "a version-2 record's pin")
+        }
         return written
     }
 
@@ -103,6 +112,20 @@ enum Harness {
             }
             record.archiveCurrentSession()
             blobs.append(record.serialized())
+            // Recovery marks (SPEC §9), built from their documented layout: a notice sent (with
+            // its failure's digest) and an action (at a time before 1970); then the same record
+            // with its most recent previous session archived by a notice (its body's last byte).
+            let marks = try RecoveryMarks(serialized: envelope(
+                kind: 0x08, version: 1,
+                body: [0x03] + u32(0) + u32(1_700_000_000) + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFB] + [1] + fixedBytes(16, seed: 11)))
+            let marked = try SessionRecord(restoringCurrentSession: nil, previousSessions: record.previousSessions,
+                                           requiresPostQuantum: true, recoveryMarks: marks)
+            blobs.append(marked.serialized())
+            var archivedBody = Array(record.previousSessions[0].serialized().dropLast(16))
+            archivedBody[archivedBody.count - 1] = 1
+            let archived = try SessionState(serialized: envelope(kind: 0x01, version: 4, body: Array(archivedBody.dropFirst(6))))
+            blobs.append(try SessionRecord(restoringCurrentSession: nil, previousSessions: [archived] + record.previousSessions.dropFirst(),
+                                           requiresPostQuantum: true, recoveryMarks: marks).serialized())
             var responder = SessionRecord()
             let preKeys = PreKeySet(signedPreKeys: [signed], kemPreKeys: [kemPreKey])
             for _ in 0 ..< 2 {

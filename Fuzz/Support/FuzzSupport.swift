@@ -250,16 +250,20 @@ enum WireReference {
     static let basePrefixLength = 70
     static let oneTimePartLength = 4
     static let kemPartLength = 4 + 1088
+    /// SPEC §9: the initiator's registration id (flags bit 2).
+    static let registrationIDPartLength = 4
 
-    /// The prefix length (type byte included) for a flags byte with bits 0–1 only.
+    /// The prefix length (type byte included) for a flags byte with bits 0–2 only.
     static func prefixLength(flags: UInt8) -> Int {
         basePrefixLength + (flags & 1 != 0 ? oneTimePartLength : 0) + (flags & 2 != 0 ? kemPartLength : 0)
+            + (flags & 4 != 0 ? registrationIDPartLength : 0)
     }
 
     /// SPEC §4's order: type byte (`unsupportedVersion`); lengths and the flags byte
-    /// (`invalidMessage`; at least 41 + 16 bytes; the prekey prefix's 70 / +4 / +1092 bytes,
-    /// then a whole inner message); the inner type byte (`unsupportedVersion`); key
-    /// canonicity of EK_A and the ratchet key (`invalidKey`). IK_A is X3DH's check.
+    /// (`invalidMessage`; at least 41 + 16 bytes; the prekey prefix's 70 / +4 / +1092 / +4
+    /// bytes, then a whole inner message) and, with flags bit 2, a registration id in
+    /// 1 … 2^31 − 1 (`invalidMessage`, SPEC §9); the inner type byte (`unsupportedVersion`);
+    /// key canonicity of EK_A and the ratchet key (`invalidKey`). IK_A is X3DH's check.
     static func expectedError(_ bytes: [UInt8]) -> SessionError? {
         guard let type = bytes.first else { return .invalidMessage }
         switch type {
@@ -269,9 +273,13 @@ enum WireReference {
         case preKeyType:
             guard bytes.count >= basePrefixLength else { return .invalidMessage }
             let flags = bytes[69]
-            guard flags & ~0x03 == 0 else { return .invalidMessage }
+            guard flags & ~0x07 == 0 else { return .invalidMessage }
             let prefix = prefixLength(flags: flags)
             guard bytes.count >= prefix + minimumRatchetLength else { return .invalidMessage }
+            if flags & 4 != 0 {
+                let id = bytes[(prefix - 4) ..< prefix].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                guard id >= 1, id <= 0x7FFF_FFFF else { return .invalidMessage }
+            }
             guard bytes[prefix] == ratchetType else { return .unsupportedVersion }
             guard isCanonicalX25519(bytes[33 ..< 65]), isCanonicalX25519(bytes[(prefix + 1) ..< (prefix + 33)]) else {
                 return .invalidKey

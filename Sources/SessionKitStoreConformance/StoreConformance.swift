@@ -2,7 +2,8 @@ import SessionKit
 
 /// Checks that a `ProtocolStore` keeps the contract `SessionManager` relies on, so that a store
 /// written by hand (on Core Data, on a server's database) cannot silently drop the compare and
-/// swap of generations, write half a commit or let a one-time prekey create two sessions.
+/// swap of generations, write half a commit, or let a one-time prekey or a replayed prekey
+/// message create two sessions.
 ///
 /// Run it from your tests against fresh, empty stores of your implementation (it needs no
 /// XCTest: it returns the broken rules, or throws the first):
@@ -63,8 +64,10 @@ public enum StoreConformance {
         case .atomicCommits: try await CommitRules.atomicity(fixture)
         case .preKeyConsumption: try await CommitRules.preKeyConsumption(fixture)
         case .preKeyUpdates: try await CommitRules.preKeyUpdates(fixture)
+        case .replayRecords: try await CommitRules.replayRecords(fixture)
         case .groupMembers: try await GroupRules.members(fixture)
         case .pendingGroupMessages: try await GroupRules.pendingMessages(fixture)
+        case .recovery: try await RecoveryRules.recovery(fixture)
         }
     }
 }
@@ -101,6 +104,14 @@ public enum StoreConformanceRule: String, CaseIterable, Sendable, Hashable, Cust
     /// `updatePreKeys` stores what its update leaves, and nothing when the update throws (its
     /// error is rethrown).
     case preKeyUpdates
+    /// The EK_A replay record of a prekey message (`StoreCommit.baseKeyRecord`) is added by the
+    /// commit of the session it created, in the same transaction, and
+    /// `hasRecordedBaseKey(_:signedPreKeyID:)` finds it from then on; a commit carrying a
+    /// record the store holds already is refused with `SessionError.staleState` and writes
+    /// nothing (even when its session was deleted meanwhile), so the prekey message is
+    /// `duplicateMessage` again; `updatePreKeys` deletes the records of a signed prekey it
+    /// replaces, and none when its update throws.
+    case replayRecords
     /// A group's members are replaced by the members of a commit (an empty set removes them),
     /// group by group.
     case groupMembers
@@ -108,6 +119,10 @@ public enum StoreConformanceRule: String, CaseIterable, Sendable, Hashable, Cust
     /// at most `PendingGroupMessage.maximumPerSender` (the oldest dropped), and deleted when
     /// released or expired (`expiresAt` at or before the commit's expiry time).
     case pendingGroupMessages
+    /// `localRegistrationID()` does not change (SPEC §9), and a session record keeps what the
+    /// manager notes in it about recovery (the recovery marks behind the limits on retry
+    /// notices: a store that rebuilds records from parts must restore them too).
+    case recovery
 
     /// The rule's name.
     public var description: String { rawValue }

@@ -10,7 +10,12 @@
 3. generate_basic:    TestVectors/protocol/ (conversions, padding, bundle, x3dh, self-encryption,
                       safety-number, qr-payload)
 4. generate_sessions: TestVectors/protocol/ (ratchet, sender-key)
-5. stale files:       protocol/*.json of a sessionkit-vectors schema that this run did not write
+5. generate_retry_notice: TestVectors/protocol/ (retry-notice)
+6. generate_attachment: TestVectors/protocol/ (attachment; its self-check decrypts age files
+                      built around our payloads with PyPI pyrage and the age command, each
+                      skipped with a printed note when not installed, and reads the C2SP/CCTV
+                      age vectors from $SESSIONKIT_AGE_VECTORS or /work/shared/vectors/age)
+7. stale files:       protocol/*.json of a sessionkit-vectors schema that this run did not write
                       (version 1's, or a split file a former run needed) are removed
 
 The Wycheproof files the self-checks read are taken from $SESSIONKIT_WYCHEPROOF, else
@@ -30,7 +35,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import convert_rfc  # noqa: E402
+import generate_attachment  # noqa: E402
 import generate_basic  # noqa: E402
+import generate_retry_notice  # noqa: E402
 import generate_sessions  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, ".."))
@@ -75,6 +82,12 @@ def main(argv=None) -> int:
         written.add(name)
     for name, n, size in generate_sessions.main(args.seed, protocol_out, verbose=False):
         print(f"protocol/{name:27} {n:5} tests {size:21} bytes")
+        written.add(name)
+    for name, (n, errors, size) in generate_retry_notice.generate(args.seed, protocol_out).items():
+        print(f"protocol/{name:27} {n:5} tests ({errors} error) {size:9} bytes")
+        written.add(name)
+    for name, (n, errors, size) in generate_attachment.generate(args.seed, protocol_out).items():
+        print(f"protocol/{name:27} {n:5} tests ({errors} error) {size:9} bytes")
         written.add(name)
     for name in remove_stale(protocol_out, written):
         print(f"removed stale protocol/{name}")

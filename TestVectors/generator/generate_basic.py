@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Deterministic protocol vectors (SPEC.md version 2: §1, §2, §3, §6, §7, §8) for the
-suites that need no session state:
+"""Deterministic protocol vectors (SPEC.md version 2: §1, §2, §3, §6, §7, §8, and §9's
+registration ids) for the suites that need no session state:
 
     ed25519-to-x25519, ed25519-seed-to-x25519, x25519-to-ed25519, padding,
-    bundle, x3dh, self-encryption, safety-number, qr-payload
+    bundle, x3dh (each also with registration ids, in their own files), self-encryption,
+    safety-number, qr-payload
 
 Everything is derived from `--seed` (default 1; the committed files use 1)
 through spec_primitives.Drbg, so a rerun gives byte-identical files. The run starts
@@ -875,6 +876,270 @@ def suite_x3dh(seed: int):
     return tests
 
 
+# =========================================================================== registration ids (§9) in bundle and x3dh
+# Appended later (their own Drbg labels and files, ids continuing after bundle*.json / x3dh*.json),
+# so no earlier test moved.
+RID_EDGES = ((1, "registration id 1 (the smallest)"), (2**31 - 1, "registration id 2^31 - 1 (the largest)"))
+
+
+def random_registration_id(dr: Drbg) -> int:
+    return 1 + dr.int_below(2**31 - 1)
+
+
+def suite_bundle_registration_id(seed: int):
+    """Bundles with flags bit 2 (SPEC §9): success tests in the four shapes, the edge ids, the same
+    keys with and without the id (identical signatures: the id is not signed), and error tests
+    (ids 0 and >= 2^31, flag bits 3-7, lengths that disagree with bit 2, check order)."""
+    dr = Drbg(seed, "bundle/registration-id")
+    tests = []
+
+    def rid():
+        return dr.int_below(2**32)
+
+    def valid(ident, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed, reg, comment):
+        b = rx.make_bundle(ident, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed, registration_id=reg)
+        enc = rx.encode_bundle(b)
+        # independent restatement: the bundle without the id, then flag bit 2 and u32(id) appended
+        plain = rx.encode_bundle(rx.make_bundle(ident, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed))
+        if reg is None:
+            assert enc == plain
+        else:
+            assert 1 <= reg <= 2**31 - 1
+            assert enc == plain[:133] + bytes([plain[133] | 4]) + plain[134:] + reg.to_bytes(4, "big"), comment
+            assert enc[133] & 4 and len(enc) == len(plain) + 4
+        assert rx.process_bundle(enc) == b and rx.decode_bundle(enc).registration_id == reg, comment
+        assert ed25519_verify(b.ik, b.spk_sig, b"SessionKit SPK v2\x05" + b.spk + bytes([b.kem_bit]))
+        t = {"comment": comment}
+        t.update(bundle_json(ident, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed))
+        t["registration_id"] = reg
+        t["bundle"] = hx(enc)
+        tests.append(t)
+        return enc
+
+    combos = ((False, False, "without OPK, without KEM prekey"), (True, False, "with OPK, without KEM prekey"),
+              (False, True, "without OPK, with KEM prekey"), (True, True, "with OPK and KEM prekey"))
+    for i in range(4):
+        ident, spk_sk, opk_sk, kem_seed = dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(64)
+        spk_id, opk_id, kem_id, reg = rid(), rid(), rid(), random_registration_id(dr)
+        for with_opk, with_kem, desc in combos:
+            valid(ident, spk_id, spk_sk, opk_id, opk_sk if with_opk else None, kem_id,
+                  kem_seed if with_kem else None, reg, f"random keys #{i}, {desc}, registration id {reg}")
+    for reg, what in RID_EDGES:
+        ident, spk_sk, opk_sk, kem_seed = dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(64)
+        spk_id, opk_id, kem_id = rid(), rid(), rid()
+        valid(ident, spk_id, spk_sk, None, None, None, None, reg, f"{what}, without OPK or KEM prekey")
+        valid(ident, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed, reg, f"{what}, with OPK and KEM prekey")
+    valid(dr.bytes(32), 0xFFFFFFFF, dr.bytes(32), 0xFFFFFFFF, dr.bytes(32), 0xFFFFFFFF, dr.bytes(64), 2**31 - 1,
+          "prekey ids 0xffffffff, registration id 2^31 - 1")
+    valid(dr.bytes(32), 0, dr.bytes(32), 0, dr.bytes(32), 0, dr.bytes(64), 1, "prekey ids 0, registration id 1")
+    # the same keys with and without the id: the signatures are the same (the id is not signed)
+    ident, spk_sk, opk_sk, kem_seed = dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(64)
+    spk_id, opk_id, kem_id = rid(), rid(), rid()
+    regs = (None, random_registration_id(dr), random_registration_id(dr))
+    encs = [valid(ident, spk_id, spk_sk, opk_id, opk_sk, kem_id, kem_seed, reg,
+                  "the same keys as the two tests around it, " + ("registration_id null (flag bit 2 clear)"
+                                                                  if reg is None else f"registration id {reg}"))
+            for reg in regs]
+    assert len({e[:133] for e in encs}) == 1 and len(set(encs)) == 3
+    for with_opk, with_kem in ((False, False), (True, False)):
+        ident, spk_sk, opk_sk = dr.bytes(32), dr.bytes(32), dr.bytes(32)
+        valid(ident, rid(), spk_sk, rid(), opk_sk if with_opk else None, None, None, None,
+              "registration_id given as null: flag bit 2 clear " + ("with OPK" if with_opk else "without OPK"))
+
+    # ---------------------------------------------------------------- error tests (bundle only)
+    def err(name: str, data: bytes, comment: str, note: str | None = None):
+        expect_error(name, rx.process_bundle, data)
+        t = {"comment": comment, "bundle": hx(data), "error": name}
+        if note:
+            t["note"] = note
+        tests.append(t)
+
+    def make(with_opk=True, with_kem=True, reg=None, **kw):
+        ident, spk_sk, opk_sk, kem_seed = dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(64)
+        return rx.make_bundle(ident, rid(), spk_sk, rid(), opk_sk if with_opk else None, rid(),
+                              kem_seed if with_kem else None, registration_id=reg, **kw)
+
+    def with_flags(enc: bytes, flags: int) -> bytes:
+        return enc[:133] + bytes([flags]) + enc[134:]
+
+    shapes = ((False, False, "without OPK or KEM prekey"), (True, False, "with OPK"), (False, True, "with KEM prekey"),
+              (True, True, "with OPK and KEM prekey"))
+    for v, what in ((0, "0"), (2**31, "2^31"), (2**31 + 1, "2^31 + 1"), (0xFFFFFFFF, "0xffffffff")):
+        for with_opk, with_kem, desc in (shapes if v in (0, 2**31) else shapes[:1]):
+            err("invalidPayload", rx.encode_bundle(make(with_opk, with_kem, v)),
+                f"registration id {what} (outside 1 ... 2^31 - 1), bundle {desc}, otherwise valid")
+    for with_opk, with_kem, desc in shapes:
+        ok = rx.encode_bundle(make(with_opk, with_kem, random_registration_id(dr)))
+        err("invalidPayload", ok[:-4], f"flag bit 2 set but no registration id (bundle {desc})")
+        err("invalidPayload", ok[:-1], f"bundle {desc} with a registration id, last byte removed")
+        err("invalidPayload", ok + b"\x00", f"bundle {desc} with a registration id, one extra byte appended")
+        err("invalidPayload", with_flags(ok, ok[133] & ~4), f"bundle {desc}: four registration id bytes follow but "
+            "flag bit 2 is clear")
+    ok = make(True, True, random_registration_id(dr))
+    okb = rx.encode_bundle(ok)
+    for bit in range(3, 8):
+        err("invalidPayload", with_flags(okb, okb[133] | (1 << bit)), f"flags 0x{okb[133] | (1 << bit):02x}: bits 0-2 "
+            f"and reserved bit {bit}, length right for bits 0-2")
+    bare = rx.encode_bundle(make(False, False, random_registration_id(dr)))
+    for fl in (0x0C, 0xFC, 0xFF):
+        err("invalidPayload", with_flags(bare, fl), f"flags 0x{fl:02x} (bit 2 with reserved bits) on a bundle of base "
+            "length plus a registration id")
+    err("invalidPayload", with_flags(bare, 0x04 | 0x08) + b"\x00\x00\x00\x01",
+        "flags 0x0c: bit 2 and bit 3 with four more bytes (reserved bit 3 is not a further optional part)")
+    # order
+    err("unsupportedVersion", b"\x25" + rx.encode_bundle(make(True, False, 0))[1:],
+        "first byte 0x25 and registration id 0: the type byte is checked first")
+    err("unsupportedVersion", b"\x22" + with_flags(bare, 0x0C)[1:],
+        "first byte 0x22 and flags 0x0c: the type byte is checked first")
+    b = make(True, True, 0)
+    err("invalidPayload", rx.encode_bundle(replace_fields(b, spk_sig=bytes(64))),
+        "registration id 0 and an all-zero spk_sig: decoding comes before the signatures")
+    bad_ek = wycheproof_invalid_eks(1)[-1][2]
+    ident = dr.bytes(32)
+    b = rx.make_bundle(ident, 5, dr.bytes(32), None, None, 6, dr.bytes(64), registration_id=2**31)
+    b = replace_fields(b, kem_ek=bad_ek, kem_sig=rx.kem_signature(ident, bad_ek))
+    err("invalidPayload", rx.encode_bundle(b), "registration id 2^31 and an invalid KEM ek (validly signed): "
+        "decoding comes before the key checks")
+    b = make(True, False, random_registration_id(dr))
+    err("invalidPayload", with_flags(rx.encode_bundle(replace_fields(b, spk_sig=b.spk_sig[::-1])), 0x0D),
+        "flags 0x0d (bits 0, 2 and reserved bit 3, length right for bits 0 and 2) and a bad spk_sig: decoding first")
+    # a valid registration id does not rescue or break anything else
+    b = make(True, True, random_registration_id(dr))
+    err("invalidSignature", rx.encode_bundle(replace_fields(b, spk_sig=b.spk_sig[:10] + bytes([b.spk_sig[10] ^ 1])
+                                                            + b.spk_sig[11:])),
+        "valid registration id, spk_sig with one bit flipped")
+    b = make(False, True, random_registration_id(dr), spk_kem_bit=0)
+    err("invalidSignature", rx.encode_bundle(b), "valid registration id, KEM prekey present but spk_sig signed with "
+        "kem = 0")
+    ident = dr.bytes(32)
+    b = rx.make_bundle(ident, 3, dr.bytes(32), 4, dr.bytes(32), registration_id=random_registration_id(dr))
+    high = b.spk[:31] + bytes([b.spk[31] | 0x80])
+    err("invalidKey", rx.encode_bundle(replace_fields(b, spk=high, spk_sig=rx.spk_signature(ident, high, 0))),
+        "valid registration id, non-canonical SPK (bit 255 set), validly signed")
+    return tests
+
+
+def suite_x3dh_registration_id(seed: int):
+    """X3DH with Alice's registration id in P (SPEC §9): success tests only. The id changes P and so
+    SK; Bob's own id in his bundle changes no output (asserted here, not representable in the suite).
+    A prefix whose id is 0 or >= 2^31 is the responder's invalidMessage: the x3dh suite gives no
+    received prefix, so that case has no test here (a ratchet prekey message can carry it)."""
+    dr = Drbg(seed, "x3dh/registration-id")
+    tests = []
+
+    def rid():
+        return dr.int_below(2**32)
+
+    def valid(a_seed, a_addr, ek, b_seed, b_addr, spk_id, spk, opk_id, opk, kem_id, kem_seed, m, reg, comment):
+        b = rx.make_bundle(b_seed, spk_id, spk, opk_id, opk, kem_id, kem_seed)
+        encaps = None
+        if kem_seed is not None:
+            encaps = rx.encapsulate(b, m)
+            assert ref_mlkem.lib_decaps(kem_seed, encaps[0]) == encaps[1]
+        ea, eb = encode_address_json(a_addr), encode_address_json(b_addr)
+        sk_a, ad_a, p = rx.x3dh_initiator(a_seed, ea, ek, b, eb, encaps, registration_id=reg)
+        sk_b, ad_b = rx.x3dh_responder(b_seed, eb, spk, opk, kem_seed, ea, p)
+        assert sk_a == sk_b and ad_a == ad_b, comment
+        # Bob's registration id in his bundle changes nothing
+        for bob_reg in (1, 2**31 - 1, random_registration_id(dr)):
+            b2 = rx.make_bundle(b_seed, spk_id, spk, opk_id, opk, kem_id, kem_seed, registration_id=bob_reg)
+            assert rx.process_bundle(rx.encode_bundle(b2)).registration_id == bob_reg
+            assert rx.x3dh_initiator(a_seed, ea, ek, b2, eb, encaps, registration_id=reg) == (sk_a, ad_a, p)
+        # independent restatement of P (SPEC §3/§9) and of SK
+        flags = (1 if opk is not None else 0) | (2 if kem_seed is not None else 0) | (4 if reg is not None else 0)
+        want_p = (ed25519_pub(a_seed) + x25519_pub(ek) + sp.u32(spk_id) + bytes([flags])
+                  + (sp.u32(opk_id) if opk is not None else b"")
+                  + (sp.u32(kem_id) + encaps[0] if kem_seed is not None else b"")
+                  + (sp.u32(reg) if reg is not None else b""))
+        assert p == want_p and len(p) == 69 + 4 * (flags & 1) + 1092 * ((flags >> 1) & 1) + 4 * (flags >> 2)
+        xa = _x25519.X25519PrivateKey.from_private_bytes
+        xpub = _x25519.X25519PublicKey.from_public_bytes
+        dhs = [xa(ed_seed_to_x_private(a_seed)).exchange(xpub(spk_pub := x25519_pub(spk))),
+               xa(ek).exchange(xpub(ed_to_x_public(ed25519_pub(b_seed)))), xa(ek).exchange(xpub(spk_pub))]
+        if opk is not None:
+            dhs.append(xa(ek).exchange(xpub(x25519_pub(opk))))
+        info = (b"SessionKit PQXDH v2" if kem_seed is not None else b"SessionKit X3DH v2") + sp.sha256(want_p)
+        assert sk_a == hkdf(ZERO32, FF32 + b"".join(dhs) + (encaps[1] if kem_seed is not None else b""), info, 32)
+        t = {"comment": comment}
+        t.update({"alice_identity_seed": hx(a_seed), "alice_address": a_addr, "alice_ephemeral_sk": hx(ek),
+                  "bob_identity_seed": hx(b_seed), "bob_address": b_addr, "bob_spk_id": spk_id,
+                  "bob_spk_sk": hx(spk), "bob_spk_signature": hx(b.spk_sig),
+                  "bob_opk_id": opk_id if opk is not None else None, "bob_opk_sk": hx(opk) if opk is not None else None,
+                  "bob_kem_id": kem_id if kem_seed is not None else None,
+                  "bob_kem_seed": hx(kem_seed) if kem_seed is not None else None,
+                  "bob_kem_signature": hx(b.kem_sig) if kem_seed is not None else None,
+                  "kem_encapsulation": ({"ciphertext": hx(encaps[0]), "shared_secret": hx(encaps[1])}
+                                        if kem_seed is not None else None),
+                  "registration_id": reg})
+        t.update({"prefix": hx(p), "shared_secret": hx(sk_a), "associated_data": hx(ad_a)})
+        note = addr_note(a_addr, b_addr)
+        if note:
+            t["note"] = note
+        tests.append(t)
+        return sk_a, p
+
+    combos = ((True, False, "with OPK, without KEM prekey"), (False, False, "without OPK, without KEM prekey"),
+              (True, True, "with OPK and KEM prekey"), (False, True, "without OPK, with KEM prekey"))
+    for i in range(3):
+        a, ek, b, spk, opk, kem_seed, m = (dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32),
+                                           dr.bytes(64), dr.bytes(32))
+        a_addr, b_addr = random_address(dr), random_address(dr)
+        spk_id, opk_id, kem_id, reg = rid(), rid(), rid(), random_registration_id(dr)
+        secrets = set()
+        for with_opk, with_kem, desc in combos:
+            for r in (reg, None):
+                what = f"registration id {r}" if r is not None else "registration_id null (flag bit 2 clear)"
+                sk, p = valid(a, a_addr, ek, b, b_addr, spk_id, spk, opk_id, opk if with_opk else None, kem_id,
+                              kem_seed if with_kem else None, m, r, f"random keys #{i}, {desc}, {what}")
+                secrets.add(sk)
+        assert len(secrets) == 8
+    A1, B1 = address_json("alice", 1), address_json("bob", 2)
+    for reg, what in RID_EDGES:
+        a, ek, b, spk, opk, kem_seed, m = (dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32),
+                                           dr.bytes(64), dr.bytes(32))
+        for with_opk, with_kem, desc in combos:
+            valid(a, A1, ek, b, B1, 7, spk, 8, opk if with_opk else None, 9, kem_seed if with_kem else None, m, reg,
+                  f"Alice's {what}, {desc}")
+    # ids that differ in one bit give different secrets
+    a, ek, b, spk = dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32)
+    base = random_registration_id(dr) & ~1
+    s1, _ = valid(a, A1, ek, b, B1, 3, spk, None, None, None, None, None, base, f"registration id {base}")
+    s2, _ = valid(a, A1, ek, b, B1, 3, spk, None, None, None, None, None, base | 1,
+                  f"the same keys, registration id {base | 1} (one bit from the test before): another secret")
+    assert s1 != s2
+
+    # error tests: the bundle's checks still come first when Alice has a registration id
+    def bad(comment, reg, *, opk, kem, spk_sig=None, spk_kem_bit=None):
+        a, ek, b, spk, opk_sk, kem_seed, m = (dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32), dr.bytes(32),
+                                              dr.bytes(64), dr.bytes(32))
+        a_addr, b_addr = random_address(dr), random_address(dr)
+        spk_id, opk_id, kem_id = rid(), rid(), rid()
+        opk_sk, kem_seed = (opk_sk if opk else None), (kem_seed if kem else None)
+        bundle = rx.make_bundle(b, spk_id, spk, opk_id, opk_sk, kem_id, kem_seed, spk_kem_bit=spk_kem_bit)
+        encaps = rx.encapsulate(bundle, m) if kem else None
+        if spk_sig is not None:
+            bundle = replace_fields(bundle, spk_sig=spk_sig(bundle))
+        expect_error("invalidSignature", rx.x3dh_initiator, a, encode_address_json(a_addr), ek, bundle,
+                     encode_address_json(b_addr), encaps)
+        t = {"comment": comment}
+        t.update({"alice_identity_seed": hx(a), "alice_address": a_addr, "alice_ephemeral_sk": hx(ek),
+                  "bob_identity_seed": hx(b), "bob_address": b_addr, "bob_spk_id": spk_id,
+                  "bob_spk_sk": hx(spk), "bob_spk_signature": hx(bundle.spk_sig),
+                  "bob_opk_id": opk_id if opk else None, "bob_opk_sk": hx(opk_sk) if opk else None,
+                  "bob_kem_id": kem_id if kem else None, "bob_kem_seed": hx(kem_seed) if kem else None,
+                  "bob_kem_signature": hx(bundle.kem_sig) if kem else None,
+                  "kem_encapsulation": ({"ciphertext": hx(encaps[0]), "shared_secret": hx(encaps[1])}
+                                        if kem else None),
+                  "registration_id": reg, "error": "invalidSignature"})
+        tests.append(t)
+
+    bad("registration id 1, spk_sig with bit 3 flipped", 1, opk=True, kem=False,
+        spk_sig=lambda bb: bb.spk_sig[:0] + bytes([bb.spk_sig[0] ^ 8]) + bb.spk_sig[1:])
+    bad("registration id 2^31 - 1, KEM prekey present but spk_sig signed with kem = 0", 2**31 - 1, opk=False, kem=True,
+        spk_kem_bit=0)
+    return tests
+
+
 # =========================================================================== suite: self-encryption
 SELF_INFO = b"SessionKit Self v2"
 SELF_TYPE = 0x25
@@ -1270,10 +1535,16 @@ def generate(seed: int, out_dir: str) -> dict:
     for name, tests in split_by_size("bundle", suite_bundle(seed)):
         next_id = write(name, "bundle", "SPEC.md §3 bundle encoding and the initiator's bundle checks "
                         "(ids continue across the bundle*.json files)", tests, next_id)
+    for name, tests in split_by_size("bundle_registration_id", suite_bundle_registration_id(seed)):
+        next_id = write(name, "bundle", "SPEC.md §3 and §9 bundles with a registration id (flags bit 2; ids continue "
+                        "across the bundle*.json files)", tests, next_id)
     next_id = 1
     for name, tests in split_by_size("x3dh", suite_x3dh(seed)):
         next_id = write(name, "x3dh", "SPEC.md §3 X3DH with optional KEM prekey (both sides computed and compared; "
                         "ids continue across the x3dh*.json files)", tests, next_id)
+    for name, tests in split_by_size("x3dh_registration_id", suite_x3dh_registration_id(seed)):
+        next_id = write(name, "x3dh", "SPEC.md §3 and §9 X3DH with Alice's registration id in P (flags bit 2; both "
+                        "sides computed and compared; ids continue across the x3dh*.json files)", tests, next_id)
     write("self_encryption.json", "self-encryption", "SPEC.md §6 self-encryption (XChaCha20-Poly1305)",
           suite_self(seed))
     write("safety_number.json", "safety-number",

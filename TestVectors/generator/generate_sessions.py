@@ -9,12 +9,14 @@ ref_sender_key.py; each expected outcome written below is asserted against the r
 while generating, every error event is checked to leave the receiver's state unchanged,
 every success on a previous session is checked to be one SPEC §3 lets a vector rely on, and
 afterwards every test is replayed from its JSON alone through fresh reference parties
-(self-consistency pass). A suite is split over several files (ids continuing) to keep each
-file under 1 MB.
+(self-consistency pass); the ratchet events are also checked against a restatement of SPEC
+§4/§9's message-layer checks that does not use ref_ratchet (check_message_layer). A suite is
+split over several files (ids continuing) to keep each file under 1 MB.
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import sys
@@ -93,9 +95,11 @@ def check_trace(where: str, trace: list, ok: bool) -> None:
 class RatchetCase:
     def __init__(self, seed: int, tid: int, comment: str, *, opk: bool = True, kem: bool = False,
                  max_skip: int = DEFAULT_MAX_SKIP, max_stored: int = DEFAULT_MAX_STORED, note: str = "",
-                 addresses: int | None = None, alice_address: dict | None = None):
+                 addresses: int | None = None, alice_address: dict | None = None, label: str = "ratchet"):
+        """label: the Drbg label prefix; its streams are {label}/{tid}/setup, .../alice-keys,
+        .../bob-keys and .../aux (the SPEC §9 tests have their own, ratchet/registration-id)."""
         self.tid, self.comment, self.note = tid, comment, note
-        d = Drbg(seed, f"ratchet/{tid}/setup")
+        d = Drbg(seed, f"{label}/{tid}/setup")
         self.alice_seed, self.ek_sk = d.bytes(32), d.bytes(32)
         self.bob_seed, self.spk_sk = d.bytes(32), d.bytes(32)
         self.spk_id = read_u32(d.bytes(4), 0)
@@ -122,10 +126,10 @@ class RatchetCase:
         if kem:
             self.encaps = rx.encapsulate(self.bundle, kem_m)
             assert ref_mlkem.lib_decaps(self.kem_seed, self.encaps[0]) == self.encaps[1]
-        ka, kb = Drbg(seed, f"ratchet/{tid}/alice-keys"), Drbg(seed, f"ratchet/{tid}/bob-keys")
+        ka, kb = Drbg(seed, f"{label}/{tid}/alice-keys"), Drbg(seed, f"{label}/{tid}/bob-keys")
         self.alice_pool = [ka.bytes(32) for _ in range(KEY_POOL)]
         self.bob_pool = [kb.bytes(32) for _ in range(KEY_POOL)]
-        self.aux = Drbg(seed, f"ratchet/{tid}/aux")
+        self.aux = Drbg(seed, f"{label}/{tid}/aux")
         self.parties = make_parties(self.alice_seed, self.a_addr, self.ek_sk, self.encaps, self.alice_pool,
                                     self.bob_seed, self.b_addr, self.spk_sk, self.spk_id, self.opk_sk, self.opk_id,
                                     self.kem_seed, self.kem_id, self.bob_pool, max_skip, max_stored)
@@ -210,13 +214,24 @@ class RatchetCase:
                 e["from_address"] = from_address
             self.events.append(e)
 
-    def raw(self, to: str, m: bytes, expect: str, from_address: dict | None = None) -> None:
+    def raw(self, to: str, m: bytes, expect: str, from_address: dict | None = None, *,
+            sharp: str | None = None) -> None:
+        """sharp: a check of ref_ratchet's `lenient` set; asserts that the receiver without that one
+        check would accept m (decrypt it), so only the rule the event tests can refuse it."""
         assert expect != "ok"
+        if sharp is not None:
+            self.assert_accepted_without(to, m, sharp)
         self._deliver(to, m, expect, from_address)
         e = {"op": "recv", "to": to, "message": m.hex(), "error": expect}
         if from_address is not None:
             e["from_address"] = from_address
         self.events.append(e)
+
+    def assert_accepted_without(self, to: str, m: bytes, check: str) -> None:
+        lenient = copy.deepcopy(self.parties[to])
+        lenient.lenient = frozenset({check})
+        (res, _), trace = lenient.decide(self.addr(self.other(to)), m)
+        assert res == "ok", f"ratchet test {self.tid}: without {check} the message still fails ({res}, {trace})"
 
     def raw_ok(self, to: str, m: bytes, plaintext: bytes) -> None:
         got = self._deliver(to, m, "ok")
@@ -232,10 +247,13 @@ class RatchetCase:
 
     def second_initiator(self, *, identity_seed: bytes | None = None, address: bytes | None = None,
                          use_opk: bool = False, use_kem: bool = False, bundle: rx.Bundle | None = None,
-                         peer: bytes | None = None, check: bool = True, kem_seed: bytes | None = None) -> Party:
+                         peer: bytes | None = None, check: bool = True, kem_seed: bytes | None = None,
+                         registration_id: int | None = None, extra_flags: int = 0) -> Party:
         """Another initiator instance (new EK_A, own ratchet keys, none of them in the vector),
         by default Alice's identity and address, built from Bob's bundle (without its OPK unless
-        use_opk, without its KEM prekey unless use_kem)."""
+        use_opk, without its KEM prekey unless use_kem). registration_id: its own id in P (SPEC §9,
+        flags bit 2; not range-checked, so that out-of-range ids can be forged with a consistent
+        SK); extra_flags: reserved flag bits set in P (forgeries)."""
         if bundle is None:
             b = self.bundle
             bundle = rx.Bundle(ik=b.ik, spk_id=b.spk_id, spk=b.spk, spk_sig=b.spk_sig,
@@ -250,7 +268,8 @@ class RatchetCase:
                 assert ref_mlkem.lib_decaps(kem_seed or self.kem_seed, encaps[0]) == encaps[1]
         return Party.initiator(identity_seed or self.alice_seed, address or self.a_addr, self.rand(32),
                                [self.rand(32) for _ in range(4)], bundle=bundle, peer=peer or self.b_addr,
-                               encapsulation=encaps, check=check, name="other")
+                               encapsulation=encaps, check=check, name="other", registration_id=registration_id,
+                               extra_flags=extra_flags)
 
     def to_json(self) -> dict:
         a_used, b_used = self.alice.keys_used, self.bob.keys_used
@@ -816,11 +835,19 @@ def _(c: RatchetCase):
     c.recv(B, a1)
 
 
-@scenario("prekey flags byte with a bit outside 0-1 is invalidMessage (fresh Bob and with a session)")
+@scenario("prekey flags byte with a bit outside 0-2 is invalidMessage (fresh Bob and with a session); flags "
+          "0x05 sets bit 2 (SPEC §9), which is legal: the four bytes after the OPK id are read as a registration "
+          "id (0x213102be, in range) and the inner message then starts with 0xde, unsupportedVersion",
+          note="changed by SPEC §9: event 1 (flags 0x05) expected invalidMessage before flag bit 2 existed")
 def _(c: RatchetCase):
     a0 = c.send(A)
     for fl in (0x05, 0x09, 0x81, 0xFD):       # bit 0 kept, so the lengths still fit
-        c.raw(B, replace(c.msg(a0), 69, bytes([fl])), "invalidMessage")
+        m = replace(c.msg(a0), 69, bytes([fl]))
+        if fl == 0x05:                        # §9: the id is the inner message's first four bytes
+            assert rx.registration_id_is_valid(read_u32(m, 74)) and m[78] != 0x21
+            c.raw(B, m, "unsupportedVersion")
+        else:
+            c.raw(B, m, "invalidMessage")
     c.recv(B, a0)
     a1 = c.send(A)
     c.raw(B, replace(c.msg(a1), 69, b"\x41"), "invalidMessage")
@@ -1485,6 +1512,213 @@ def _(c: RatchetCase):
     c.recv(A, b0, "duplicateMessage", content_type=2)
     c.recv(B, c.send(A))
 
+
+
+# ---- SPEC §9: the initiator's registration id in the prekey prefix (flags bit 2). Appended after
+# the content types so that no earlier id moves; their own Drbg label (ratchet/registration-id/{tid}).
+# SPEC §8 names no registration_id for `alice`, so every message with an id is a raw prekey
+# message from a second initiator instance of Alice's identity (its keys are not in the vector).
+RID_LABEL = "ratchet/registration-id"
+RID_NOTE = ("the prekey messages with a registration id (flags bit 2) are raw messages from second initiator "
+            "instances of Alice's identity and address with new EK_As, whose keys are not in the vector (SPEC "
+            "§8 names no registration_id for alice); only Bob holds their sessions")
+
+
+def random_rid(c: RatchetCase) -> int:
+    """A random registration id in 2 ... 2^31 - 1 whose first byte is not 0x21 (so that id ^ 1 is
+    in range too, and the id read as an inner message has another type byte)."""
+    while True:
+        rid = 1 + c.aux.int_below(2**31 - 1)
+        if rid >= 2 and rid >> 24 != 0x21:
+            return rid
+
+
+def rid_offset(m: bytes) -> int:
+    """Where u32(registration_id) starts (or would start) in prekey message m: after the OPK and KEM parts."""
+    return prefix_len(m[69] & 0x03)
+
+
+def with_rid(m: bytes, rid: int) -> bytes:
+    assert m[69] & 0x04
+    return replace(m, rid_offset(m), u32(rid))
+
+
+def insert_rid(m: bytes, rid: int) -> bytes:
+    """m (flags bit 2 clear) with flags bit 2 set and u32(rid) inserted at the end of the prefix."""
+    assert not m[69] & 0x04
+    off = rid_offset(m)
+    return m[:69] + bytes([m[69] | 0x04]) + m[70:off] + u32(rid) + m[off:]
+
+
+def remove_rid(m: bytes) -> bytes:
+    """m (flags bit 2 set) with flags bit 2 cleared and its four id bytes removed."""
+    assert m[69] & 0x04
+    off = rid_offset(m)
+    return m[:69] + bytes([m[69] & ~0x04]) + m[70:off] + m[off + 4:]
+
+
+@scenario("SPEC §9: prekey messages carrying the initiator's registration id (flags 0x04: a 74-byte prefix, the "
+          "id after spk_id and flags) from second initiators of Alice's identity with new EK_As decrypt and give "
+          "Bob further sessions for Alice's address; the next prekey message of each (same prefix) decrypts "
+          "through its session and a replay is duplicateMessage; ids random, 1 and 2^31 - 1 (the ends of the "
+          "range); the first session still decrypts Alice's messages", label=RID_LABEL, note=RID_NOTE)
+def _(c: RatchetCase):
+    c.handshake()
+    a1, a2 = c.send(A), c.send(A)
+    c.recv(B, a1)
+    for rid in (random_rid(c), 1, 2**31 - 1):
+        other = c.second_initiator(registration_id=rid)
+        p0pt, p1pt = c.pt(), c.pt()
+        p0, p1 = other.encrypt(c.b_addr, p0pt), other.encrypt(c.b_addr, p1pt)
+        assert p0[69] == 0x04 and read_u32(p0, 70) == rid and p0[74] == 0x21 and p0[:74] == p1[:74]
+        assert p0[33:65] != c.msg(0)[33:65]
+        c.raw_ok(B, p0, p0pt)
+        assert c.bob.current(c.a_addr).peer_registration_id == rid
+        c.raw_ok(B, p1, p1pt)
+        c.raw(B, p0, "duplicateMessage")
+    b1 = c.send(B)                        # on the last new session (id 2^31 - 1)
+    assert other.decrypt(c.b_addr, c.msg(b1)) == c.sends[b1][1]
+    c.recv(A, b1, "invalidMessage")
+    c.recv(B, a2)                         # the first session knows a2's ratchet key: current again
+    c.recv(A, c.send(B))
+    c.recv(B, c.send(A))
+
+
+@scenario("SPEC §9: a prekey message with flags 0x07 (OPK, KEM prekey and registration id: a 1170-byte prefix, "
+          "the id after the KEM ciphertext) from a second initiator of Alice's identity decrypts on a fresh Bob, "
+          "consuming his one-time prekeys (Alice's own prekey message, naming the same OPK, is then "
+          "unknownPreKey); cut inside the id (1168 bytes) or with the inner message one byte short "
+          "(1170 + 56), invalidMessage", kem=True, label=RID_LABEL, note=RID_NOTE)
+def _(c: RatchetCase):
+    rid = random_rid(c)
+    other = c.second_initiator(registration_id=rid, use_opk=True, use_kem=True)
+    p0pt, p1pt = c.pt(), c.pt()
+    p0, p1 = other.encrypt(c.b_addr, p0pt), other.encrypt(c.b_addr, p1pt)
+    assert prefix_len(0x07) == 1170 and p0[69] == 0x07 and read_u32(p0, 1166) == rid and p0[1170] == 0x21
+    for cut in (1168, 1170 + 56):
+        c.raw(B, p0[:cut], "invalidMessage")
+    c.raw_ok(B, p0, p0pt)
+    c.raw_ok(B, p1, p1pt)
+    a0 = c.send(A)
+    c.recv(B, a0, "unknownPreKey")
+    b0 = c.send(B)
+    assert other.decrypt(c.b_addr, c.msg(b0)) == c.sends[b0][1]
+
+
+@scenario("SPEC §9: flags 0x05 (OPK and registration id, a 78-byte prefix; the flags of test 42's event 1) on a "
+          "real prekey message from a second initiator of Alice's identity decrypts on a fresh Bob; before it, "
+          "truncations are invalidMessage: the prefix ending before the id (74 bytes), cut inside the id (75 and "
+          "77), the id complete and no inner message (78), the inner message one byte short (78 + 56); the id "
+          "with flag bit 2 cleared is read as the inner message (its first byte, not 0x21: unsupportedVersion); "
+          "afterwards Alice's prekey message names a used OPK, unknownPreKey", label=RID_LABEL, note=RID_NOTE)
+def _(c: RatchetCase):
+    rid = random_rid(c)
+    other = c.second_initiator(registration_id=rid, use_opk=True)
+    p0pt = c.pt()
+    p0 = other.encrypt(c.b_addr, p0pt)
+    assert p0[69] == 0x05 and read_u32(p0, 74) == rid and p0[78] == 0x21
+    for cut in (74, 75, 77, 78, 78 + 56):
+        c.raw(B, p0[:cut], "invalidMessage")
+    cleared = replace(p0, 69, b"\x01")
+    assert cleared[74] == rid >> 24 != 0x21
+    c.raw(B, cleared, "unsupportedVersion")
+    c.raw_ok(B, p0, p0pt)
+    c.recv(B, c.send(A), "unknownPreKey")
+    b0 = c.send(B)
+    assert other.decrypt(c.b_addr, c.msg(b0)) == c.sends[b0][1]
+
+
+@scenario("SPEC §9: the registration id is part of P (bound into SK) and of the prefix match. Fresh Bob: the "
+          "message with another valid id, with the id removed (flags 0x00), and Alice's own prekey message with "
+          "an id inserted (flags 0x04) run X3DH over another P: invalidMessage, nothing consumed. With the "
+          "sessions created by the genuine messages, their next prekey messages (same EK_A) with another id, "
+          "without the id, or with an id added are a prefix mismatch: invalidMessage", opk=False,
+          label=RID_LABEL, note=RID_NOTE + "; the prefix-mismatch events would decrypt through the EK_A's session "
+                                          "if the registration id were left out of the prefix match (checked)")
+def _(c: RatchetCase):
+    rid = random_rid(c)
+    other = c.second_initiator(registration_id=rid)
+    p0pt, p1pt = c.pt(), c.pt()
+    p0, p1 = other.encrypt(c.b_addr, p0pt), other.encrypt(c.b_addr, p1pt)
+    a0, a1 = c.send(A), c.send(A)
+    assert c.msg(a0)[69] == 0x00
+    c.raw(B, with_rid(p0, rid ^ 1), "invalidMessage")
+    c.raw(B, remove_rid(p0), "invalidMessage")
+    c.raw(B, insert_rid(c.msg(a0), rid), "invalidMessage")
+    c.raw_ok(B, p0, p0pt)
+    c.recv(B, a0)
+    c.raw(B, with_rid(p1, rid ^ 1), "invalidMessage", sharp="registration-id-match")
+    c.raw(B, remove_rid(p1), "invalidMessage", sharp="registration-id-match")
+    c.raw(B, insert_rid(c.msg(a1), rid), "invalidMessage", sharp="registration-id-match")
+    c.raw_ok(B, p1, p1pt)
+    c.recv(B, a1)
+    c.recv(A, c.send(B))
+    c.recv(B, c.send(A))
+
+
+@scenario("SPEC §9: registration ids 0, 2^31, 2^31 + 1 and 0xffffffff in the prekey prefix are invalidMessage "
+          "(fresh Bob); each message is otherwise valid, its SK computed over that P, so only the range check "
+          "refuses it; reflected to Alice, an id 0 prefix is invalidMessage (checked before the lookups) where "
+          "a valid id is unknownPreKey; nothing is consumed", label=RID_LABEL,
+          note=RID_NOTE + "; every out-of-range message decrypts when the range check is left out (checked)")
+def _(c: RatchetCase):
+    for rid in (0, 2**31, 2**31 + 1, 0xFFFFFFFF):
+        other = c.second_initiator(registration_id=rid, use_opk=True)
+        m = other.encrypt(c.b_addr, c.pt())
+        assert m[69] == 0x05 and read_u32(m, 74) == rid
+        c.raw(B, m, "invalidMessage", sharp="registration-id-range")
+    zero = c.second_initiator(registration_id=0).encrypt(c.b_addr, c.pt())
+    c.raw(A, zero, "invalidMessage")
+    valid = c.second_initiator(registration_id=random_rid(c)).encrypt(c.b_addr, c.pt())
+    c.raw(A, valid, "unknownPreKey")
+    c.recv(B, c.send(A))
+    c.recv(A, c.send(B))
+
+
+@scenario("SPEC §9: a registration id out of range is checked with the lengths and flags, before the inner type "
+          "byte, key canonicity, the lookups and IK_A's conversion: pairs of one message with a valid id (giving "
+          "unsupportedVersion, invalidKey, unknownPreKey, invalidKey) and the same with an id out of range "
+          "(invalidMessage); flag bit 3 before the inner type byte likewise", opk=False, label=RID_LABEL,
+          note=RID_NOTE)
+def _(c: RatchetCase):
+    rid = random_rid(c)
+    other = c.second_initiator(registration_id=rid)
+    p0pt = c.pt()
+    m = other.encrypt(c.b_addr, p0pt)
+    assert m[69] == 0x04 and rid_offset(m) == 70 and m[74] == 0x21
+    pairs = [
+        (replace(m, 74, b"\x01"), "unsupportedVersion", 0),                         # inner type byte
+        (flip(m, 64, 7), "invalidKey", 2**31),                                       # EK_A bit 255
+        (flip(m, 74 + 32, 7), "invalidKey", 0xFFFFFFFF),                             # header.dh bit 255
+        (replace(m, 65, u32(c.spk_id ^ 1)), "unknownPreKey", 0),                     # spk_id
+        (replace(m, 1, b"\x01" + bytes(31)), "invalidKey", 2**31),                   # IK_A not a valid point
+    ]
+    for edited, error, bad in pairs:
+        c.raw(B, edited, error)
+        c.raw(B, with_rid(edited, bad), "invalidMessage")
+    c.raw(B, replace(replace(m, 74, b"\x01"), 69, b"\x0c"), "invalidMessage")      # flag bit 3, inner 0x01
+    c.raw_ok(B, m, p0pt)
+    c.recv(B, c.send(A))
+    c.recv(A, c.send(B))
+
+
+@scenario("SPEC §9: flag bits 3-7 stay reserved next to a registration id: flags 0x0c, 0x0d, 0x84 and 0x14 on "
+          "prekey messages whose SK is computed over that P (only the reserved-bit check refuses them), and "
+          "0xfc set on a valid 0x04 message, are invalidMessage; nothing is consumed (Alice's prekey message "
+          "then uses the OPK)", label=RID_LABEL,
+          note=RID_NOTE + "; the messages with flags 0x0c, 0x0d, 0x84 and 0x14 decrypt when the reserved bits are "
+                          "ignored (checked)")
+def _(c: RatchetCase):
+    rid = random_rid(c)
+    for extra, use_opk, flags in ((0x08, False, 0x0C), (0x08, True, 0x0D), (0x80, False, 0x84), (0x10, False, 0x14)):
+        other = c.second_initiator(registration_id=rid, use_opk=use_opk, extra_flags=extra)
+        m = other.encrypt(c.b_addr, c.pt())
+        assert m[69] == flags and read_u32(m, rid_offset(m)) == rid
+        c.raw(B, m, "invalidMessage", sharp="reserved-flags")
+    m = c.second_initiator(registration_id=rid).encrypt(c.b_addr, c.pt())
+    c.raw(B, replace(m, 69, b"\xfc"), "invalidMessage")
+    c.recv(B, c.send(A))
+    c.recv(A, c.send(B))
 
 def build_ratchet(seed: int) -> list:
     tests = []
@@ -2238,12 +2472,55 @@ def write_suite_lines(out_dir: str, base: str, suite: str, source: str, tests: l
     return written
 
 
+def message_layer_outcome(m: bytes) -> str | None:
+    """SPEC §4/§9's checks before any key or session, restated from the text without ref_ratchet:
+    type byte, lengths, flags (bits 3-7 reserved), the registration id's range, the inner type
+    byte. Returns the error they decide, or None when the message passes them."""
+    if len(m) == 0:
+        return "invalidMessage"
+    if m[0] == 0x21:
+        return "invalidMessage" if len(m) < 41 + 16 else None
+    if m[0] != 0x22:
+        return "unsupportedVersion"
+    if len(m) < 70:
+        return "invalidMessage"
+    flags = m[69]
+    if flags & 0xF8:
+        return "invalidMessage"
+    end = 70 + 4 * (flags & 1) + 1092 * ((flags >> 1) & 1) + 4 * ((flags >> 2) & 1)
+    if len(m) < end + 41 + 16:
+        return "invalidMessage"
+    if flags & 4 and not 1 <= int.from_bytes(m[end - 4:end], "big") <= 2**31 - 1:
+        return "invalidMessage"
+    return "unsupportedVersion" if m[end] != 0x21 else None
+
+
+def check_message_layer(tests: list) -> int:
+    """Every recv event the message layer decides must expect that error; no event it passes
+    may expect unsupportedVersion (only that layer gives it). Returns the number it decided."""
+    decided = 0
+    for t in tests:
+        sends = [bytes.fromhex(e["message"]) for e in t["events"] if e["op"] == "send"]
+        for i, e in enumerate(t["events"]):
+            if e["op"] != "recv":
+                continue
+            m = sends[e["send"]] if "send" in e else bytes.fromhex(e["message"])
+            got, want = message_layer_outcome(m), e.get("error", "ok")
+            if got is not None:
+                decided += 1
+                assert want in (got, "any"), f"ratchet test {t['id']} event {i}: message layer {got}, expected {want}"
+            else:
+                assert want != "unsupportedVersion", f"ratchet test {t['id']} event {i}"
+    return decided
+
+
 def main(seed: int = 1, out_dir: str = "TestVectors/protocol", verbose: bool = True) -> list:
     os.makedirs(out_dir, exist_ok=True)
     sp.run_self_checks(seed)
     ratchet = build_ratchet(seed)
     for t in ratchet:
         replay_ratchet(t)
+    assert check_message_layer(ratchet) >= 64
     sender_key = build_sender_key(seed)
     for t in sender_key:
         replay_sender_key(t)

@@ -44,6 +44,16 @@ R10. Content types (§2): a message is padded with a content type (1 application
     distribution) and the receiver unpads expecting one; another type is `invalidPadding`, an
     authentication that does not unpad, so the session that opened it decides (R5) and nothing
     changes (transactional).
+R11. Registration ids (§9): flag bit 2 adds u32(registration_id) at the end of P (prefix length
+    70 + 4·bit0 + 1092·bit1 + 4·bit2); flag bits 3-7 and an id outside 1 ... 2^31 - 1 are
+    `invalidMessage`, with the lengths and flags, before the inner minimum length and type byte
+    (all `invalidMessage` among themselves, so their mutual order is not observable). The id is
+    part of P (bound into SK) and of the prefix match (R4). A responder session records the
+    peer's id from the prefix, an initiator session from the bundle (§9; no vector observes it).
+
+The `lenient` set switches single checks off (`registration-id-range`, `reserved-flags`,
+`registration-id-match`); it exists only so that the generator can show that a vector's
+message would be accepted without the rule it tests. Real parties never set it.
 """
 from __future__ import annotations
 
@@ -73,7 +83,9 @@ MAX_PREVIOUS = 40
 
 
 def prefix_len(flags: int) -> int:
-    return PREFIX_BASE + (4 if flags & 1 else 0) + (rx.PREFIX_KEM_LEN if flags & 2 else 0)
+    """The prekey prefix with its type byte: 70 + 4·bit0 + 1092·bit1 + 4·bit2 (§4, §9)."""
+    return (PREFIX_BASE + (4 if flags & 1 else 0) + (rx.PREFIX_KEM_LEN if flags & 2 else 0)
+            + (rx.PREFIX_RID_LEN if flags & 4 else 0))
 
 
 # ---------------------------------------------------------------- KDFs (§4)
@@ -97,6 +109,7 @@ class Origin:
     opk_id: Optional[int]
     kem_id: Optional[int]
     ct: Optional[bytes]
+    registration_id: Optional[int] = None      # §9: flags bit 2 of the prefix
 
 
 @dataclass
@@ -114,6 +127,7 @@ class Session:
     skipped: "OrderedDict[tuple[bytes, int], bytes]" = field(default_factory=OrderedDict)
     prefix: Optional[bytes] = None        # initiator: 0x22 || P until a message decrypts
     origin: Optional[Origin] = None       # responder: what created it
+    peer_registration_id: Optional[int] = None   # §9: from the bundle (initiator) or the prefix (responder)
 
     def knows(self, dh_pub: bytes) -> bool:
         return (self.dhr is not None and self.dhr == dh_pub) or any(k[0] == dh_pub for k in self.skipped)
@@ -163,27 +177,31 @@ class Party:
         self.kems: dict[int, bytes] = {}                 # one-time KEM prekeys: kem_id -> seed
         self.ek_records: dict[int, set] = {}             # spk_id -> {EK_A}
         self.trace: list = []                            # (how a message was decided), for generator checks
+        self.lenient: frozenset = frozenset()            # checks switched off (generator's sharpness checks only)
 
     # ------------------------------------------------ construction
     @classmethod
     def initiator(cls, identity_seed: bytes, address: bytes, ek_sk: bytes, ratchet_keys, *, bundle: rx.Bundle,
                   peer: bytes, encapsulation: Optional[tuple[bytes, bytes]], check: bool = True,
                   max_skip: int = DEFAULT_MAX_SKIP, max_stored: int = DEFAULT_MAX_STORED,
-                  name: str = "alice") -> "Party":
+                  name: str = "alice", registration_id: Optional[int] = None, extra_flags: int = 0) -> "Party":
         p = cls(name, identity_seed, address, ratchet_keys, max_skip, max_stored)
-        p.start_session(ek_sk, bundle, peer, encapsulation, check=check)
+        p.start_session(ek_sk, bundle, peer, encapsulation, check=check, registration_id=registration_id,
+                        extra_flags=extra_flags)
         return p
 
     def start_session(self, ek_sk: bytes, bundle: rx.Bundle, peer: bytes,
-                      encapsulation: Optional[tuple[bytes, bytes]], *, check: bool = True) -> None:
+                      encapsulation: Optional[tuple[bytes, bytes]], *, check: bool = True,
+                      registration_id: Optional[int] = None, extra_flags: int = 0) -> None:
         """X3DH as initiator (§3) and the ratchet's initialisation (§4): the new session becomes
-        current for `peer`."""
+        current for `peer`. registration_id: this party's own id, sent in P (§9, flags bit 2);
+        not range-checked, and extra_flags (reserved bits), only for forging test messages."""
         sk, ad, p = rx.x3dh_initiator(self.identity_seed, self.address, ek_sk, bundle, peer, encapsulation,
-                                      check=check)
+                                      check=check, registration_id=registration_id, extra_flags=extra_flags)
         dhs_sk = self._new_key()
         rk, cks = kdf_rk(sk, dh(dhs_sk, bundle.spk))
         s = Session(ad=ad, rk=rk, dhs_sk=dhs_sk, dhs_pk=x25519_pub(dhs_sk), dhr=bundle.spk, cks=cks, ckr=None,
-                    prefix=bytes([TYPE_PREKEY]) + p)
+                    prefix=bytes([TYPE_PREKEY]) + p, peer_registration_id=bundle.registration_id)
         self._insert(peer, s)
 
     @classmethod
@@ -270,13 +288,13 @@ class Party:
         if len(m) < PREFIX_BASE:
             raise SpecError("invalidMessage")
         ik_a, ek_a, spk_id, flags = m[1:33], m[33:65], read_u32(m, 65), m[69]
-        if flags & ~0x03:
-            raise SpecError("invalidMessage")
+        if flags & ~0x07 and "reserved-flags" not in self.lenient:
+            raise SpecError("invalidMessage")                       # R11: bits 3-7 reserved
         plen = prefix_len(flags)
         if len(m) < plen + MIN_MESSAGE:
             raise SpecError("invalidMessage")
         off = PREFIX_BASE
-        opk_id = kem_id = ct = None
+        opk_id = kem_id = ct = rid = None
         if flags & 1:
             opk_id = read_u32(m, off)
             off += 4
@@ -284,6 +302,11 @@ class Party:
             kem_id = read_u32(m, off)
             ct = m[off + 4:off + 4 + ref_mlkem.CT_LEN]
             off += rx.PREFIX_KEM_LEN
+        if flags & 4:
+            rid = read_u32(m, off)
+            off += rx.PREFIX_RID_LEN
+            if not rx.registration_id_is_valid(rid) and "registration-id-range" not in self.lenient:
+                raise SpecError("invalidMessage")                   # R11: with the lengths and flags
         assert off == plen
         inner = m[plen:]
         if inner[0] != TYPE_MESSAGE:
@@ -297,7 +320,10 @@ class Party:
         for i, s in enumerate(lst):
             if s.origin is not None and s.origin.ek_a == ek_a:
                 o = s.origin
-                if (o.ik_a, o.spk_id, o.opk_id, o.kem_id, o.ct) != (ik_a, spk_id, opk_id, kem_id, ct):
+                o_rid, m_rid = o.registration_id, rid
+                if "registration-id-match" in self.lenient:
+                    o_rid = m_rid = None
+                if (o.ik_a, o.spk_id, o.opk_id, o.kem_id, o.ct, o_rid) != (ik_a, spk_id, opk_id, kem_id, ct, m_rid):
                     self.trace.append(("prefix-mismatch", i))
                     raise SpecError("invalidMessage")
                 self.trace.append(("ek-session", i))
@@ -326,7 +352,9 @@ class Party:
         kem_seed = self.kems.pop(kem_id) if kem_id is not None else None
         sk, ad = rx.x3dh_responder(self.identity_seed, self.address, self.spk.sk, opk_sk, kem_seed, peer, p)
         s = Session(ad=ad, rk=sk, dhs_sk=self.spk.sk, dhs_pk=x25519_pub(self.spk.sk), dhr=None, cks=None, ckr=None,
-                    origin=Origin(ik_a=ik_a, ek_a=ek_a, spk_id=spk_id, opk_id=opk_id, kem_id=kem_id, ct=ct))
+                    origin=Origin(ik_a=ik_a, ek_a=ek_a, spk_id=spk_id, opk_id=opk_id, kem_id=kem_id, ct=ct,
+                                  registration_id=rid),
+                    peer_registration_id=rid)
         pt = self._ratchet_decrypt(s, header, body, ct_expected)
         self.ek_records.setdefault(spk_id, set()).add(ek_a)
         self._insert(peer, s)

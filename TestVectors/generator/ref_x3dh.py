@@ -1,5 +1,6 @@
 """Independent reference of SPEC.md §3: the bundle encoding, the initiator's bundle checks and
-X3DH with an optional ML-KEM-768 prekey (both sides).
+X3DH with an optional ML-KEM-768 prekey (both sides), with §9's optional registration id
+(flag bit 2) in the bundle and in the prekey prefix P.
 
 Built only on spec_primitives (PyPI `cryptography` + plain Python) and ref_mlkem (FIPS 203 in
 plain Python; the responder decapsulates with `cryptography`, so every KEM vector is checked
@@ -27,8 +28,15 @@ TYPE_BUNDLE = 0x26
 BUNDLE_BASE_LEN = 1 + 32 + 4 + 32 + 64 + 1                   # 134
 BUNDLE_OPK_LEN = 4 + 32                                      # 36
 BUNDLE_KEM_LEN = 4 + ref_mlkem.EK_LEN + 64                   # 1252
+BUNDLE_RID_LEN = 4                                           # u32(registration_id), flags bit 2 (§9)
 PREFIX_BASE_LEN = 32 + 32 + 4 + 1                            # P without the optional parts: 69
 PREFIX_KEM_LEN = 4 + ref_mlkem.CT_LEN                        # 1092
+PREFIX_RID_LEN = 4                                           # u32(registration_id), flags bit 2 (§9)
+REGISTRATION_ID_MIN, REGISTRATION_ID_MAX = 1, 2**31 - 1      # §9: 1 <= id <= 2^31 - 1
+
+
+def registration_id_is_valid(rid: int) -> bool:
+    return REGISTRATION_ID_MIN <= rid <= REGISTRATION_ID_MAX
 
 
 # ---------------------------------------------------------------- signatures
@@ -60,10 +68,12 @@ class Bundle:
     kem_id: Optional[int] = None
     kem_ek: Optional[bytes] = None
     kem_sig: Optional[bytes] = None
+    registration_id: Optional[int] = None      # §9, flags bit 2; not signed
 
     @property
     def flags(self) -> int:
-        return (1 if self.opk is not None else 0) | (2 if self.kem_ek is not None else 0)
+        return ((1 if self.opk is not None else 0) | (2 if self.kem_ek is not None else 0)
+                | (4 if self.registration_id is not None else 0))
 
     @property
     def kem_bit(self) -> int:
@@ -72,9 +82,11 @@ class Bundle:
 
 def make_bundle(identity_seed: bytes, spk_id: int, spk_sk: bytes, opk_id: Optional[int] = None,
                 opk_sk: Optional[bytes] = None, kem_id: Optional[int] = None,
-                kem_seed: Optional[bytes] = None, *, spk_kem_bit: Optional[int] = None) -> Bundle:
+                kem_seed: Optional[bytes] = None, *, spk_kem_bit: Optional[int] = None,
+                registration_id: Optional[int] = None) -> Bundle:
     """Bob's bundle from his private keys (signatures are deterministic Ed25519; the ek is ML-KEM
-    key generation from kem_seed). spk_kem_bit overrides the signed kem bit (forgeries only)."""
+    key generation from kem_seed). spk_kem_bit overrides the signed kem bit (forgeries only).
+    registration_id (§9) sets flags bit 2; it is signed by nothing."""
     spk = x25519_pub(spk_sk)
     kem = 1 if kem_seed is not None else 0
     if spk_kem_bit is not None:
@@ -85,7 +97,8 @@ def make_bundle(identity_seed: bytes, spk_id: int, spk_sk: bytes, opk_id: Option
                   opk_id=opk_id if opk_sk is not None else None,
                   opk=x25519_pub(opk_sk) if opk_sk is not None else None,
                   kem_id=kem_id if kem_seed is not None else None, kem_ek=ek,
-                  kem_sig=kem_signature(identity_seed, ek) if ek is not None else None)
+                  kem_sig=kem_signature(identity_seed, ek) if ek is not None else None,
+                  registration_id=registration_id)
 
 
 def encode_bundle(b: Bundle, *, flags: Optional[int] = None) -> bytes:
@@ -95,12 +108,15 @@ def encode_bundle(b: Bundle, *, flags: Optional[int] = None) -> bytes:
         out += u32(b.opk_id) + b.opk
     if b.kem_ek is not None:
         out += u32(b.kem_id) + b.kem_ek + b.kem_sig
+    if b.registration_id is not None:
+        out += u32(b.registration_id)
     return out
 
 
 def decode_bundle(data: bytes) -> Bundle:
     """SPEC §3 decoding: empty -> invalidPayload; another first byte -> unsupportedVersion;
-    a wrong length or a flag bit outside 0-1 -> invalidPayload. No key checks here."""
+    a wrong length, a flag bit outside 0-2 or a registration id outside 1 ... 2^31 - 1 (§9)
+    -> invalidPayload. No key checks here."""
     if len(data) == 0:
         raise SpecError("invalidPayload")
     if data[0] != TYPE_BUNDLE:
@@ -108,14 +124,15 @@ def decode_bundle(data: bytes) -> Bundle:
     if len(data) < BUNDLE_BASE_LEN:
         raise SpecError("invalidPayload")
     flags = data[BUNDLE_BASE_LEN - 1]
-    if flags & ~0x03:
+    if flags & ~0x07:
         raise SpecError("invalidPayload")
-    want = BUNDLE_BASE_LEN + (BUNDLE_OPK_LEN if flags & 1 else 0) + (BUNDLE_KEM_LEN if flags & 2 else 0)
+    want = (BUNDLE_BASE_LEN + (BUNDLE_OPK_LEN if flags & 1 else 0) + (BUNDLE_KEM_LEN if flags & 2 else 0)
+            + (BUNDLE_RID_LEN if flags & 4 else 0))
     if len(data) != want:
         raise SpecError("invalidPayload")
     ik, spk_id, spk, spk_sig = data[1:33], read_u32(data, 33), data[37:69], data[69:133]
     off = BUNDLE_BASE_LEN
-    opk_id = opk = kem_id = ek = kem_sig = None
+    opk_id = opk = kem_id = ek = kem_sig = rid = None
     if flags & 1:
         opk_id, opk = read_u32(data, off), data[off + 4:off + 36]
         off += BUNDLE_OPK_LEN
@@ -124,9 +141,14 @@ def decode_bundle(data: bytes) -> Bundle:
         ek = data[off + 4:off + 4 + ref_mlkem.EK_LEN]
         kem_sig = data[off + 4 + ref_mlkem.EK_LEN:off + BUNDLE_KEM_LEN]
         off += BUNDLE_KEM_LEN
+    if flags & 4:
+        rid = read_u32(data, off)
+        if not registration_id_is_valid(rid):
+            raise SpecError("invalidPayload")
+        off += BUNDLE_RID_LEN
     assert off == len(data)
     return Bundle(ik=ik, spk_id=spk_id, spk=spk, spk_sig=spk_sig, opk_id=opk_id, opk=opk,
-                  kem_id=kem_id, kem_ek=ek, kem_sig=kem_sig)
+                  kem_id=kem_id, kem_ek=ek, kem_sig=kem_sig, registration_id=rid)
 
 
 def check_bundle(b: Bundle) -> None:
@@ -152,15 +174,22 @@ def process_bundle(data: bytes) -> Bundle:
 
 # ---------------------------------------------------------------- X3DH
 def prekey_prefix(ik_a: bytes, ek_a: bytes, spk_id: int, opk_id: Optional[int], kem_id: Optional[int],
-                  ct: Optional[bytes]) -> bytes:
-    """P = IK_A || EK_A || u32(spk_id) || flags || [u32(opk_id)] || [u32(kem_id) || CT]."""
-    flags = (1 if opk_id is not None else 0) | (2 if kem_id is not None else 0)
+                  ct: Optional[bytes], registration_id: Optional[int] = None, *, extra_flags: int = 0) -> bytes:
+    """P = IK_A || EK_A || u32(spk_id) || flags || [u32(opk_id)] || [u32(kem_id) || CT]
+    || [u32(registration_id)] (the last part: flags bit 2, §9, the initiator's id). The id is not
+    range-checked here and extra_flags (reserved bits 3-7, ORed into the flags byte, adding no
+    part) exists: both only for forging test messages whose P is consistent with their SK."""
+    assert extra_flags & 0x07 == 0
+    flags = ((1 if opk_id is not None else 0) | (2 if kem_id is not None else 0)
+             | (4 if registration_id is not None else 0) | extra_flags)
     p = ik_a + ek_a + u32(spk_id) + bytes([flags])
     if opk_id is not None:
         p += u32(opk_id)
     if kem_id is not None:
         assert ct is not None and len(ct) == ref_mlkem.CT_LEN
         p += u32(kem_id) + ct
+    if registration_id is not None:
+        p += u32(registration_id)
     return p
 
 
@@ -175,11 +204,13 @@ def associated_data(ik_a: bytes, ik_b: bytes, addr_a: bytes, addr_b: bytes) -> b
 
 
 def x3dh_initiator(alice_seed: bytes, addr_a: bytes, ek_sk: bytes, b: Bundle, addr_b: bytes,
-                   encapsulation: Optional[tuple[bytes, bytes]], *, check: bool = True
-                   ) -> tuple[bytes, bytes, bytes]:
+                   encapsulation: Optional[tuple[bytes, bytes]], *, check: bool = True,
+                   registration_id: Optional[int] = None, extra_flags: int = 0) -> tuple[bytes, bytes, bytes]:
     """-> (SK, AD, P). encapsulation = (CT, SS), the result of Encaps(PQPK_B) (fixed by a
     vector, SPEC §8); required exactly when the bundle has a KEM prekey. check=False skips
-    the bundle checks (only for forging test messages)."""
+    the bundle checks (only for forging test messages). registration_id is Alice's own (§9),
+    carried in P; the bundle's (Bob's) registration id takes no part in the computation.
+    extra_flags: see prekey_prefix (forgeries only)."""
     if check:
         check_bundle(b)
     assert (encapsulation is not None) == (b.kem_ek is not None)
@@ -193,7 +224,7 @@ def x3dh_initiator(alice_seed: bytes, addr_a: bytes, ek_sk: bytes, b: Bundle, ad
         ikm += dh(ek_sk, b.opk)
     ct, ss = encapsulation if encapsulation is not None else (None, None)
     p = prekey_prefix(ik_a, ek_a, b.spk_id, b.opk_id if b.opk is not None else None,
-                      b.kem_id if b.kem_ek is not None else None, ct)
+                      b.kem_id if b.kem_ek is not None else None, ct, registration_id, extra_flags=extra_flags)
     return _kdf(ikm, ss, p), associated_data(ik_a, b.ik, addr_a, addr_b), p
 
 
@@ -202,6 +233,8 @@ def x3dh_responder(bob_seed: bytes, addr_b: bytes, spk_sk: bytes, opk_sk: Option
     """-> (SK, AD) from Bob's private keys and the prefix P he received (parsed here; the
     caller has done the lookups). IK_A's point validity is checked by its conversion (invalidKey)."""
     ik_a, ek_a, flags = p[0:32], p[32:64], p[68]
+    assert len(p) == (PREFIX_BASE_LEN + (4 if flags & 1 else 0) + (PREFIX_KEM_LEN if flags & 2 else 0)
+                      + (PREFIX_RID_LEN if flags & 4 else 0))
     off = PREFIX_BASE_LEN + (4 if flags & 1 else 0)
     assert (opk_sk is not None) == bool(flags & 1) and (kem_seed is not None) == bool(flags & 2)
     ik_a_x = ed_to_x_public(ik_a)

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
-@_spi(Testing) import SessionKit
-@testable import SessionKitSQLite
+@_spi(Testing) @_spi(Storage) import SessionKit
+@_spi(Storage) @testable import SessionKitSQLite
 import SignalPrimitives
 import TestSupport
 @_spi(Testing) import Verification
@@ -333,6 +333,95 @@ final class SessionStorageTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(cached).serialized(), try XCTUnwrap(fromFile).serialized())
     }
 
+    func testTheFileHoldsTheLiveRecordAfterEveryStepOfARandomConversation() async throws {
+        // The store writes what changed against what it last wrote (a session's generation,
+        // the journal of its skipped keys, the previous sessions left as they were); a second
+        // store on the file (an app extension) and stores opened for one step write too, so the
+        // first one's cached record is sometimes stale and a new store's record partial. After
+        // every step, the record the store hands out is the one the file holds.
+        let folder = try temporaryFolder()
+        let bobPath = folder.appendingPathComponent("bob.sqlite").path
+        let b = try Device(bob, path: bobPath)
+        let bobExtension = try Device(bob, path: bobPath)
+        let a = SessionManager(store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore(), localAddress: alice)
+        let bundle = try await b.bundle(oneTime: false)
+        var random = SplitMix64(seed: 0xC0FFEE)
+        var held: [[UInt8]] = []
+        var delivered = 0
+        for step in 0 ..< 160 {
+            // The app, its extension, or a store opened for this step alone (nothing cached:
+            // a ratchet message is then decided on the current session read alone).
+            let receiver = switch random.next() % 6 {
+            case 0: bobExtension
+            case 1: try Device(bob, path: bobPath)
+            default: b
+            }
+            let operation = step < 3 ? 0 : random.next() % 6
+            switch operation {
+            case 0:
+                try await a.processBundle(bundle, for: bob)
+                _ = try await receiver.manager.decrypt(try await a.encrypt(utf8("new session \(step)"), to: bob), from: alice)
+            case 1, 2:
+                for _ in 0 ... random.next() % 4 { held.append(try await a.encrypt(utf8("held \(step)"), to: bob)) }
+            case 3, 4:
+                guard !held.isEmpty else { continue }
+                let message = held.remove(at: Int(random.next() % UInt64(held.count)))
+                if (try? await receiver.manager.decrypt(message, from: alice)) != nil { delivered += 1 }
+            default:
+                // Alice may fail to place a reply on an old session (beyond the bounded search
+                // of SPEC §3); Bob's side is what is checked.
+                _ = try? await a.decrypt(try await receiver.manager.encrypt(utf8("reply \(step)"), to: alice), from: bob)
+            }
+            let cached = try await b.store.loadSession(for: alice)
+            let fromFile = try await freshStore(bobPath).loadSession(for: alice)
+            let (live, stored) = (try XCTUnwrap(cached).serialized(), try XCTUnwrap(fromFile).serialized())
+            XCTAssertTrue(live == stored, "step \(step): the file does not hold the record in use")
+        }
+        XCTAssertGreaterThan(delivered, 20, "late and reordered messages were decrypted")
+        let record = try await b.store.loadSession(for: alice)
+        XCTAssertGreaterThan(try XCTUnwrap(record).previousSessions.count, 3, "the conversation went through several sessions")
+    }
+
+    func testANewStoreReadsOnlyTheCurrentSessionUntilAnOlderOneIsNeeded() async throws {
+        // Bob holds three sessions with Alice; a message from the oldest is still on its way.
+        let folder = try temporaryFolder()
+        let bobPath = folder.appendingPathComponent("bob.sqlite").path
+        let b = try Device(bob, path: bobPath)
+        let a = SessionManager(store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore(), localAddress: alice)
+        let bundle = try await b.bundle(oneTime: false)
+        try await a.processBundle(bundle, for: bob)
+        _ = try await b.manager.decrypt(try await a.encrypt(utf8("first session"), to: bob), from: alice)
+        let late = try await a.encrypt(utf8("late, on the first session"), to: bob)
+        for index in 0 ..< 2 {
+            try await a.processBundle(bundle, for: bob)
+            _ = try await b.manager.decrypt(try await a.encrypt(utf8("session \(index + 2)"), to: bob), from: alice)
+        }
+        // Bob has replied on the current session, so Alice sends ratchet messages (not prekey messages).
+        _ = try await a.decrypt(try await b.manager.encrypt(utf8("hello"), to: alice), from: bob)
+
+        // A store opened now (an app launch) decrypts a message of the current session and
+        // encrypts a reply with the current session alone, and keeps the others in the file.
+        let launched = try Device(bob, path: bobPath)
+        let message = try await launched.manager.decrypt(try await a.encrypt(utf8("on the current session"), to: bob), from: alice)
+        XCTAssertEqual(message.plaintext, utf8("on the current session"))
+        let forUpdate = try await launched.store.loadSessionForUpdate(for: alice, currentSessionSuffices: true)
+        XCTAssertEqual(forUpdate?.omitsPreviousSessions, true, "only the current session was read")
+        let reply = try await a.decrypt(try await launched.manager.encrypt(utf8("reply"), to: alice), from: bob)
+        XCTAssertEqual(reply.plaintext, utf8("reply"))
+        let afterReply = try await freshStore(bobPath).loadSession(for: alice)
+        XCTAssertEqual(afterReply?.previousSessions.count, 2, "the previous sessions stay in the file")
+
+        // The late message needs the oldest session: the whole record is read, and it decrypts.
+        let decryptedLate = try await launched.manager.decrypt(late, from: alice)
+        XCTAssertEqual(decryptedLate.plaintext, utf8("late, on the first session"))
+        let whole = try await launched.store.loadSession(for: alice)
+        XCTAssertEqual(whole?.omitsPreviousSessions, false)
+        XCTAssertEqual(whole?.previousSessions.count, 2)
+        let fromFile = try await freshStore(bobPath).loadSession(for: alice)
+        XCTAssertTrue(try XCTUnwrap(whole).serialized() == (try XCTUnwrap(fromFile).serialized()), "the file holds the record in use")
+        await assertThrows(.duplicateMessage) { _ = try await launched.manager.decrypt(late, from: alice) }
+    }
+
     // MARK: Damage and migration
 
     func testADamagedSessionIsATypedErrorAndOtherPeersStayUsable() async throws {
@@ -374,7 +463,7 @@ final class SessionStorageTests: XCTestCase {
         let b = try Device(bob, path: try temporaryStorePath())
         var migrated = try Device(alice, path: path)
         let version = try await migrated.store.readTransaction { try Int.fetchOne($0, sql: "PRAGMA user_version") }
-        XCTAssertEqual(version, 4)
+        XCTAssertEqual(version, 6)
         try await migrated.manager.processBundle(try await b.bundle(), for: bob)
         let message = try await migrated.manager.encrypt(utf8("from a migrated file"), to: bob)
         let opened = try await b.manager.decrypt(message, from: alice).plaintext

@@ -79,6 +79,14 @@ actor DiskStore: ProtocolStore {
         return try IdentityKeyPair(serialized: blob)
     }
 
+    func localRegistrationID() async throws(SessionError) -> RegistrationID {
+        guard let blob = try await read("registrationID"), blob.count == 4,
+              let id = RegistrationID(rawValue: blob.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) else {
+            throw .storage("no registration id on disk")
+        }
+        return id
+    }
+
     // MARK: SessionStore
 
     /// A stored blob: the store generation (u64, big-endian) and the state's serialization.
@@ -115,18 +123,27 @@ actor DiskStore: ProtocolStore {
         try await read("prekeys").map { (blob: [UInt8]) throws(SessionError) in try LocalPreKeys(serialized: blob) }
     }
 
-    func preKeys(for prefix: PreKeyMessage.Prefix) async throws(SessionError) -> PreKeySet {
-        guard let keys = try await loadPreKeys() else { return PreKeySet() }
-        return keys.preKeySet(for: prefix)
+    /// The name of a replay record: one empty blob per record.
+    static func recordName(_ record: BaseKeyRecord) -> String {
+        "record/\(record.signedPreKeyID)/\(record.baseKey.hexString)"
     }
 
     func updatePreKeys<Result: Sendable>(
         _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
-        var keys = try await loadPreKeys()
+        let stored = try await loadPreKeys()
+        var keys = stored
         let result = try update(&keys)
-        try await write(["prekeys": keys?.serialized()])
+        var changes: [String: [UInt8]?] = ["prekeys": keys?.serialized()]
+        for id in stored?.signedPreKeyIDsRemoved(in: keys) ?? [] {
+            for name in await disk.names(withPrefix: "record/\(id)/") { changes[name] = .some(nil) }
+        }
+        try await write(changes)
         return result
+    }
+
+    func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) async throws(SessionError) -> Bool {
+        try await read(Self.recordName(BaseKeyRecord(signedPreKeyID: signedPreKeyID, baseKey: baseKey))) != nil
     }
 
     // MARK: ProtocolStore
@@ -154,10 +171,12 @@ actor DiskStore: ProtocolStore {
             guard try await storedGeneration(name) == write.state.generation else { throw .staleState }
             changes[name] = Self.stored(write.state.serialized(), generation: write.state.generation + 1)
         }
-        if let consumption = commit.preKeyConsumption {
+        if let record = commit.baseKeyRecord {
+            guard try await read(Self.recordName(record)) == nil else { throw .staleState }
             guard var keys = try await loadPreKeys() else { throw .unknownPreKey }
-            try keys.apply(consumption)
+            try commit.applyPreKeyChanges(to: &keys)
             changes["prekeys"] = keys.serialized()
+            changes[Self.recordName(record)] = []
         }
         if let write = commit.groupMembers {
             changes["members/\(write.group)"] = write.members.isEmpty ? nil : Self.encodeMembers(write.members)
@@ -328,7 +347,11 @@ final class CrashingApp {
     init(_ userID: String, seed: UInt64) async throws {
         address = TestSupport.address(userID, 1)
         random = SeededRandomSource(seed: seed)
-        await disk.write(["identity": try IdentityKeyPair(using: random).serialized()])
+        let registrationID = RegistrationID.random(using: random).rawValue
+        await disk.write([
+            "identity": try IdentityKeyPair(using: random).serialized(),
+            "registrationID": (0 ..< 4).map { UInt8(truncatingIfNeeded: registrationID >> (24 - 8 * $0)) },
+        ])
         store = DiskStore(disk: disk)
         manager = SessionManager(store: store, trust: trust, localAddress: address, random: random)
     }

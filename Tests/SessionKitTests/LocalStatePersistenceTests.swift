@@ -64,13 +64,14 @@ final class LocalStatePersistenceTests: XCTestCase {
         var record = SessionRecord()
         var loaded = try LocalPreKeys(serialized: keys.serialized())
         let result = try record.decrypt(message, identity: bob, localAddress: bobAddress, remoteAddress: aliceAddress,
-                                        preKeys: loaded, random: random)
+                                        preKeys: loaded.lookup(), random: random)
         XCTAssertEqual(result.plaintext, utf8("after reload"))
         XCTAssertEqual(result.consumption?.oneTimePreKeyID, 20)
-        // The replay record survives a reload too.
+        // The count of replay records survives a reload too (the records are the store's).
         try loaded.apply(try XCTUnwrap(result.consumption))
         let reloaded = try LocalPreKeys(serialized: loaded.serialized())
-        XCTAssertTrue(reloaded.hasRecordedBaseKey(session.baseKey, signedPreKeyID: 3))
+        XCTAssertEqual(reloaded.recordedBaseKeyCount(signedPreKeyID: 3), 1)
+        XCTAssertEqual(reloaded.signedPreKeyEntries.map(\.recordedBaseKeyCount), [1, 0, 0])
         XCTAssertNil(reloaded.oneTimePreKey(id: 20))
     }
 
@@ -90,11 +91,18 @@ final class LocalStatePersistenceTests: XCTestCase {
 
     func testPreKeysWithAnUnknownVersionOrAnotherKindAreRefused() throws {
         let blob = try populatedPreKeys().0.serialized()
+        XCTAssertEqual(blob[5], 3, "prekeys are written as version 3")
         let body = Array(blob.dropLast(16))
-        for version: UInt8 in [0, 1, 3] {
+        // Version 2 (records inside) loads only through `upgrading(serialized:)`.
+        for version: UInt8 in [0, 1, 2, 4] {
             assertPreKeysFail(sealed(header(.preKeys, version: version) + body.dropFirst(6)), .unsupportedVersion, "version \(version)")
         }
-        assertPreKeysFail(sealed(header(.session, version: 2) + body.dropFirst(6)), .invalidPayload)
+        for version: UInt8 in [0, 1, 4] {
+            XCTAssertThrowsError(try LocalPreKeys.upgrading(serialized: sealed(header(.preKeys, version: version) + body.dropFirst(6)))) {
+                XCTAssertEqual($0 as? SessionError, .unsupportedVersion, "upgrading version \(version)")
+            }
+        }
+        assertPreKeysFail(sealed(header(.session, version: 3) + body.dropFirst(6)), .invalidPayload)
         assertPreKeysFail(sealed(body + [0]), .invalidPayload, "trailing byte")
     }
 
@@ -102,9 +110,10 @@ final class LocalStatePersistenceTests: XCTestCase {
     private static let wellFormedEK: [UInt8] = Array(repeating: [0x00, 0x0D, 0xD0], count: 384).flatMap { $0 } + [UInt8](repeating: 7, count: 32)
 
     func testInconsistentPreKeysAreInvalidPayload() throws {
-        // A hand-built version-2 body, from the layout documented in LocalPreKeysPersistence.swift:
+        // A hand-built version-3 body, from the layout documented in LocalPreKeysPersistence.swift:
         // next ids (signed, one-time, KEM), the current entry, previous entries with their
-        // retirement time, one-time prekeys, one-time KEM prekeys.
+        // retirement time, one-time prekeys, one-time KEM prekeys. Version 2 differs in the
+        // entries only: their replay records follow their count.
         let random = SeededRandomSource(seed: 62)
         let identity = try IdentityKeyPair(using: random)
         let signed = try SignedPreKey(id: 1, signedBy: identity, using: random)
@@ -118,22 +127,24 @@ final class LocalStatePersistenceTests: XCTestCase {
             var id: UInt32
             var kemByte: UInt8 = 0
             var lastResort: [UInt8]? = nil
+            /// Version 2: the records; version 3: their number is written.
             var recorded: [[UInt8]] = []
         }
-        func entryBytes(_ entry: Entry, retired: Bool) -> [UInt8] {
+        func entryBytes(_ entry: Entry, retired: Bool, version: UInt8) -> [UInt8] {
             var out = u32(entry.id) + signed.privateKey.rawBytesForTest + signed.signature + [entry.kemByte]
                 + [0, 0, 0, 0, 0x65, 0x53, 0xf1, 0x00]
             out += entry.lastResort ?? []
-            out += u32(UInt32(entry.recorded.count)) + entry.recorded.flatMap { $0 }
+            out += u32(UInt32(entry.recorded.count)) + (version == 2 ? entry.recorded.flatMap { $0 } : [])
             if retired { out += [0, 0, 0, 0, 0x66, 0, 0, 0] }
             return out
         }
         func oneTimeBytes(_ id: UInt32) -> [UInt8] { u32(id) + oneTime.privateKey.rawBytesForTest }
-        func blob(next: (UInt32, UInt32, UInt32) = (2, 2, 9), current: Entry = Entry(id: 1), previous: [Entry] = [],
+        func blob(version: UInt8 = 3, next: (UInt32, UInt32, UInt32) = (2, 2, 9), current: Entry = Entry(id: 1), previous: [Entry] = [],
                   oneTime: [UInt32] = [1], oneTimeCount: UInt32? = nil, oneTimeKEM: [[UInt8]] = [],
                   oneTimeKEMCount: UInt32? = nil) -> [UInt8] {
-            var body = header(.preKeys, version: 2) + u32(next.0) + u32(next.1) + u32(next.2) + entryBytes(current, retired: false)
-            body += u32(UInt32(previous.count)) + previous.flatMap { entryBytes($0, retired: true) }
+            var body = header(.preKeys, version: version) + u32(next.0) + u32(next.1) + u32(next.2)
+                + entryBytes(current, retired: false, version: version)
+            body += u32(UInt32(previous.count)) + previous.flatMap { entryBytes($0, retired: true, version: version) }
             body += u32(oneTimeCount ?? UInt32(oneTime.count)) + oneTime.flatMap(oneTimeBytes)
             body += u32(oneTimeKEMCount ?? UInt32(oneTimeKEM.count)) + oneTimeKEM.flatMap { $0 }
             return sealed(body)
@@ -145,20 +156,29 @@ final class LocalStatePersistenceTests: XCTestCase {
         XCTAssertFalse(valid.currentSignedPreKey.key.signsKEMPreKeys)
 
         // A kem = 1 entry with its last-resort KEM prekey, replay records, and one-time KEM prekeys.
-        let withKEM = try LocalPreKeys(serialized: blob(
-            // Replay records are written in ascending byte order (the layout requires it).
-            current: Entry(id: 1, kemByte: 1, lastResort: kemKey(3),
-                           recorded: [canonicalEK, otherEK].sorted { $0.lexicographicallyPrecedes($1) }),
-            previous: [Entry(id: 2, recorded: [otherEK])], oneTimeKEM: [kemKey(4), kemKey(5)]))
+        // Version 2's records are written in ascending byte order (the layout requires it).
+        let current = Entry(id: 1, kemByte: 1, lastResort: kemKey(3), recorded: [canonicalEK, otherEK].sorted { $0.lexicographicallyPrecedes($1) })
+        let withKEM = try LocalPreKeys(serialized: blob(current: current, previous: [Entry(id: 2, recorded: [otherEK])],
+                                                        oneTimeKEM: [kemKey(4), kemKey(5)]))
         XCTAssertTrue(withKEM.currentSignedPreKey.key.signsKEMPreKeys)
         XCTAssertEqual(withKEM.currentSignedPreKey.lastResortKEMPreKey?.id, 3)
         XCTAssertEqual(withKEM.currentSignedPreKey.lastResortKEMPreKey?.kind, .lastResort)
         XCTAssertEqual(withKEM.oneTimeKEMPreKeys.map(\.id), [4, 5])
         XCTAssertEqual(withKEM.oneTimeKEMPreKeys.map(\.kind), [.oneTime, .oneTime])
         XCTAssertEqual(withKEM.kemPreKey(id: 3)?.publicKey.rawRepresentation, Self.wellFormedEK)
-        XCTAssertTrue(withKEM.hasRecordedBaseKey(try X25519.PublicKey(rawRepresentation: canonicalEK), signedPreKeyID: 1))
-        XCTAssertTrue(withKEM.hasRecordedBaseKey(try X25519.PublicKey(rawRepresentation: otherEK), signedPreKeyID: 2))
-        XCTAssertFalse(withKEM.hasRecordedBaseKey(try X25519.PublicKey(rawRepresentation: canonicalEK), signedPreKeyID: 2))
+        XCTAssertEqual(withKEM.signedPreKeyEntries.map(\.recordedBaseKeyCount), [2, 1])
+        // The same prekeys as version 2, records inside: `upgrading` hands the records out,
+        // counted the same, and the prekeys serialize as the version-3 blob.
+        let upgraded = try LocalPreKeys.upgrading(serialized: blob(
+            version: 2, current: current, previous: [Entry(id: 2, recorded: [otherEK])], oneTimeKEM: [kemKey(4), kemKey(5)]))
+        XCTAssertEqual(upgraded.preKeys.serialized(), withKEM.serialized())
+        XCTAssertEqual(Set(upgraded.baseKeyRecords), [
+            BaseKeyRecord(signedPreKeyID: 1, baseKey: try X25519.PublicKey(rawRepresentation: canonicalEK)),
+            BaseKeyRecord(signedPreKeyID: 1, baseKey: try X25519.PublicKey(rawRepresentation: otherEK)),
+            BaseKeyRecord(signedPreKeyID: 2, baseKey: try X25519.PublicKey(rawRepresentation: otherEK)),
+        ])
+        XCTAssertEqual(upgraded.baseKeyRecords.count, 3)
+        XCTAssertEqual(try LocalPreKeys.upgrading(serialized: withKEM.serialized()).baseKeyRecords, [], "a version-3 blob holds no record")
 
         assertPreKeysFail(blob(next: (0, 2, 9)), .invalidPayload, "next signed id 0")
         assertPreKeysFail(blob(next: (2, 0, 9)), .invalidPayload, "next one-time id 0")
@@ -184,10 +204,16 @@ final class LocalStatePersistenceTests: XCTestCase {
         assertPreKeysFail(blob(oneTimeKEM: [], oneTimeKEMCount: UInt32(LocalPreKeys.maximumOneTimePreKeyCount + 1)), .invalidPayload,
                           "too many one-time KEM prekeys")
         assertPreKeysFail(blob(oneTimeKEM: [kemKey(4)], oneTimeKEMCount: 2), .invalidPayload, "KEM count beyond the keys present")
-        assertPreKeysFail(blob(current: Entry(id: 1, recorded: [canonicalEK, canonicalEK])), .invalidPayload, "repeated EK_A record")
+        func assertUpgradeFails(_ blob: [UInt8], _ message: String) {
+            XCTAssertThrowsError(try LocalPreKeys.upgrading(serialized: blob), message) {
+                XCTAssertEqual($0 as? SessionError, .invalidPayload, message)
+            }
+        }
+        assertUpgradeFails(blob(version: 2, current: Entry(id: 1, recorded: [canonicalEK, canonicalEK])), "repeated EK_A record")
+        assertUpgradeFails(blob(version: 2, current: Entry(id: 1, recorded: current.recorded.reversed())), "EK_A records out of order")
         var nonCanonical = canonicalEK
         nonCanonical[31] |= 0x80
-        assertPreKeysFail(blob(current: Entry(id: 1, recorded: [nonCanonical])), .invalidPayload, "non-canonical EK_A record")
+        assertUpgradeFails(blob(version: 2, current: Entry(id: 1, recorded: [nonCanonical])), "non-canonical EK_A record")
     }
 
     func testPreKeysWithKEMPreKeysAndReplayRecordsRoundTrip() throws {
@@ -202,7 +228,7 @@ final class LocalStatePersistenceTests: XCTestCase {
         let blob = keys.serialized()
         let loaded = try LocalPreKeys(serialized: blob)
         XCTAssertEqual(loaded.serialized(), blob)
-        XCTAssertEqual(loaded.signedPreKeyEntries.map(\.recordedBaseKeys.count), [0, 1])
+        XCTAssertEqual(loaded.signedPreKeyEntries.map(\.recordedBaseKeyCount), [0, 1])
         XCTAssertEqual(loaded.signedPreKeyEntries.map { $0.lastResortKEMPreKey?.id }, keys.signedPreKeyEntries.map { $0.lastResortKEMPreKey?.id })
         XCTAssertEqual(loaded.oneTimeKEMPreKeys.map(\.id), keys.oneTimeKEMPreKeys.map(\.id))
         XCTAssertEqual(loaded.oneTimeKEMPreKeys.map(\.publicKey), keys.oneTimeKEMPreKeys.map(\.publicKey))

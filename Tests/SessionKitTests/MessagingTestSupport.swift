@@ -75,6 +75,10 @@ actor TestTrustEvaluator: IdentityTrustEvaluator {
         }
     }
 
+    func trustedIdentityKey(forUser userID: String) -> Ed25519.PublicKey? {
+        keys.first { $0.key.userID.utf8.elementsEqual(userID.utf8) }?.value
+    }
+
     func accept(_ address: ProtocolAddress) { awaitingAcceptance.remove(address) }
     func key(for address: ProtocolAddress) -> Ed25519.PublicKey? { keys[address] }
     func setFailing(_ failing: Bool) { isFailing = failing }
@@ -89,15 +93,18 @@ actor FakeServer {
     private var lastResort: [ProtocolAddress: PreKeyBundle.KEMKey] = [:]
     private var oneTime: [ProtocolAddress: [PreKeyBundle.OneTimeKey]] = [:]
     private var oneTimeKEM: [ProtocolAddress: [PreKeyBundle.KEMKey]] = [:]
+    private var registrationIDs: [ProtocolAddress: RegistrationID] = [:]
 
-    /// Adds `upload`'s keys; a new identity (a re-registration) replaces everything.
+    /// Adds `upload`'s keys; a new identity or registration id (a re-registration) replaces
+    /// everything.
     func publish(_ upload: PreKeyUpload, for address: ProtocolAddress) {
-        if identities[address] != upload.identityKey {
+        if identities[address] != upload.identityKey || (upload.registrationID != nil && registrationIDs[address] != upload.registrationID) {
             oneTime[address] = []
             oneTimeKEM[address] = []
             lastResort[address] = nil
         }
         identities[address] = upload.identityKey
+        if let id = upload.registrationID { registrationIDs[address] = id }
         if let key = upload.signedPreKey {
             signed[address] = key
             lastResort[address] = upload.lastResortKEMPreKey
@@ -127,8 +134,12 @@ actor FakeServer {
         }
         return try? PreKeyBundle(
             identityKey: identity, signedPreKeyID: signedKey.id, signedPreKey: signedKey.publicKey,
-            signedPreKeySignature: signedKey.signature, oneTimePreKey: oneTimeKey, kemPreKey: kemKey)
+            signedPreKeySignature: signedKey.signature, oneTimePreKey: oneTimeKey, kemPreKey: kemKey,
+            registrationID: registrationIDs[address])
     }
+
+    /// The registration id the device published last.
+    func registrationID(for address: ProtocolAddress) -> RegistrationID? { registrationIDs[address] }
 
     func oneTimePreKeyCount(for address: ProtocolAddress) -> Int { oneTime[address]?.count ?? 0 }
     func oneTimeKEMPreKeyCount(for address: ProtocolAddress) -> Int { oneTimeKEM[address]?.count ?? 0 }
@@ -228,7 +239,10 @@ struct TestDevice {
         address = TestSupport.address(userID, deviceID)
         random = SeededRandomSource(seed: seed)
         self.identity = try identity ?? IdentityKeyPair(using: random)
-        base = InMemoryProtocolStore(identity: self.identity, preKeys: preKeys)
+        // The registration id from a source of its own, so that the device's other draws are
+        // what they were before registration ids.
+        base = InMemoryProtocolStore(
+            identity: self.identity, preKeys: preKeys, registrationID: .random(using: SeededRandomSource(seed: seed &+ 0x5EED)))
         store = InstrumentedStore(base: base)
         trust = TestTrustEvaluator()
         manager = SessionManager(

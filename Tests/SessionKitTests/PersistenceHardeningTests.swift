@@ -62,8 +62,10 @@ final class PersistenceHardeningTests: XCTestCase {
 }
 
 /// Found by Fuzz/ state_prekeys (its canonical-format invariant): `LocalPreKeys(serialized:)`
-/// accepted a signed prekey's EK_A replay records in any order although `serialized()` writes
-/// them sorted, so two blobs loaded to one state. Records must now be strictly ascending.
+/// accepted a signed prekey's EK_A replay records in any order although `serialized()` wrote
+/// them sorted, so two blobs loaded to one state. Records must be strictly ascending. Since
+/// version 3 the blob holds only their count, and version 2 (records inside) loads through
+/// `LocalPreKeys.upgrading(serialized:)`, which keeps the rule.
 final class PreKeyReplayRecordOrderTests: XCTestCase {
     func testReplayRecordsOutOfOrderOrRepeatedAreInvalidPayload() throws {
         let identity = try IdentityKeyPair(seed: [UInt8](repeating: 7, count: 32))
@@ -78,15 +80,22 @@ final class PreKeyReplayRecordOrderTests: XCTestCase {
         XCTAssertNoThrow(try LocalPreKeys(serialized: blob))
         let (low, high) = first.rawRepresentation.lexicographicallyPrecedes(second.rawRepresentation)
             ? (first.rawRepresentation, second.rawRepresentation) : (second.rawRepresentation, first.rawRepresentation)
-        // The two records sit next to each other, ascending, right after their u32 count of 2.
-        let pair = [0, 0, 0, 2] + low + high
+        // Version 3: the current entry (no KEM prekey) ends with its u32 count of 2 at body offset
+        // 3 × 4 (next ids) + 4 + 32 + 64 + 1 + 8; version 2 has the records right after it.
         let body = Array(blob[6 ..< blob.count - 16])
-        let offset = try XCTUnwrap((0 ... body.count - pair.count).first { Array(body[$0 ..< $0 + pair.count]) == pair })
+        let countEnd = 12 + 4 + 32 + 64 + 1 + 8 + 4
+        XCTAssertEqual(Array(body[countEnd - 4 ..< countEnd]), [0, 0, 0, 2])
+        func version2(_ records: [UInt8]) -> [UInt8] {
+            PersistenceHardeningTests.envelope(kind: .preKeys, version: 2, body: Array(body[..<countEnd]) + records + body[countEnd...])
+        }
+        let upgraded = try LocalPreKeys.upgrading(serialized: version2(low + high))
+        XCTAssertEqual(Set(upgraded.baseKeyRecords), [BaseKeyRecord(signedPreKeyID: signedID, baseKey: first),
+                                                      BaseKeyRecord(signedPreKeyID: signedID, baseKey: second)])
+        XCTAssertEqual(upgraded.preKeys.serialized(), blob)
         for records in [high + low, low + low] {
-            var changed = body
-            changed.replaceSubrange(offset + 4 ..< offset + pair.count, with: records)
-            let corrupt = PersistenceHardeningTests.envelope(kind: .preKeys, version: blob[5], body: changed)
-            XCTAssertThrowsError(try LocalPreKeys(serialized: corrupt)) { XCTAssertEqual($0 as? SessionError, .invalidPayload) }
+            XCTAssertThrowsError(try LocalPreKeys.upgrading(serialized: version2(records))) {
+                XCTAssertEqual($0 as? SessionError, .invalidPayload)
+            }
         }
     }
 }

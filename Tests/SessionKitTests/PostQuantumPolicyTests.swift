@@ -57,7 +57,9 @@ final class PostQuantumPolicyTests: XCTestCase {
         XCTAssertTrue(hybridInitiator.isPostQuantum)
         XCTAssertNotNil(hybridInitiator.pendingPreKeyPrefix?.kem)
         func versionTwo(_ blob: [UInt8]) -> [UInt8] {
-            var body = Array(blob.dropLast(16).dropLast())     // without the checksum and isPostQuantum
+            // Without the checksum and the last six bytes: isPostQuantum, the registration id and
+            // the archived mark (version 4).
+            var body = Array(blob.dropLast(16).dropLast(6))
             body[5] = 2
             return body + SHA256.hash(body).prefix(16)
         }

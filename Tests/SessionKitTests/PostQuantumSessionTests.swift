@@ -43,12 +43,15 @@ final class PostQuantumSessionTests: XCTestCase {
         let opk = try XCTUnwrap(bundle.oneTimePreKey)
         try await alice.manager.processBundle(bundle, for: bob.address)
         let first = try await alice.manager.encrypt(utf8("hybrid hello"), to: bob.address)
-        // 0x22 || IK_A || EK_A || spk_id || flags = 0x03 || opk_id || kem_id || CT (1088) || message.
+        // 0x22 || IK_A || EK_A || spk_id || flags = 0x07 || opk_id || kem_id || CT (1088)
+        // || registration id || message.
         XCTAssertEqual(first[0], 0x22)
-        XCTAssertEqual(first[69], 0x03, "flags: a one-time prekey and a KEM prekey")
+        XCTAssertEqual(first[69], 0x07, "flags: a one-time prekey, a KEM prekey and a registration id")
         XCTAssertEqual(Array(first[70 ..< 74]), u32(opk.id))
         XCTAssertEqual(Array(first[74 ..< 78]), u32(kemKey.id))
-        let expectedCount: Int = 70 + 4 + 1092 + 41 + 64 + 16      // prefix, opk id, KEM part, header, padded, tag
+        let aliceID = try await alice.manager.localRegistrationID()
+        XCTAssertEqual(Array(first[70 + 4 + 1092 ..< 70 + 4 + 1092 + 4]), u32(aliceID.rawValue))
+        let expectedCount: Int = 70 + 4 + 1092 + 4 + 41 + 64 + 16      // prefix, opk id, KEM part, id, header, padded, tag
         XCTAssertEqual(first.count, expectedCount)
         let parsed = try PreKeyMessage(serialized: first)
         XCTAssertEqual(parsed.prefix.kem?.preKeyID, kemKey.id)
@@ -73,9 +76,11 @@ final class PostQuantumSessionTests: XCTestCase {
         XCTAssertNil(keys.oneTimePreKey(id: opk.id))
         XCTAssertEqual(keys.oneTimeKEMPreKeys.count, 49)
         XCTAssertNotNil(keys.currentSignedPreKey.lastResortKEMPreKey, "the last-resort KEM prekey stays")
-        XCTAssertTrue(keys.hasRecordedBaseKey(parsed.prefix.baseKey, signedPreKeyID: bundle.signedPreKeyID))
+        XCTAssertEqual(keys.recordedBaseKeyCount(signedPreKeyID: bundle.signedPreKeyID), 1)
+        let recorded = await bob.base.hasRecordedBaseKey(parsed.prefix.baseKey, signedPreKeyID: bundle.signedPreKeyID)
+        XCTAssertTrue(recorded, "EK_A recorded by the store in the same write")
         let stored = await bob.base.loadSession(for: alice.address)
-        XCTAssertEqual(stored?.currentSession?.preKeyPrefixDigest, SHA256.hash(Array(first[1 ..< 70 + 4 + 1092])),
+        XCTAssertEqual(stored?.currentSession?.preKeyPrefixDigest, SHA256.hash(Array(first[1 ..< 70 + 4 + 1092 + 4])),
                        "the session was created from the hybrid prefix")
 
         // Both directions; Alice stops sending the KEM part once she has a reply.
@@ -141,7 +146,7 @@ final class PostQuantumSessionTests: XCTestCase {
         try await carol.manager.processBundle(withoutOPK, for: bob.address)
         let fromAlice = try await alice.manager.encrypt(utf8("from alice"), to: bob.address)
         let fromCarol = try await carol.manager.encrypt(utf8("from carol"), to: bob.address)
-        XCTAssertEqual([fromAlice[69], fromCarol[69]], [0x02, 0x02])
+        XCTAssertEqual([fromAlice[69], fromCarol[69]], [0x06, 0x06], "a KEM prekey and a registration id, no one-time prekey")
 
         // Both run at once, every store call yielding; the prekeys lock serialises the X3DH
         // runs, so the second finds the one-time KEM prekey gone before it decrypts.
@@ -215,7 +220,7 @@ final class PostQuantumSessionTests: XCTestCase {
         try await dave.manager.processBundle(try XCTUnwrap(classicKeys.bundle(identityKey: carolIdentity.publicKey, oneTimePreKeyID: 1)),
                                              for: carol.address)
         let classicMessage = try await dave.manager.encrypt(utf8("classic"), to: carol.address)
-        XCTAssertEqual(classicMessage[69], 0x01)
+        XCTAssertEqual(classicMessage[69], 0x05, "a one-time prekey and a registration id")
         let carolBefore = await carol.snapshot()
         await assertThrowsAsync(.postQuantumRequired) { try await carol.manager.decrypt(classicMessage, from: dave.address) }
         let carolAfter = await carol.snapshot()

@@ -63,14 +63,14 @@ final class PreKeyManagementTests: XCTestCase {
                                      remoteAddress: bobAddress, kem: nil, random: random)
         var record = SessionRecord()
         let result = try record.decrypt(try alice.encrypt(utf8("hi")), identity: bobIdentity, localAddress: bobAddress,
-                                        remoteAddress: aliceAddress, preKeys: keys, random: random)
+                                        remoteAddress: aliceAddress, preKeys: keys.lookup(), random: random)
         XCTAssertEqual(result.plaintext, utf8("hi"))
         let consumption = try XCTUnwrap(result.consumption)
         XCTAssertEqual(consumption.oneTimePreKeyID, 7)
         XCTAssertNotNil(keys.oneTimePreKey(id: 7), "decrypting consumes nothing by itself")
         try keys.apply(consumption)
         XCTAssertNil(keys.oneTimePreKey(id: 7))
-        XCTAssertTrue(keys.hasRecordedBaseKey(alice.baseKey, signedPreKeyID: 1))
+        XCTAssertEqual(keys.recordedBaseKeyCount(signedPreKeyID: 1), 1, "the record counted under signed prekey 1")
         XCTAssertThrowsError(try keys.apply(consumption), "a one-time prekey is removed once") {
             XCTAssertEqual($0 as? SessionError, .unknownPreKey)
         }

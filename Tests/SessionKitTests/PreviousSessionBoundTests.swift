@@ -16,6 +16,8 @@ final class PreviousSessionBoundTests: XCTestCase {
     private struct Bob {
         let identity: IdentityKeyPair
         var preKeys: LocalPreKeys
+        /// The EK_A replay records, kept as a store keeps them (next to the prekeys).
+        var baseKeyRecords = Set<BaseKeyRecord>()
         var record = SessionRecord()
         let random: SeededRandomSource
         let configuration: SessionConfiguration
@@ -33,13 +35,16 @@ final class PreviousSessionBoundTests: XCTestCase {
 
         mutating func receive(_ bytes: [UInt8]) throws -> SessionRecord.Decryption {
             let result = try record.decrypt(bytes, identity: identity, localAddress: address("bob", 1),
-                                            remoteAddress: address("alice", 1), preKeys: preKeys, configuration: configuration, random: random)
-            if let consumption = result.consumption { try preKeys.apply(consumption) }
+                                            remoteAddress: address("alice", 1), preKeys: preKeys.lookup(recording: baseKeyRecords), configuration: configuration, random: random)
+            if let consumption = result.consumption {
+                try preKeys.apply(consumption)
+                baseKeyRecords.insert(BaseKeyRecord(signedPreKeyID: consumption.signedPreKeyID, baseKey: consumption.baseKey))
+            }
             return result
         }
 
         /// What a failure must not change.
-        var snapshot: [UInt8] { record.serialized() + preKeys.serialized() + u32(UInt32(random.drawCount)) }
+        var snapshot: [UInt8] { record.serialized() + preKeys.serialized() + u32(UInt32(random.drawCount)) + u32(UInt32(baseKeyRecords.count)) }
     }
 
     private let aliceIdentity = try? IdentityKeyPair(using: SeededRandomSource(seed: 4000))

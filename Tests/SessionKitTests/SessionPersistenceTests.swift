@@ -86,7 +86,7 @@ final class SessionPersistenceTests: XCTestCase {
     func testUnknownVersionIsUnsupportedVersion() throws {
         let (conversation, _, _) = try midConversation()
         let blob = body(of: try XCTUnwrap(conversation.bob).serialized())
-        for version: UInt8 in [0, 1, 4, 0xFF] {
+        for version: UInt8 in [0, 1, 5, 0xFF] {
             assertLoadFails(sealed(replacing(blob, at: 5, with: [version])), .unsupportedVersion, "version \(version)")
         }
     }
@@ -99,10 +99,10 @@ final class SessionPersistenceTests: XCTestCase {
     }
 
     /// Checksummed bodies whose fields break the documented rules are rejected. Offsets follow
-    /// the version-3 layout of SessionStatePersistence.swift, counted from the start of the blob
+    /// the version-4 layout of SessionStatePersistence.swift, counted from the start of the blob
     /// (6 envelope bytes): role 6, generation 7, maxSkip 15, maxStored 19, the identity keys 23
     /// and 55, the two addresses from 87, then EK_A, SHA-256(P) and the pending-prefix flag;
-    /// the last byte is `isPostQuantum`.
+    /// the last six bytes are `isPostQuantum`, the peer's registration id (u32) and `isArchived`.
     func testInconsistentFieldsAreInvalidPayload() throws {
         let (conversation, _, _) = try midConversation()
         let bob = body(of: try XCTUnwrap(conversation.bob).serialized())
@@ -118,12 +118,23 @@ final class SessionPersistenceTests: XCTestCase {
         assertLoadFails(sealed(replacing(bob, at: pendingOffset, with: [1])), .invalidPayload, "a responder sending prekey messages")
         assertLoadFails(sealed(replacing(bob, at: addressOffset, with: [0])), .invalidPayload, "an empty user id")
         assertLoadFails(sealed(replacing(bob, at: addressOffset + 1, with: [0xFF])), .invalidPayload, "a user id that is not UTF-8")
-        // The skipped-key count is the 4 bytes before the 3 stored keys (68 bytes each) and
-        // the post-quantum flag.
-        XCTAssertEqual(bob.last, 0, "a classic session")
-        assertLoadFails(sealed(replacing(bob, at: bob.count - 1, with: [2])), .invalidPayload, "isPostQuantum not a bool")
-        assertLoadFails(sealed(Array(bob.dropLast())), .invalidPayload, "no isPostQuantum in version 3")
-        let countOffset = bob.count - 3 * 68 - 4 - 1
+        // The skipped-key count is the 4 bytes before the 3 stored keys (68 bytes each), the
+        // post-quantum flag, the registration id and the archived flag.
+        let postQuantumOffset = bob.count - 6, registrationOffset = bob.count - 5
+        XCTAssertEqual(bob[postQuantumOffset], 0, "a classic session")
+        XCTAssertEqual(Array(bob[registrationOffset ..< bob.count - 1]), u32(0), "no registration id in the conversation's prefix")
+        XCTAssertEqual(bob.last, 0, "not archived")
+        assertLoadFails(sealed(replacing(bob, at: postQuantumOffset, with: [2])), .invalidPayload, "isPostQuantum not a bool")
+        assertLoadFails(sealed(replacing(bob, at: bob.count - 1, with: [2])), .invalidPayload, "isArchived not a bool")
+        assertLoadFails(sealed(replacing(bob, at: registrationOffset, with: u32(0x8000_0000))), .invalidPayload,
+                        "a registration id above 2^31 - 1")
+        assertLoadFails(sealed(replacing(bob, at: registrationOffset, with: u32(0xFFFF_FFFF))), .invalidPayload,
+                        "a registration id of 2^32 - 1")
+        XCTAssertEqual(try SessionState(serialized: sealed(replacing(bob, at: registrationOffset, with: u32(0x7FFF_FFFF)))).remoteRegistrationID,
+                       RegistrationID(rawValue: 0x7FFF_FFFF), "the largest registration id loads")
+        XCTAssertEqual(try SessionState(serialized: sealed(replacing(bob, at: bob.count - 1, with: [1]))).isArchived, true)
+        assertLoadFails(sealed(Array(bob.dropLast())), .invalidPayload, "no isArchived in version 4")
+        let countOffset = bob.count - 3 * 68 - 4 - 6
         XCTAssertEqual(Array(bob[countOffset ..< countOffset + 4]), [0, 0, 0, 3])
         assertLoadFails(sealed(replacing(bob, at: countOffset, with: [0, 0, 0x07, 0xD1])), .invalidPayload, "more than maxStored")
         var duplicated = bob
@@ -142,25 +153,50 @@ final class SessionPersistenceTests: XCTestCase {
         assertLoadFails(sealed(flipped(alice, at: 15)), .invalidPayload, "IK_A of the prefix differs from the local key")
         assertLoadFails(sealed(flipped(alice, at: digestOffset)), .invalidPayload, "the digest differs from SHA-256(P)")
         assertLoadFails(sealed(flipped(alice, at: prefixOffset + 32)), .invalidPayload, "the prefix's EK_A differs")
-        assertLoadFails(sealed(replacing(alice, at: prefixOffset + 68, with: [0x04])), .invalidPayload, "a prefix flag bit other than 0 and 1")
+        assertLoadFails(sealed(replacing(alice, at: prefixOffset + 68, with: [0x08])), .invalidPayload, "a prefix flag bit other than 0-2")
+        assertLoadFails(sealed(replacing(alice, at: prefixOffset + 68, with: [0x05])), .invalidPayload,
+                        "a registration-id flag without its four bytes")
         assertLoadFails(sealed(replacing(alice, at: pendingOffset + 1, with: u32(72))), .invalidPayload, "a prefix length that disagrees with its flags")
         assertLoadFails(sealed(replacing(alice, at: roleOffset, with: [2])), .invalidPayload, "a responder with a pending prefix")
-        assertLoadFails(sealed(replacing(alice, at: alice.count - 1, with: [1])), .invalidPayload,
+        assertLoadFails(sealed(replacing(alice, at: alice.count - 6, with: [1])), .invalidPayload,
                         "post-quantum with a pending prefix that has no KEM part")
     }
 
     /// A version-2 blob (no `isPostQuantum`) still loads, as a classic session, and is written
-    /// back as version 3.
+    /// back as version 4.
     func testAVersionTwoSessionLoadsAsClassic() throws {
         let (conversation, _, _) = try midConversation()
         let session = try XCTUnwrap(conversation.bob)
         let blob = session.serialized()
-        XCTAssertEqual(blob[5], 3)
-        let versionTwo = sealed(replacing(Array(body(of: blob).dropLast()), at: 5, with: [2]))
+        XCTAssertEqual(blob[5], 4)
+        let versionTwo = sealed(replacing(Array(body(of: blob).dropLast(6)), at: 5, with: [2]))
         let loaded = try SessionState(serialized: versionTwo)
         XCTAssertFalse(loaded.isPostQuantum)
         XCTAssertEqual(loaded.serialized(), blob)
-        assertLoadFails(sealed(replacing(body(of: blob), at: 5, with: [2])), .invalidPayload, "a version-2 body has no flag")
+        assertLoadFails(sealed(replacing(Array(body(of: blob).dropLast(5)), at: 5, with: [2])), .invalidPayload,
+                        "a version-2 body has no flag")
+    }
+
+    /// A version-3 blob (no registration id, no archived mark) still loads, without a
+    /// registration id and not archived, and is written back as version 4; a version-4 blob
+    /// keeps both.
+    func testAVersionThreeSessionLoadsWithoutRegistrationID() throws {
+        var conversation = try Conversation(seed: 34, aliceRegistrationID: RegistrationID(rawValue: 0x1234_5678))
+        XCTAssertEqual(try conversation.bobReceives(conversation.aliceSends(plaintext(0))), plaintext(0))
+        var session = try XCTUnwrap(conversation.bob)
+        XCTAssertEqual(session.remoteRegistrationID?.rawValue, 0x1234_5678, "the responder records the prefix's id")
+        session.isArchived = true
+        let blob = session.serialized()
+        XCTAssertEqual(Array(body(of: blob).suffix(5)), u32(0x1234_5678) + [1])
+        let reloaded = try SessionState(serialized: blob)
+        XCTAssertEqual(reloaded.remoteRegistrationID?.rawValue, 0x1234_5678)
+        XCTAssertTrue(reloaded.isArchived)
+        let versionThree = sealed(replacing(Array(body(of: blob).dropLast(5)), at: 5, with: [3]))
+        let loaded = try SessionState(serialized: versionThree)
+        XCTAssertNil(loaded.remoteRegistrationID)
+        XCTAssertFalse(loaded.isArchived)
+        XCTAssertEqual(loaded.serialized()[5], 4)
+        assertLoadFails(sealed(replacing(body(of: blob), at: 5, with: [3])), .invalidPayload, "a version-3 body has no registration id")
     }
 
     func testSerializationIsDeterministicAndUnchangedByFailures() throws {

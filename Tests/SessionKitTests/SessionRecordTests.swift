@@ -14,6 +14,8 @@ final class SessionRecordTests: XCTestCase {
         /// Who its record is for (whose messages it receives).
         let peer: ProtocolAddress
         var preKeys: LocalPreKeys
+        /// The EK_A replay records, kept as a store keeps them (next to the prekeys).
+        var baseKeyRecords = Set<BaseKeyRecord>()
         var record = SessionRecord()
         let random: SeededRandomSource
 
@@ -32,9 +34,12 @@ final class SessionRecordTests: XCTestCase {
         /// Decrypts and, like a store's commit, applies what X3DH consumed (deletes the
         /// one-time prekey, records EK_A).
         mutating func receive(_ bytes: [UInt8]) throws -> SessionRecord.Decryption {
-            let result = try record.decrypt(bytes, identity: identity, localAddress: address, remoteAddress: peer, preKeys: preKeys,
+            let result = try record.decrypt(bytes, identity: identity, localAddress: address, remoteAddress: peer, preKeys: preKeys.lookup(recording: baseKeyRecords),
                                             random: random)
-            if let consumption = result.consumption { try preKeys.apply(consumption) }
+            if let consumption = result.consumption {
+                try preKeys.apply(consumption)
+                baseKeyRecords.insert(BaseKeyRecord(signedPreKeyID: consumption.signedPreKeyID, baseKey: consumption.baseKey))
+            }
             return result
         }
 
@@ -45,7 +50,9 @@ final class SessionRecordTests: XCTestCase {
         }
 
         /// The record, prekeys and randomness draws: what a failure must not change.
-        var snapshot: [UInt8] { record.serialized() + preKeys.serialized() + [UInt8(truncatingIfNeeded: random.drawCount)] }
+        var snapshot: [UInt8] {
+            record.serialized() + preKeys.serialized() + [UInt8(truncatingIfNeeded: random.drawCount), UInt8(truncatingIfNeeded: baseKeyRecords.count)]
+        }
     }
 
     static let aliceAddress = address("alice", 1)
@@ -79,7 +86,7 @@ final class SessionRecordTests: XCTestCase {
         XCTAssertEqual(result.consumption?.signedPreKeyID, 1)
         XCTAssertEqual(result.consumption?.baseKey, session.baseKey)
         XCTAssertNil(result.consumption?.oneTimeKEMPreKeyID)
-        XCTAssertTrue(bob.preKeys.hasRecordedBaseKey(session.baseKey, signedPreKeyID: 1), "EK_A recorded under the signed prekey")
+        XCTAssertEqual(bob.baseKeyRecords, [BaseKeyRecord(signedPreKeyID: 1, baseKey: session.baseKey)], "EK_A recorded under the signed prekey")
         XCTAssertTrue(result.establishedSession)
         XCTAssertFalse(result.promotedPreviousSession)
         XCTAssertEqual(result.remoteIdentityKey, alice.publicKey)
@@ -344,7 +351,7 @@ final class SessionRecordTests: XCTestCase {
 
     func testAnEmptyRecordRoundTrips() throws {
         let blob = SessionRecord().serialized()
-        XCTAssertEqual(blob.count, 6 + 1 + 4 + 1 + 16)
+        XCTAssertEqual(blob.count, 6 + 1 + 4 + 1 + 1 + 16)
         XCTAssertTrue(try SessionRecord(serialized: blob).isEmpty)
     }
 
@@ -363,31 +370,39 @@ final class SessionRecordTests: XCTestCase {
         let current = try XCTUnwrap(bob.record.currentSession)
         let previous = try XCTUnwrap(bob.record.previousSessions.first)
         func body(_ session: SessionState) -> [UInt8] {
-            var writer = StateWriter(kind: .sessionRecord, version: 3)
+            var writer = StateWriter(kind: .sessionRecord, version: 4)
             session.encode(into: &writer)
             return Array(writer.finish().dropFirst(6).dropLast(16))
         }
-        let header = Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 3]
-        // Version 3: the sessions, then the post-quantum pin (these sessions are classic).
-        let valid = sealed(header + [1] + body(current) + u32(1) + body(previous) + [0])
+        let header = Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 4]
+        // Version 4: the sessions, the post-quantum pin (these sessions are classic), then the
+        // recovery-marks flag (none).
+        let valid = sealed(header + [1] + body(current) + u32(1) + body(previous) + [0, 0])
         XCTAssertEqual(valid, bob.record.serialized(), "the hand-built layout is the documented one")
-        let pinned = sealed(header + [1] + body(current) + u32(1) + body(previous) + [1])
+        let pinned = sealed(header + [1] + body(current) + u32(1) + body(previous) + [1, 0])
         XCTAssertTrue(try SessionRecord(serialized: pinned).requiresPostQuantum, "a pinned record of classic sessions loads pinned")
         XCTAssertEqual(try SessionRecord(serialized: pinned).serialized(), pinned)
 
-        assertRecordFails(sealed(header + [1] + body(current) + u32(1) + body(current) + [0]), .invalidPayload, "the same session twice")
-        assertRecordFails(sealed(header + [2] + body(current) + u32(0) + [0]), .invalidPayload, "hasCurrent not a bool")
-        assertRecordFails(sealed(header + [0] + u32(1) + [0]), .invalidPayload, "count beyond the sessions present")
-        assertRecordFails(sealed(header + [0] + u32(0) + [0] + [0]), .invalidPayload, "trailing byte")
-        assertRecordFails(sealed(header + [0] + u32(0) + [2]), .invalidPayload, "pin not a bool")
-        assertRecordFails(sealed(header + [0] + u32(0)), .invalidPayload, "no pin")
-        for version: UInt8 in [0, 1, 4] {
-            assertRecordFails(sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, version] + [0] + u32(0) + [0]), .unsupportedVersion)
+        assertRecordFails(sealed(header + [1] + body(current) + u32(1) + body(current) + [0, 0]), .invalidPayload, "the same session twice")
+        assertRecordFails(sealed(header + [2] + body(current) + u32(0) + [0, 0]), .invalidPayload, "hasCurrent not a bool")
+        assertRecordFails(sealed(header + [0] + u32(1) + [0, 0]), .invalidPayload, "count beyond the sessions present")
+        assertRecordFails(sealed(header + [0] + u32(0) + [0, 0] + [0]), .invalidPayload, "trailing byte")
+        assertRecordFails(sealed(header + [0] + u32(0) + [2, 0]), .invalidPayload, "pin not a bool")
+        assertRecordFails(sealed(header + [0] + u32(0) + [0, 2]), .invalidPayload, "marks flag not a bool")
+        assertRecordFails(sealed(header + [0] + u32(0) + [0]), .invalidPayload, "no marks flag")
+        assertRecordFails(sealed(header + [0] + u32(0) + [0, 1] + [0, 0]), .invalidPayload, "marks flagged but empty")
+        for version: UInt8 in [0, 1, 5] {
+            assertRecordFails(sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, version] + [0] + u32(0) + [0, 0]), .unsupportedVersion)
         }
+        // Version 3 (no marks, version-3 session bodies without the registration id and the
+        // archived mark) still loads and is written back as version 4.
+        let versionThree = sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 3] + [1] + body(current).dropLast(5)
+            + u32(1) + body(previous).dropLast(5) + [0])
+        XCTAssertEqual(try SessionRecord(serialized: versionThree).serialized(), valid)
         // Version 2 (no pin, version-2 session bodies without isPostQuantum) still loads,
-        // unpinned and classic, and is written back as version 3.
-        let versionTwo = sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 2] + [1] + body(current).dropLast()
-            + u32(1) + body(previous).dropLast())
+        // unpinned and classic, and is written back as version 4.
+        let versionTwo = sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 2] + [1] + body(current).dropLast(6)
+            + u32(1) + body(previous).dropLast(6))
         let upgraded = try SessionRecord(serialized: versionTwo)
         XCTAssertFalse(upgraded.requiresPostQuantum)
         XCTAssertEqual(upgraded.serialized(), valid)
@@ -404,7 +419,7 @@ final class SessionRecordTests: XCTestCase {
         }
         let sessions = [try XCTUnwrap(many.record.currentSession)] + many.record.previousSessions
         XCTAssertEqual(sessions.count, 41)
-        assertRecordFails(sealed(header + [0] + u32(41) + sessions.flatMap(body) + [0]), .invalidPayload, "41 previous sessions")
-        XCTAssertNoThrow(try SessionRecord(serialized: sealed(header + [0] + u32(40) + sessions.prefix(40).flatMap(body) + [0])))
+        assertRecordFails(sealed(header + [0] + u32(41) + sessions.flatMap(body) + [0, 0]), .invalidPayload, "41 previous sessions")
+        XCTAssertNoThrow(try SessionRecord(serialized: sealed(header + [0] + u32(40) + sessions.prefix(40).flatMap(body) + [0, 0])))
     }
 }

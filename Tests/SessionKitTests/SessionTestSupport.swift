@@ -74,10 +74,12 @@ struct Conversation {
     let configuration: SessionConfiguration
 
     /// With `kem`, Bob's signed prekey is signed with `kem` = 1 and his bundle carries the
-    /// one-time KEM prekey 77 (a hybrid session).
+    /// one-time KEM prekey 77 (a hybrid session). `aliceRegistrationID` goes into Alice's
+    /// prefix, `bobRegistrationID` into Bob's bundle (SPEC §9).
     init(
         seed: UInt64 = 1, oneTimePreKey withOneTimePreKey: Bool = true, kem: (any KeyEncapsulationMechanism)? = nil,
-        configuration: SessionConfiguration = .default
+        configuration: SessionConfiguration = .default, aliceRegistrationID: RegistrationID? = nil,
+        bobRegistrationID: RegistrationID? = nil
     ) throws {
         let setup = SeededRandomSource(seed: seed)
         aliceIdentity = try IdentityKeyPair(using: setup)
@@ -94,10 +96,10 @@ struct Conversation {
         bobRandom = SeededRandomSource(seed: seed &+ 2000)
         self.configuration = configuration
         bundle = PreKeyBundle(identityKey: bobIdentity.publicKey, signedPreKey: signedPreKey, oneTimePreKey: oneTimePreKey,
-                              kemPreKey: kemPreKey)
+                              kemPreKey: kemPreKey, registrationID: bobRegistrationID)
         aliceRecord = SessionRecord(currentSession: try SessionState(
             initiatingWith: bundle, identity: aliceIdentity, localAddress: aliceAddress, remoteAddress: bobAddress, kem: kem,
-            configuration: configuration, random: aliceRandom))
+            registrationID: aliceRegistrationID, configuration: configuration, random: aliceRandom))
     }
 
     /// Alice's current session (setting it replaces her whole record).

@@ -1,4 +1,4 @@
-import SessionKit
+@_spi(Storage) import SessionKit
 import SessionKitStoreConformance
 import TestSupport
 import XCTest
@@ -36,15 +36,39 @@ final class StoreConformanceTests: XCTestCase {
         let failures = await StoreConformance.failures {
             PreKeyForgettingStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
         }
-        XCTAssertEqual(failures.map(\.rule), [.preKeyConsumption], "\(failures)")
+        // It loses the replay record too: the prekey message of a deleted session creates another.
+        XCTAssertEqual(failures.map(\.rule), [.preKeyConsumption, .replayRecords], "\(failures)")
+    }
+
+    func testTheKitCatchesAStoreThatNeverFindsAReplayRecord() async {
+        let failures = await StoreConformance.failures {
+            ReplayBlindStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
+        }
+        XCTAssertEqual(failures.map(\.rule), [.replayRecords], "\(failures)")
+        XCTAssertTrue(failures.first?.detail.contains("did not add its EK_A record") ?? false, "\(failures)")
     }
 
     func testTheKitCatchesAStoreThatWritesHalfACommit() async {
         let failures = await StoreConformance.failures {
             HalfCommitStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
         }
-        // The session of a commit whose prekey consumption is refused is written too.
-        XCTAssertEqual(failures.map(\.rule), [.atomicCommits, .preKeyConsumption], "\(failures)")
+        // The session of a commit whose prekey consumption or replay record is refused is written too.
+        XCTAssertEqual(failures.map(\.rule), [.atomicCommits, .preKeyConsumption, .replayRecords], "\(failures)")
+    }
+
+    func testTheKitCatchesAStoreThatDropsTheRecoveryMarks() async {
+        let failures = await StoreConformance.failures {
+            MarkDroppingStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
+        }
+        XCTAssertEqual(failures.map(\.rule), [.recovery], "\(failures)")
+        XCTAssertTrue(failures.first?.detail.contains("recovery marks") == true, "\(failures)")
+    }
+
+    func testTheKitCatchesAStoreWhoseRegistrationIDChanges() async {
+        let failures = await StoreConformance.failures(rules: [.recovery]) {
+            DrawingEveryTimeStore(base: InMemoryProtocolStore(identity: try IdentityKeyPair()))
+        }
+        XCTAssertEqual(failures.map(\.rule), [.recovery], "\(failures)")
     }
 
     func testAStoreThatCannotBeCreatedFailsEveryRuleItWasAskedFor() async {
@@ -54,6 +78,35 @@ final class StoreConformanceTests: XCTestCase {
         }
         XCTAssertEqual(failures.map(\.rule), [.groupMembers, .preKeyUpdates])
     }
+}
+
+/// Stores each session record rebuilt from its sessions and pin only, as a store that keeps a
+/// record in parts and was written before the recovery marks existed would.
+actor MarkDroppingStore: ForwardingProtocolStore {
+    nonisolated let base: InMemoryProtocolStore
+
+    init(base: InMemoryProtocolStore) { self.base = base }
+
+    func commit(_ commit: StoreCommit) async throws(SessionError) {
+        var rewritten = commit
+        if let write = commit.session {
+            var record = try SessionRecord(
+                restoringCurrentSession: write.record.currentSession, previousSessions: write.record.previousSessions,
+                requiresPostQuantum: write.record.requiresPostQuantum)
+            record.generation = write.record.generation
+            rewritten.store(record, for: write.address)
+        }
+        try await base.commit(rewritten)
+    }
+}
+
+/// Draws a new registration id at every call.
+actor DrawingEveryTimeStore: ForwardingProtocolStore {
+    nonisolated let base: InMemoryProtocolStore
+
+    init(base: InMemoryProtocolStore) { self.base = base }
+
+    func localRegistrationID() -> RegistrationID { .random() }
 }
 
 /// Saves every state over the stored one, whatever generation it was loaded with.
@@ -102,6 +155,16 @@ actor PreKeyForgettingStore: ForwardingProtocolStore {
         copy.expiringPendingGroupMessages = commit.expiringPendingGroupMessages
         try await base.commit(copy)
     }
+}
+
+/// Keeps the records (its base does) but never finds one: a store whose lookup reads the wrong
+/// place, so that a prekey message whose session was deleted creates another.
+actor ReplayBlindStore: ForwardingProtocolStore {
+    nonisolated let base: InMemoryProtocolStore
+
+    init(base: InMemoryProtocolStore) { self.base = base }
+
+    func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) -> Bool { false }
 }
 
 /// Writes a commit's session first, in a transaction of its own, then the rest.

@@ -27,6 +27,27 @@ final class BundleSuiteTests: XCTestCase {
         XCTAssertEqual(errors, ["invalidPayload", "unsupportedVersion", "invalidSignature", "invalidKey"])
     }
 
+    /// SPEC §9: tests with a registration id exist in every shape, at both ends of the range,
+    /// and bundles with an id out of range are errors.
+    func testTheVectorsCoverRegistrationIDs() throws {
+        let tests = try SessionVectorFiles.tests(ofSuite: BundleSuite.name).map(\.fields)
+        let withID = tests.filter { $0["error"] == nil && $0["registration_id"] is Int }
+        let ids = Set(withID.compactMap { $0["registration_id"] as? Int })
+        XCTAssertTrue(ids.contains(1) && ids.contains(0x7FFF_FFFF), "ids \(ids.sorted())")
+        for (opk, kem) in [(false, false), (true, false), (false, true), (true, true)] {
+            XCTAssertTrue(withID.contains { ($0["opk_sk"] is String) == opk && ($0["kem_seed"] is String) == kem },
+                          "no test with a registration id, opk \(opk), kem \(kem)")
+        }
+        // A success test without its id (or with another) encodes to other bytes.
+        for fields in withID {
+            for replacement: Any in [NSNull(), ((fields["registration_id"] as? Int ?? 1) % 0x7FFF_FFFF) + 1] {
+                var changed = fields
+                changed["registration_id"] = replacement
+                XCTAssertThrowsError(try BundleSuite.run(VectorTest(changed)), "test \(fields["id"] ?? "?")")
+            }
+        }
+    }
+
     func testCorruptedBundleVectorsFail() throws {
         for (_, fields) in try SessionVectorFiles.tests(ofSuite: BundleSuite.name) {
             let id = fields["id"] ?? "?"

@@ -14,6 +14,28 @@ final class X3DHSuiteTests: XCTestCase {
         XCTAssertTrue(SuiteRegistry.suites[X3DHSuite.name] == X3DHSuite.self)
     }
 
+    /// SPEC §9: Alice's registration id is part of P, so removing or changing it changes P and
+    /// SK, and the runner refuses the test.
+    func testTheRegistrationIDIsBoundIntoTheSharedSecret() throws {
+        let withID = try SessionVectorFiles.tests(ofSuite: X3DHSuite.name).map(\.fields)
+            .filter { $0["error"] == nil && $0["registration_id"] is Int }
+        XCTAssertGreaterThan(withID.count, 10)
+        for fields in withID {
+            for replacement: Any in [NSNull(), ((fields["registration_id"] as? Int ?? 1) % 0x7FFF_FFFF) + 1] {
+                var changed = fields
+                changed["registration_id"] = replacement
+                XCTAssertThrowsError(try X3DHSuite.run(VectorTest(changed)), "test \(fields["id"] ?? "?")")
+                // With the expected prefix restated the secret still differs: the id is in SK.
+                if let prefix = fields["prefix"] as? String, replacement is Int {
+                    changed["prefix"] = String(prefix.dropLast(8)) + String(format: "%08x", replacement as? Int ?? 0)
+                    XCTAssertThrowsError(try X3DHSuite.run(VectorTest(changed)), "test \(fields["id"] ?? "?") restated prefix") {
+                        XCTAssertTrue("\($0)".contains("shared_secret"), "\($0)")
+                    }
+                }
+            }
+        }
+    }
+
     func testCorruptedX3DHVectorsFail() throws {
         for (_, fields) in try SessionVectorFiles.tests(ofSuite: X3DHSuite.name) {
             if let error = fields["error"] as? String {

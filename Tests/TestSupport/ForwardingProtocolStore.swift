@@ -16,6 +16,8 @@ extension ForwardingProtocolStore {
     /// Forwards to `base`.
     public func localIdentity() async throws(SessionError) -> IdentityKeyPair { try await base.localIdentity() }
     /// Forwards to `base`.
+    public func localRegistrationID() async throws(SessionError) -> RegistrationID { try await base.localRegistrationID() }
+    /// Forwards to `base`.
     public func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? {
         try await base.loadSession(for: address)
     }
@@ -30,6 +32,10 @@ extension ForwardingProtocolStore {
         _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         try await base.updatePreKeys(update)
+    }
+    /// Forwards to `base`.
+    public func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) async throws(SessionError) -> Bool {
+        try await base.hasRecordedBaseKey(baseKey, signedPreKeyID: signedPreKeyID)
     }
     /// Forwards to `base`.
     public func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {

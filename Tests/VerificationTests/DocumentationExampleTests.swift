@@ -272,6 +272,8 @@ final class DocumentationExampleTests: XCTestCase {
         }
 
         var shown: [String] = []
+        var sent: [MessageEnvelope] = []
+        func send(_ envelope: MessageEnvelope) { sent.append(envelope) }
         func show(_ plaintext: [UInt8], from sender: ProtocolAddress, in group: GroupID? = nil) {
             shown.append("\(sender) \(group.map { String(decoding: $0.rawRepresentation, as: UTF8.self) } ?? "-"): \(String(decoding: plaintext, as: UTF8.self))")
         }
@@ -293,10 +295,16 @@ final class DocumentationExampleTests: XCTestCase {
                 for message in released { show(message.plaintext, from: message.sender, in: message.group) }
             case let .message(message):
                 show(message.plaintext, from: message.sender)
+            case let .undecryptable(failure):
+                // State for the sender is lost (SPEC §9): send the notice; see "Errors and Recovery".
+                if let notice = failure.retryNotice { send(notice) }
+            case .retryNotice:
+                break    // a peer's request to act; see "Errors and Recovery"
             }
             // --- end ---
         }
         XCTAssertEqual(shown, ["alice.1 book club: Chapter 1"], "the kept message, released with the distribution")
+        XCTAssertEqual(sent, [], "nothing was undecryptable")
         let stillKept = try await bob.manager.store.loadPendingGroupMessages(for: group, sender: aliceAddress)
         XCTAssertEqual(stillKept, [])
 
@@ -455,6 +463,7 @@ final class DocumentationExampleTests: XCTestCase {
         func showPlaceholder(from sender: ProtocolAddress) async throws { await app.note("placeholder \(sender)") }
         func startNewSession(with sender: ProtocolAddress) async throws { await app.note("new session \(sender)") }
         func askUserAboutKeyChange(of sender: ProtocolAddress) async throws { await app.note("ask \(sender)") }
+        func handleRetryNotice(_ outcome: RetryNoticeOutcome) async throws { await app.note("notice \(outcome.sender)") }
         func reportDamagedStore(_ error: SessionError) { XCTFail("\(error)") }
 
         func handle(_ text: String, envelopeID: String) async throws {
@@ -464,8 +473,18 @@ final class DocumentationExampleTests: XCTestCase {
                 return
             }
             do {
-                let received = try await manager.receive(envelope)
-                try await show(received)
+                switch try await manager.receive(envelope) {
+                case let .undecryptable(failure):
+                    // This device lost its state for the sender (see "Recovery" below).
+                    try await showPlaceholder(from: failure.sender)
+                    if let notice = failure.retryNotice { try await server.send(notice) }
+                    if failure.startsNewSession { try await startNewSession(with: failure.sender) }
+                case let .retryNotice(outcome):
+                    // The sender lost its state for this device (see "Recovery" below).
+                    try await handleRetryNotice(outcome)
+                case let received:
+                    try await show(received)
+                }
                 try await server.acknowledge(envelopeID)
             } catch let error as SessionError {
                 switch error.disposition {
@@ -517,7 +536,10 @@ final class DocumentationExampleTests: XCTestCase {
         let acknowledged = await server.acknowledged
         XCTAssertEqual(acknowledged, ["1", "2", "3", "4", "5", "6"])
         let events = await app.events
-        XCTAssertEqual(events, ["show hi", "new session carol.1"])
+        XCTAssertEqual(events, ["show hi", "placeholder carol.1", "new session carol.1"],
+                       "no session with carol: undecryptable, a placeholder and the advice to start a session")
+        let sent = await server.texts
+        XCTAssertEqual(sent, [], "no retry notice: Bob knows no identity key for carol.1 (no session, no trust record)")
         let kept = try await manager.store.loadPendingGroupMessages(for: group, sender: aliceDevice.address)
         XCTAssertEqual(kept.map(\.message), [early.body], "the manager keeps the early group message")
     }
@@ -657,6 +679,8 @@ actor DocumentationServer {
     private(set) var acknowledged: [String] = []
 
     func send(_ text: String) throws { texts.append(text) }
+
+    func send(_ envelope: MessageEnvelope) throws { texts.append(envelope.encodedText()) }
 
     func sendToGroup(_ text: String, group: GroupID) throws { groupTexts.append((group, text)) }
 

@@ -111,6 +111,18 @@ final class ChatClient: Sendable {
         }
     }
 
+    /// Starts a session with the device `peer` from the bundle the relay hands out for it (after
+    /// a retry notice archived ours, or SessionKit advised one).
+    private func startSession(with peer: ProtocolAddress) async throws {
+        guard let published = try await relay.bundles(of: peer.userID).first(where: { $0.device == peer.deviceID }),
+              let bytes = WireCoding.bytes(base64: published.bundle) else {
+            say("no bundle of \(peer) at the relay")
+            return
+        }
+        try await manager.processBundle(try PreKeyBundle(serialized: bytes), for: peer)
+        say("new session with \(peer) from its bundle (\(published.note))")
+    }
+
     /// Sets the member devices of group `name` in SessionKit: every device of `users` other than
     /// this one (starting sessions from the relay's bundles where there are none). A real app
     /// takes this roster from its server; SessionKit then accepts sender keys and group
@@ -218,6 +230,31 @@ final class ChatClient: Sendable {
             // The group messages from `sender` that came before its sender key, kept by SessionKit.
             for message in released {
                 say("received in \(group.name) from \(sender.userID): \(String(decoding: message.plaintext, as: UTF8.self))")
+            }
+        case let .undecryptable(failure):
+            // Our state for the sender is lost (SPEC §9): SessionKit made a retry notice (at most
+            // one per chain and one per hour) and says when to start a new session.
+            say("a message from \(failure.sender) could not be decrypted (\(failure.error))")
+            if let notice = failure.retryNotice {
+                try await relay.send(notice.encodedText(), to: [failure.sender])
+                say("sent a retry notice to \(failure.sender)")
+            }
+            if failure.startsNewSession { try await startSession(with: failure.sender) }
+        case let .retryNotice(outcome):
+            // The sender could not decrypt what we sent it.
+            switch outcome.action {
+            case let .sessionArchived(reregistered):
+                say("\(outcome.sender) could not decrypt our messages\(reregistered ? " (it was reinstalled)" : ""): new session")
+                try await startSession(with: outcome.sender)
+            case let .distributionResent(encryption):
+                if let envelope = encryption.envelope {
+                    try await relay.send(envelope.encodedText(), to: [outcome.sender])
+                    say("sent our sender key for \(outcome.group?.name ?? "?") to \(outcome.sender) again")
+                }
+            case .untrustedIdentity:
+                say("a retry notice claiming \(outcome.sender) came from another identity key: ignored")
+            case .rateLimited, .ignored:
+                say("a retry notice from \(outcome.sender) changed nothing (\(outcome.action))")
             }
         }
     }

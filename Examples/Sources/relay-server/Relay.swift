@@ -64,11 +64,13 @@ actor Relay {
 
     // MARK: Prekeys
 
-    /// Publishes `upload` for `device`. An upload with a new identity key must be complete (carry
-    /// a signed prekey) and replaces everything published for the device: it registered again.
+    /// Publishes `upload` for `device`. An upload with a new identity key or a new registration
+    /// id (SPEC §9: a reinstalled or restored device) must be complete (carry a signed prekey)
+    /// and replaces everything published for the device: it registered again.
     func publish(_ upload: PreKeyUpload, for device: ProtocolAddress) throws(RelayError) {
         do {
-            if var published = directory[device], published.identityKey == upload.identityKey {
+            if var published = directory[device], published.identityKey == upload.identityKey,
+               upload.registrationID == nil || published.registrationID == nil || upload.registrationID == published.registrationID {
                 try published.merge(upload)
                 directory[device] = published
                 log("\(device) published \(upload.oneTimePreKeys.count) one-time prekey(s), "
@@ -78,7 +80,7 @@ actor Relay {
             }
             let replacing = directory[device] != nil
             directory[device] = try PublishedPreKeys(registering: upload)
-            log("\(device) \(replacing ? "registered again with a NEW identity key" : "registered"): "
+            log("\(device) \(replacing ? "registered again (a NEW identity key or registration id)" : "registered"): "
                 + "\(upload.oneTimePreKeys.count) one-time prekey(s), \(upload.oneTimeKEMPreKeys.count) one-time KEM prekey(s)"
                 + (upload.lastResortKEMPreKey == nil ? "" : ", a last-resort KEM prekey"))
         } catch {

@@ -19,7 +19,7 @@ import Foundation
 /// | `v` | 1 |
 /// | `sender` | `{"user": user id, "device": device id}`, the sending device |
 /// | `recipient` | the receiving device, for the pairwise kinds only |
-/// | `kind` | `"message"`, `"senderKeyDistribution"` or `"groupMessage"` |
+/// | `kind` | `"message"`, `"senderKeyDistribution"`, `"groupMessage"` or `"retryNotice"` |
 /// | `group` | the group id in base64, for the two group kinds only |
 /// | `body` | the message's bytes in base64 (1 to `maximumBodyByteCount` bytes) |
 ///
@@ -42,6 +42,9 @@ public struct MessageEnvelope: Sendable, Hashable, Codable, CustomStringConverti
         case senderKeyDistribution
         /// A group (sender-key) message from `sender` to every member of `group`.
         case groupMessage
+        /// A retry notice (SPEC §9) from `sender` to `recipient`: `sender` could not decrypt a
+        /// message from `recipient` (`SessionManager.receive(_:)` produces and processes them).
+        case retryNotice
 
         /// Whether the body is a pairwise message to one device.
         public var isPairwise: Bool { self != .groupMessage }
@@ -82,6 +85,9 @@ public struct MessageEnvelope: Sendable, Hashable, Codable, CustomStringConverti
         case .groupMessage:
             guard group != nil else { throw .inconsistentFields("a group message needs a group") }
             guard recipient == nil else { throw .inconsistentFields("a group message has no recipient") }
+        case .retryNotice:
+            guard group == nil else { throw .inconsistentFields("a retry notice has no group") }
+            guard recipient != nil else { throw .inconsistentFields("a retry notice needs a recipient") }
         }
         self.sender = sender
         self.recipient = recipient

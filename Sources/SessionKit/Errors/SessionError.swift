@@ -1,7 +1,8 @@
 import SignalPrimitives
 
-/// The errors of SessionKit. The first thirteen cases are the error names of SPEC §8, which
-/// every implementation of the protocol reports identically; `specName` gives that name.
+/// The errors of SessionKit. The first thirteen cases and `untrustedIdentity` (SPEC §9's
+/// untrusted-identity outcome of a retry notice) are the error names of SPEC §8, which every
+/// implementation of the protocol reports identically; `specName` gives that name.
 ///
 /// What an app should do about an error is `disposition`; `errorDescription` (`LocalizedError`)
 /// is a sentence for logs and support screens, never holding a key or a plaintext.
@@ -77,10 +78,11 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
     /// part.
     case postQuantumRequired
     /// A state changed in the store since it was loaded (another process or manager on the same
-    /// store wrote it, or an old copy was written back): the write was refused so that no
-    /// message key is used twice and no consumed key comes back. `SessionManager` retries the
-    /// call from the fresh state; it reaches the app only when the retries are used up. Also
-    /// thrown by `SessionRecord.promote` for a session older than the one held.
+    /// store wrote it, or an old copy was written back; or it recorded, since, the EK_A of the
+    /// prekey message being committed): the write was refused so that no message key is used
+    /// twice, no consumed key comes back and no EK_A creates two sessions. `SessionManager`
+    /// retries the call from the fresh state; it reaches the app only when the retries are used
+    /// up. Also thrown by `SessionRecord.promote` for a session older than the one held.
     case staleState
     /// A state this device stored (named by `kind`) does not load: it was damaged on disk,
     /// written by a broken writer or by a newer version of the library. Not caused by the
@@ -116,7 +118,8 @@ public enum SessionError: Error, Equatable, Hashable, Sendable, CustomStringConv
         case .invalidPayload: return "invalidPayload"
         case .chainExhausted: return "chainExhausted"
         case .messageKeyUnavailable: return "messageKeyUnavailable"
-        case .untrustedIdentity, .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember, .deviceLinkMismatch, .cancelled, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
+        case .untrustedIdentity: return "untrustedIdentity"
+        case .supersededIdentity, .ownDeviceIdentityMismatch, .notAGroupMember, .deviceLinkMismatch, .cancelled, .invalidAddress, .invalidGroupID, .kemUnavailable, .postQuantumRequired, .reentrantCall,
              .staleState, .damagedState, .invalidConfiguration, .primitive, .storage, .file:
             return nil
         }

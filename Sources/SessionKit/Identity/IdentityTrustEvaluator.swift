@@ -38,6 +38,17 @@ public protocol IdentityTrustEvaluator: Sendable {
     /// changed again since the app asked the user); `SessionManager` passes a `SessionError`
     /// on and reports any other error as `SessionError.storage`.
     func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws
+
+    /// The identity key on record for the user `userID`, or `nil` when none is (or the
+    /// evaluator keeps no keys). `SessionManager` uses it to address a retry notice (SPEC §9) to
+    /// a device whose session this device lost: the notice's MAC is keyed with it, and a wrong
+    /// key only makes the peer refuse the notice. Reads only. `nil` by default.
+    func trustedIdentityKey(forUser userID: String) async throws -> Ed25519.PublicKey?
+}
+
+extension IdentityTrustEvaluator {
+    /// No key known: an evaluator that keeps none.
+    public func trustedIdentityKey(forUser userID: String) async throws -> Ed25519.PublicKey? { nil }
 }
 
 /// What a trust evaluator concluded about an identity key (`IdentityTrustEvaluator`).

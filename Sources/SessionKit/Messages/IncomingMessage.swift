@@ -27,3 +27,11 @@
         }
     }
 }
+
+extension IncomingMessage {
+    /// Whether this is a prekey message (type 0x22).
+    var isPreKeyMessage: Bool {
+        if case .preKey = self { return true }
+        return false
+    }
+}

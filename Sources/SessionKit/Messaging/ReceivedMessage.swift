@@ -11,6 +11,13 @@ public enum ReceivedMessage: Sendable, CustomStringConvertible {
     /// arrived before it and were kept by the manager, now decrypted (oldest first): show them.
     case senderKeyDistribution(
         group: GroupID, sender: ProtocolAddress, identityObservation: IdentityObservation, releasedMessages: [DecryptedGroupMessage])
+    /// A message that could not be decrypted because this device's state for its sender is
+    /// lost or unusable (SPEC §9): show a placeholder, send its `retryNotice` (when there is
+    /// one) and start a new session when it says so. Acknowledge the message.
+    case undecryptable(UndecryptableMessage)
+    /// A retry notice from a device that could not decrypt a message from this one, and what
+    /// the manager did about it (`RetryNoticeOutcome.action`).
+    case retryNotice(RetryNoticeOutcome)
 
     /// The sending device.
     public var sender: ProtocolAddress {
@@ -18,15 +25,17 @@ public enum ReceivedMessage: Sendable, CustomStringConvertible {
         case let .message(message): return message.sender
         case let .groupMessage(message): return message.sender
         case let .senderKeyDistribution(_, sender, _, _): return sender
+        case let .undecryptable(message): return message.sender
+        case let .retryNotice(outcome): return outcome.sender
         }
     }
 
-    /// The plaintext of a pairwise or group message, `nil` for a distribution.
+    /// The plaintext of a pairwise or group message, `nil` for the other cases.
     public var plaintext: [UInt8]? {
         switch self {
         case let .message(message): return message.plaintext
         case let .groupMessage(message): return message.plaintext
-        case .senderKeyDistribution: return nil
+        case .senderKeyDistribution, .undecryptable, .retryNotice: return nil
         }
     }
 
@@ -37,6 +46,8 @@ public enum ReceivedMessage: Sendable, CustomStringConvertible {
         case let .groupMessage(message): return "ReceivedMessage(\(message))"
         case let .senderKeyDistribution(group, sender, observation, released):
             return "ReceivedMessage(sender key of \(sender) in \(group), \(observation), \(released.count) released)"
+        case let .undecryptable(message): return "ReceivedMessage(\(message))"
+        case let .retryNotice(outcome): return "ReceivedMessage(\(outcome))"
         }
     }
 }

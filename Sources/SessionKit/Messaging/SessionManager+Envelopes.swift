@@ -26,12 +26,19 @@ extension SessionManager {
     /// distribution with `processSenderKeyDistribution(encrypted:for:from:)` followed by
     /// `releasePendingGroupMessages(for:from:beforePersisting:)` (the group messages that
     /// waited for it), a group message with `groupDecrypt(_:for:from:)` (one whose chain has
-    /// not arrived yet is kept by the manager: `unknownChain`, acknowledge it). Each is persisted before this returns (decrypt →
-    /// persist → acknowledge): acknowledge the message to the server afterwards, and react to
-    /// an error by its `SessionError.disposition`.
+    /// not arrived yet is kept by the manager: `unknownChain`, acknowledge it), a retry notice
+    /// with `processRetryNotice(_:from:)` (`.retryNotice`: see its action). Each is persisted
+    /// before this returns (decrypt → persist → acknowledge): acknowledge the message to the
+    /// server afterwards, and react to an error by its `SessionError.disposition`.
+    ///
+    /// A message that fails because this device's state for its sender is lost or unusable
+    /// (SPEC §9: see `UndecryptableMessage` for exactly which failures) is returned as
+    /// `.undecryptable` instead of thrown: send its `retryNotice` envelope to the sender when
+    /// it has one (the manager hands out at most one per ratchet key or group chain, and one
+    /// per hour per device) and start a new session when it says so.
     /// - Throws: `SessionError.invalidMessage` for an envelope whose recipient is another
     ///   device (filter a shared channel's envelopes by `recipient` first), and the errors of
-    ///   the call it dispatches to.
+    ///   the call it dispatches to (other than those returned as `.undecryptable`).
     public func receive(_ envelope: MessageEnvelope) async throws(SessionError) -> ReceivedMessage {
         try await receive(envelope, beforePersisting: { (_: ReceivedMessage) async throws(SessionError) in })
     }
@@ -48,6 +55,28 @@ extension SessionManager {
         beforePersisting process: @escaping @Sendable (ReceivedMessage) async throws(SessionError) -> Void
     ) async throws(SessionError) -> ReceivedMessage {
         if let recipient = envelope.recipient, recipient != localAddress { throw .invalidMessage }
+        do throws(SessionError) {
+            return try await dispatch(envelope, beforePersisting: process)
+        } catch {
+            let undecryptable: UndecryptableMessage?
+            switch envelope.kind {
+            case .message, .senderKeyDistribution:
+                undecryptable = try await self.undecryptable(envelope.body, from: envelope.sender, failedWith: error)
+            case .groupMessage:
+                guard let group = envelope.group else { throw error }
+                undecryptable = try await undecryptableGroupMessage(envelope.body, for: group, from: envelope.sender, failedWith: error)
+            case .retryNotice:
+                undecryptable = nil
+            }
+            guard let undecryptable else { throw error }
+            return .undecryptable(undecryptable)
+        }
+    }
+
+    /// `receive`'s dispatch by kind.
+    private func dispatch(
+        _ envelope: MessageEnvelope, beforePersisting process: @escaping @Sendable (ReceivedMessage) async throws(SessionError) -> Void
+    ) async throws(SessionError) -> ReceivedMessage {
         switch envelope.kind {
         case .message:
             let message = try await decrypt(envelope.body, from: envelope.sender, beforePersisting: {
@@ -55,6 +84,8 @@ extension SessionManager {
                 try await process(.message(message))
             })
             return .message(message)
+        case .retryNotice:
+            return .retryNotice(try await processRetryNotice(envelope.body, from: envelope.sender))
         case .senderKeyDistribution:
             guard let group = envelope.group else { throw .invalidMessage }
             let observation = try await processSenderKeyDistribution(encrypted: envelope.body, for: group, from: envelope.sender)

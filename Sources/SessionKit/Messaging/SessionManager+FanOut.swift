@@ -14,8 +14,10 @@ extension SessionManager {
     /// outcome: `.failure(.noSession)` for one without a session (fetch its bundle, call
     /// `processBundle(_:for:)`, encrypt to it again), while a device with a session that is not
     /// listed (removed from the account) is not encrypted to. Without `devices`, the outcomes
-    /// are exactly the devices with a stored session, and a device without one is silently
-    /// not reached.
+    /// are exactly the devices with a stored record, and a device without one is silently
+    /// not reached (a device whose record holds no current session, because a retry notice
+    /// archived it or because it only sent a message this device could not decrypt, gets
+    /// `.failure(.noSession)`).
     ///
     /// Devices are independent: one device failing (`untrustedIdentity`, `noSession`, a store
     /// error) leaves that device's session unchanged and does not stop the others, whose

@@ -7,6 +7,21 @@ extension SessionManager {
         do { return try await store.loadSession(for: address) } catch { throw Self.stored(error, .session, peer: address) }
     }
 
+    /// The record of `address` to change and commit: possibly the store's cached copy, which
+    /// the commit's compare-and-swap checks, and with `currentSessionSuffices` possibly without
+    /// its previous sessions (`CachingSessionStore`). A failure judged on it must be checked
+    /// on the stored record (`judgedOnStoredRecord`).
+    func loadSessionForUpdate(
+        for address: ProtocolAddress, currentSessionSuffices: Bool = false
+    ) async throws(SessionError) -> SessionRecord? {
+        guard let caching = store as? any CachingSessionStore else { return try await loadSession(for: address) }
+        do {
+            return try await caching.loadSessionForUpdate(for: address, currentSessionSuffices: currentSessionSuffices)
+        } catch {
+            throw Self.stored(error, .session, peer: address)
+        }
+    }
+
     /// Our sending chain for `group`.
     func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
         do { return try await store.loadSendingChain(for: group) } catch { throw Self.stored(error, .senderKeySendingChain) }

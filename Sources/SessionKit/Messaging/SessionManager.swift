@@ -102,6 +102,7 @@ public actor SessionManager {
     /// is this manager's trust evaluator).
     private nonisolated let recordsIdentitiesInStore: Bool
     private var identityCache: IdentityKeyPair?
+    private var registrationIDCache: RegistrationID?
 
     /// Creates a manager.
     /// - Parameters:
@@ -140,11 +141,13 @@ public actor SessionManager {
     /// when due, remove expired ones, replenish one-time prekeys and one-time KEM prekeys
     /// below the low-water mark). Returns what to upload to the server (`PreKeyUpload`, which
     /// encodes itself): everything the first time, afterwards only what changed (`isEmpty`
-    /// when nothing did). Run it at start-up and then regularly.
+    /// when nothing did). Every upload carries this installation's registration id (SPEC §9),
+    /// which the server puts in the bundles it hands out. Run it at start-up and then regularly.
     /// - Throws: `SessionError.storage` when the store fails, `.primitive` when libsodium is
     ///   unusable, the errors of the KEM; nothing changed then.
     public func maintainPreKeys() async throws(SessionError) -> PreKeyUpload {
         let identity = try await localIdentity()
+        let registrationID = try await localRegistrationID()
         let now = clock.now()
         let policy = preKeyPolicy
         let random = random
@@ -154,11 +157,11 @@ public actor SessionManager {
                 guard var current = keys else {
                     let fresh = try LocalPreKeys(identity: identity, now: now, policy: policy, kem: kem, random: random)
                     keys = fresh
-                    return fresh.fullUpload(identityKey: identity.publicKey)
+                    return fresh.fullUpload(identityKey: identity.publicKey).with(registrationID: registrationID)
                 }
                 let upload = try current.maintain(identity: identity, now: now, policy: policy, kem: kem, random: random)
                 keys = current
-                return upload
+                return upload.with(registrationID: registrationID)
             }
         } catch {
             throw Self.stored(error, .preKeys)
@@ -170,7 +173,9 @@ public actor SessionManager {
     /// Starts a session with `address` from its bundle, as the initiator (SPEC §3): a hybrid
     /// session when the bundle carries a KEM prekey. The new session becomes the device's
     /// current one; an existing one is kept as a previous session (its messages in flight
-    /// still decrypt). Messages sent next are prekey messages until the peer replies.
+    /// still decrypt). Messages sent next are prekey messages until the peer replies; their
+    /// prefix carries this installation's registration id (SPEC §9), and the session records
+    /// the bundle's (`registrationID(of:)`).
     ///
     /// Order: the bundle's signatures and keys are checked first (so that a forged bundle never
     /// reaches the trust evaluator), then the post-quantum policy (the configuration, then the
@@ -184,20 +189,26 @@ public actor SessionManager {
     ///   key, `.storage` when the store or the trust evaluator fails; no session changed then.
     public func processBundle(_ bundle: PreKeyBundle, for address: ProtocolAddress) async throws(SessionError) {
         let identity = try await localIdentity()
+        let registrationID = try await localRegistrationID()
         try await exclusive(.peer(address)) { () async throws(SessionError) in
             let (localAddress, kem, configuration, random) = (localAddress, kem, configuration, random)
             let session = try await Self.compute { () throws(SessionError) in
                 try SessionState(
                     initiatingWith: bundle, identity: identity, localAddress: localAddress, remoteAddress: address, kem: kem,
-                    configuration: configuration, random: random)
+                    registrationID: registrationID, configuration: configuration, random: random)
             }
             try await retryingStaleState { () async throws(SessionError) in
-                var record = try await loadSession(for: address) ?? SessionRecord()
-                try record.checkPostQuantumPin(for: session)
-                let decision = try await identityDecision(bundle.identityKey, for: address, knownDevice: !record.isEmpty)
-                if decision.isSuperseded { throw .supersededIdentity }
-                guard decision.allowsSending else { throw .untrustedIdentity }
-                try record.promote(session)
+                var record = try await loadSessionForUpdate(for: address) ?? SessionRecord()
+                let loaded = record
+                let decision = try await judgedOnStoredRecord(of: address, loadedAt: record.generation) {
+                    () async throws(SessionError) -> TrustDecision in
+                    try loaded.checkPostQuantumPin(for: session)
+                    let decision = try await identityDecision(bundle.identityKey, for: address, knownDevice: !loaded.isEmpty)
+                    if decision.isSuperseded { throw .supersededIdentity }
+                    guard decision.allowsSending else { throw .untrustedIdentity }
+                    try record.promote(session)
+                    return decision
+                }
                 var commit = StoreCommit()
                 commit.store(record, for: address)
                 // A first use or a new device is recorded with the session (`allowsSending`
@@ -230,14 +241,17 @@ public actor SessionManager {
     ) async throws(SessionError) -> [UInt8] {
         try await exclusive(.peer(address)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
-                guard let record = try await loadSession(for: address), let remote = record.remoteIdentityKey else {
-                    throw .noSession
+                let loaded = try await loadSessionForUpdate(for: address, currentSessionSuffices: true)
+                let (record, _) = try await judgedOnStoredRecord(of: address, loadedAt: loaded?.generation ?? 0) {
+                    () async throws(SessionError) -> (SessionRecord, Ed25519.PublicKey) in
+                    guard let record = loaded, let remote = record.remoteIdentityKey else { throw .noSession }
+                    try record.checkSendingPolicy(configuration)
+                    let decision = try await identityDecision(remote, for: address, knownDevice: true)
+                    // A session under a key the app replaced by accepting another is dead: start anew.
+                    if decision.isSuperseded { throw .noSession }
+                    guard decision.allowsSending else { throw .untrustedIdentity }
+                    return (record, remote)
                 }
-                try record.checkSendingPolicy(configuration)
-                let decision = try await identityDecision(remote, for: address, knownDevice: true)
-                // A session under a key the app replaced by accepting another is dead: start anew.
-                if decision.isSuperseded { throw .noSession }
-                guard decision.allowsSending else { throw .untrustedIdentity }
                 let (updated, message) = try await Self.compute { [record] () throws(SessionError) in
                     var record = record
                     let message = try record.encrypt(plaintext, contentType: contentType)
@@ -349,7 +363,14 @@ public actor SessionManager {
         let identity = try await localIdentity()
         return try await exclusive(.peer(address)) { () async throws(SessionError) -> Result in
             try await retryingStaleState { () async throws(SessionError) -> Result in
-                let record = try await loadSession(for: address) ?? SessionRecord()
+                // A message is usually decided by the current session: the store may leave the
+                // previous ones out (the body loads them when they are needed); a prekey message
+                // that the current session did not create needs them all (another session, or X3DH).
+                var record = try await loadSessionForUpdate(for: address, currentSessionSuffices: true) ?? SessionRecord()
+                if case let .preKey(preKeyMessage) = message, record.omitsPreviousSessions,
+                   record.currentSession?.isCreated(byPreKeyMessageWith: preKeyMessage.prefix) != true {
+                    record = try await loadSession(for: address) ?? SessionRecord()
+                }
                 guard case let .preKey(preKeyMessage) = message, !record.holdsSession(createdBy: preKeyMessage.prefix) else {
                     return try await decryptAndCommit(
                         message, from: address, record: record, preKeys: PreKeySet(), identity: identity,
@@ -385,6 +406,13 @@ public actor SessionManager {
                 return (record, decryption)
             }
         } catch {
+            // The current session did not decrypt it: the previous sessions decide, so the
+            // whole record is needed.
+            if loaded.omitsPreviousSessions {
+                return try await decryptAndCommit(
+                    message, from: address, record: try await loadSession(for: address) ?? SessionRecord(), preKeys: preKeys,
+                    identity: identity, wipingPlaintext: wipingPlaintext, contentType: contentType, handle)
+            }
             // Another process on the store may have changed the record while this one
             // decrypted (a session it created, a message it decrypted): judge the message on the
             // fresh record before reporting it.
@@ -394,6 +422,13 @@ public actor SessionManager {
         var (record, decryption) = computed
         defer { if wipingPlaintext { decryption.wipePlaintext() } }
         let identityOutcome = try await identityOutcome(of: decryption, from: address, knownDevice: !loaded.isEmpty)
+        // Setting the session aside moves it among the previous sessions: with the whole record.
+        if identityOutcome.isQuarantined, loaded.omitsPreviousSessions {
+            decryption.wipePlaintext()
+            return try await decryptAndCommit(
+                message, from: address, record: try await loadSession(for: address) ?? SessionRecord(), preKeys: preKeys,
+                identity: identity, wipingPlaintext: wipingPlaintext, contentType: contentType, handle)
+        }
         // A message under a key that is not the user's (quarantined) never makes its session the
         // one we send to.
         if identityOutcome.isQuarantined { record.setAsideCurrentSession(restoring: loaded.currentSession) }
@@ -438,6 +473,20 @@ public actor SessionManager {
                 retries += 1
                 await Task.yield()
             }
+        }
+    }
+
+    /// Runs `body`, which judges a record loaded for update (possibly the store's cached copy)
+    /// at generation `generation`; when it throws, the error stands only if the stored record is
+    /// still that one, else the call runs again from the fresh state (`staleState`).
+    func judgedOnStoredRecord<Result>(
+        of address: ProtocolAddress, loadedAt generation: UInt64, _ body: () async throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
+        do throws(SessionError) {
+            return try await body()
+        } catch {
+            if error != .staleState { try await throwStaleIfChanged(sessionOf: address, loadedAt: generation) }
+            throw error
         }
     }
 
@@ -504,5 +553,29 @@ public actor SessionManager {
         let identity = try await loadLocalIdentity()
         identityCache = identity
         return identity
+    }
+
+    /// This installation's registration id (SPEC §9), read from the store once: the one every
+    /// prekey upload and every prekey message this device sends carries.
+    /// - Throws: `SessionError.damagedState(.identity)` when the stored id does not load,
+    ///   `.storage` when the store fails.
+    public func localRegistrationID() async throws(SessionError) -> RegistrationID {
+        if let registrationIDCache { return registrationIDCache }
+        let registrationID: RegistrationID
+        do { registrationID = try await store.localRegistrationID() } catch { throw Self.stored(error, .identity) }
+        registrationIDCache = registrationID
+        return registrationID
+    }
+
+    /// The registration id (SPEC §9) of the device `address` in its current session (the one
+    /// `encrypt(_:to:)` uses): from the bundle the session was started with, or from the prefix
+    /// of the prekey message that started it. Tell your server, with each message for the
+    /// device, which id you believe it has, so that it can refuse a message for a device that
+    /// was reinstalled since. `nil` when the device has no current session, or its session's
+    /// bundle or prefix carried no id (a peer that sets no flag bit 2).
+    /// - Throws: `SessionError.damagedState(.session)` when the stored record does not load,
+    ///   `.storage` when the store fails.
+    public func registrationID(of address: ProtocolAddress) async throws(SessionError) -> RegistrationID? {
+        try await loadSession(for: address)?.currentSession?.remoteRegistrationID
     }
 }

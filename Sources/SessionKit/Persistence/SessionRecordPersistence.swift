@@ -1,22 +1,24 @@
 import SignalPrimitives
 
 /// The persisted form of a `SessionRecord`, in the common envelope of `StateWriter`
-/// (`"SKST" || kind 0x07 (sessionRecord) || version || body || checksum`), version 3;
-/// version 2 is still read.
+/// (`"SKST" || kind 0x07 (sessionRecord) || version || body || checksum`), version 4;
+/// versions 2 and 3 are still read.
 ///
-/// Body, version 3:
+/// Body, version 4:
 ///
 ///     hasCurrent          bool    0x00 or 0x01, then the current session's body
 ///     previousCount       u32     ≤ ProtocolLimits.maxPreviousSessions
 ///     previousCount × a session body, most recent first
 ///     requiresPostQuantum bool    the device is pinned to post-quantum sessions; must be 0x01
 ///                                 when a session of the record is post-quantum
+///     hasRecoveryMarks    bool    then `RecoveryMarks`' body (SPEC §9 rate limits)
 ///
 /// Each session body is `SessionState`'s body of the same version (see
-/// `SessionStatePersistence.swift`), without an envelope of its own. Version 2 is the same
-/// without `requiresPostQuantum`, with version-2 session bodies: it loads unpinned (its
-/// sessions load as classic, see `SessionState`), and is written back as version 3. Version 1
-/// is `unsupportedVersion`.
+/// `SessionStatePersistence.swift`), without an envelope of its own. Version 3 is the same
+/// without `hasRecoveryMarks`, with version-3 session bodies; version 2 is version 3 without
+/// `requiresPostQuantum`, with version-2 session bodies: it loads unpinned (its sessions load
+/// as classic, see `SessionState`). Both are written back as version 4. Version 1 is
+/// `unsupportedVersion`.
 /// No two sessions of a record share the same role and EK_A (the prefix's base key). Loading
 /// is strict: any violation, in the record or in one of its sessions, a truncated or trailing
 /// field or a bad checksum is `SessionError.invalidPayload`, an unknown version
@@ -29,7 +31,7 @@ import SignalPrimitives
 /// session is promoted, established or archived.
 extension SessionRecord {
     /// The persisted-state version this library writes.
-    @_spi(Testing) public static let persistenceVersion: UInt8 = 3
+    @_spi(Testing) public static let persistenceVersion: UInt8 = 4
 
     /// The record as a blob (see the layout above).
     public func serialized() -> [UInt8] {
@@ -37,12 +39,14 @@ extension SessionRecord {
             $0 + $1.persistedBodyByteCountEstimate
         }
         var writer = StateWriter(kind: .sessionRecord, version: Self.persistenceVersion,
-                                 capacity: StateWriter.envelopeByteCount + 1 + 4 + sessionBytes + 1)
+                                 capacity: StateWriter.envelopeByteCount + 1 + 4 + sessionBytes + 2 + 64)
         writer.write(currentSession != nil)
         currentSession?.encode(into: &writer)
         writer.write(UInt32(truncatingIfNeeded: previousSessions.count))
         for session in previousSessions { session.encode(into: &writer) }
         writer.write(requiresPostQuantum)
+        writer.write(!recoveryMarks.isEmpty)
+        if !recoveryMarks.isEmpty { recoveryMarks.encode(into: &writer) }
         return writer.finish()
     }
 
@@ -72,8 +76,13 @@ extension SessionRecord {
             let holdsPostQuantumSession = current?.isPostQuantum == true || previous.contains { $0.isPostQuantum }
             if holdsPostQuantumSession, !pinned { throw .invalidPayload }
         }
+        var marks = RecoveryMarks()
+        if reader.version >= 4, try reader.readBool() {
+            marks = try RecoveryMarks(decodingFrom: &reader)
+            guard !marks.isEmpty else { throw .invalidPayload }
+        }
         try reader.finish()
-        self.init(currentSession: current, previousSessions: previous, requiresPostQuantum: pinned)
+        self.init(currentSession: current, previousSessions: previous, requiresPostQuantum: pinned, recoveryMarks: marks)
     }
 
     /// What makes a session unique within a record: its role and EK_A.

@@ -17,10 +17,15 @@ import SignalPrimitives
     public let messageKey: SecureBytes
 
     init(slot: SkippedMessageKeys.Slot, messageKey: MessageKey) {
+        self.slot = Self.slotBytes(slot)
+        self.messageKey = messageKey.storage
+    }
+
+    /// The bytes of `slot`: its ratchet key and its counter (u32, big-endian).
+    static func slotBytes(_ slot: SkippedMessageKeys.Slot) -> [UInt8] {
         var bytes = slot.ratchetKey.rawRepresentation
         bytes.appendBigEndian(slot.counter)
-        self.slot = bytes
-        self.messageKey = messageKey.storage
+        return bytes
     }
 
     /// Reassembles an entry a store kept (`slot` of `slotByteCount` bytes, a 32-byte key).
@@ -76,5 +81,110 @@ extension SessionState {
         }
         session.ratchet.skippedKeys.append(keys, maxStored: session.configuration.maxStored)
         self = session
+    }
+}
+
+/// What changed in a session's skipped message keys since a store marked them persisted
+/// (`SessionState.markSkippedKeysPersisted(token:)`), so that the store writes one row per key
+/// added or removed instead of comparing every key the session holds.
+@_spi(Storage) @_spi(Testing) public struct SkippedMessageKeyChanges: Sendable {
+    /// The slots of keys removed since the mark (used, evicted or replaced). May name a slot
+    /// the store does not hold (added and removed after the mark: deleting it is a no-op) or
+    /// one that `added` holds again (delete before inserting).
+    public let removedSlots: [[UInt8]]
+    /// The keys added since the mark, oldest first.
+    public let added: [SkippedMessageKeyEntry]
+}
+
+extension SessionState {
+    /// The changes of the skipped message keys since `markSkippedKeysPersisted(token:)` with
+    /// `token`, or `nil` when this session was not marked with it (another copy, a session
+    /// loaded from bytes, or more changes than the journal follows): compare in full then.
+    @_spi(Storage) @_spi(Testing) public func skippedMessageKeyChanges(since token: UInt64) -> SkippedMessageKeyChanges? {
+        guard let changes = ratchet.skippedKeys.changes(since: token) else { return nil }
+        return SkippedMessageKeyChanges(
+            removedSlots: changes.removed.map { SkippedMessageKeyEntry.slotBytes($0) },
+            added: changes.added.map { SkippedMessageKeyEntry(slot: $0.slot, messageKey: $0.messageKey) })
+    }
+
+    /// Records that a store holds exactly this session's skipped keys now, under `token` (a
+    /// value the store draws and keeps with what it wrote).
+    @_spi(Storage) @_spi(Testing) public mutating func markSkippedKeysPersisted(token: UInt64) {
+        ratchet.skippedKeys.markPersisted(token: token)
+    }
+}
+
+/// What a store that writes only what changed needs to know of a session without copying it:
+/// which session it is, how many times it changed, and whether its skipped keys changed since
+/// the store marked them (`SessionRecord.sessionSummaries`).
+@_spi(Storage) @_spi(Testing) public struct SessionChangeSummary: Sendable {
+    /// The session's role (with `baseKey`, what identifies it within its record).
+    public let role: SessionState.Role
+    /// EK_A of the X3DH run that created the session.
+    public let baseKey: X25519.PublicKey
+    /// `SessionState.generation`: every change of the session advances it.
+    public let generation: UInt64
+    /// The token of the last `markSkippedKeysPersisted(token:)`, while its changes are followed.
+    public let skippedKeysToken: UInt64?
+    /// Whether no skipped key was added or removed since that mark.
+    public let skippedKeysUnchanged: Bool
+
+    /// Whether `other` describes the same session (the same role and base key).
+    public func isSameSession(as other: SessionChangeSummary) -> Bool { role == other.role && baseKey == other.baseKey }
+}
+
+extension SessionRecord {
+    /// A summary of the current session (`nil` without one) and of each previous session, in
+    /// order, read in place (no session is copied).
+    @_spi(Storage) @_spi(Testing) public var sessionSummaries: (current: SessionChangeSummary?, previous: [SessionChangeSummary]) {
+        func summary(_ session: borrowing SessionState) -> SessionChangeSummary {
+            SessionChangeSummary(
+                role: session.role, baseKey: session.baseKey, generation: session.generation,
+                skippedKeysToken: session.ratchet.skippedKeys.markToken,
+                skippedKeysUnchanged: session.ratchet.skippedKeys.isUnchangedSinceMark)
+        }
+        var previous: [SessionChangeSummary] = []
+        previous.reserveCapacity(previousSessions.count)
+        for index in previousSessions.indices {
+            previous.append(SessionChangeSummary(
+                role: previousSessions[index].role, baseKey: previousSessions[index].baseKey,
+                generation: previousSessions[index].generation,
+                skippedKeysToken: previousSessions[index].ratchet.skippedKeys.markToken,
+                skippedKeysUnchanged: previousSessions[index].ratchet.skippedKeys.isUnchangedSinceMark))
+        }
+        return (currentSession.map { summary($0) }, previous)
+    }
+
+    /// The summary of the current session alone (`sessionSummaries.current`).
+    @_spi(Storage) @_spi(Testing) public var currentSummary: SessionChangeSummary? {
+        currentSession.map {
+            SessionChangeSummary(
+                role: $0.role, baseKey: $0.baseKey, generation: $0.generation, skippedKeysToken: $0.ratchet.skippedKeys.markToken,
+                skippedKeysUnchanged: $0.ratchet.skippedKeys.isUnchangedSinceMark)
+        }
+    }
+
+    /// Whether this record's previous sessions are the very storage of `other`'s (a copy
+    /// neither changed): then they are equal, session for session, without looking at them.
+    @_spi(Storage) @_spi(Testing) public func sharesPreviousSessions(with other: SessionRecord) -> Bool {
+        guard previousSessions.count == other.previousSessions.count else { return false }
+        guard !previousSessions.isEmpty else { return true }
+        let mine = previousSessions.withUnsafeBufferPointer { $0.baseAddress }
+        let theirs = other.previousSessions.withUnsafeBufferPointer { $0.baseAddress }
+        return mine != nil && mine == theirs
+    }
+
+    /// Marks the skipped keys of every session as persisted under `token`
+    /// (`SessionState.markSkippedKeysPersisted(token:)`).
+    @_spi(Storage) @_spi(Testing) public mutating func markSkippedKeysPersisted(token: UInt64) {
+        mapSessions(current: true, previousIndices: previousSessions.indices) { $0.markSkippedKeysPersisted(token: token) }
+    }
+
+    /// Marks the skipped keys of the current session and of the previous sessions at
+    /// `previousIndices` as persisted under `token`; the others keep their marks.
+    @_spi(Storage) @_spi(Testing) public mutating func markSkippedKeysPersisted(
+        token: UInt64, current: Bool, previousIndices: some Sequence<Int>
+    ) {
+        mapSessions(current: current, previousIndices: previousIndices) { $0.markSkippedKeysPersisted(token: token) }
     }
 }

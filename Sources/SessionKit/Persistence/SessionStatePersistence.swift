@@ -1,10 +1,10 @@
 import SignalPrimitives
 
 /// The persisted form of a `SessionState`, in the common envelope of `StateWriter`
-/// (`"SKST" || kind 0x01 (session) || version || body || checksum`), version 3; version 2 is
-/// still read (version 1, SPEC version 1's sessions, is `unsupportedVersion`).
+/// (`"SKST" || kind 0x01 (session) || version || body || checksum`), version 4; versions 2
+/// and 3 are still read (version 1, SPEC version 1's sessions, is `unsupportedVersion`).
 ///
-/// Body, version 3 (integers big-endian; `bool` is one byte 0x00 or 0x01; an address is
+/// Body, version 4 (integers big-endian; `bool` is one byte 0x00 or 0x01; an address is
 /// `Encode(address)` of SPEC §1, a UTF-8 user id of 1–255 bytes and a u32 device id):
 ///
 ///     role                 u8      0x01 initiator, 0x02 responder
@@ -32,10 +32,14 @@ import SignalPrimitives
 ///                                  (ratchet key, n) twice
 ///     isPostQuantum        bool    created by a hybrid X3DH (a KEM part); must equal whether
 ///                                  the pending prefix, when there is one, has a KEM part
+///     remoteRegistrationID u32     the peer's registration id (SPEC §9), 1 … 2^31 − 1, or 0
+///                                  for none
+///     isArchived           bool    archived by a retry notice (SPEC §9)
 ///
-/// Version 2 is the same body without `isPostQuantum`: such a session loads as classic, except
-/// an initiator whose pending prefix has a KEM part (post-quantum, evidently); it is written
-/// back as version 3.
+/// Version 3 is the same body without the last two fields: such a session loads without a
+/// registration id and not archived. Version 2 is version 3 without `isPostQuantum`: such a
+/// session loads as classic, except an initiator whose pending prefix has a KEM part
+/// (post-quantum, evidently). Both are written back as version 4.
 ///
 /// AD is not stored: it is IK_A || IK_B || Encode(A) || Encode(B) from the identity keys, the
 /// addresses and the role. Loading is strict: any violation above, a truncated or trailing
@@ -43,8 +47,9 @@ import SignalPrimitives
 /// `SessionError.unsupportedVersion`. The blob holds secrets: protect it at rest and wipe
 /// copies (`SecureMemory.zero`).
 extension SessionState {
-    /// The persisted-state version this library writes (3: with `isPostQuantum`).
-    public static let persistenceVersion: UInt8 = 3
+    /// The persisted-state version this library writes (4: with the peer's registration id and
+    /// the archived mark).
+    public static let persistenceVersion: UInt8 = 4
     /// The oldest persisted-state version this library reads (2: without `isPostQuantum`).
     @_spi(Storage) @_spi(Testing) public static let oldestReadableVersion: UInt8 = 2
 
@@ -65,18 +70,19 @@ extension SessionState {
         try reader.finish()
     }
 
-    /// An upper bound on the size of the version-3 body `encode(into:)` writes: every
+    /// An upper bound on the size of the version-4 body `encode(into:)` writes: every
     /// optional field present, plus 68 bytes per skipped message key. Only a capacity hint.
     var persistedBodyByteCountEstimate: Int {
         // role, generation, maxSkip, maxStored; 2 identity keys; 2 addresses; EK_A; digest; pending prefix;
-        // RK; DHs; hasCKs + CKs; Ns; PN; hasDHr + DHr; hasCKr + CKr + Nr; skippedCount; isPostQuantum.
+        // RK; DHs; hasCKs + CKs; Ns; PN; hasDHr + DHr; hasCKr + CKr + Nr; skippedCount; isPostQuantum;
+        // remoteRegistrationID; isArchived.
         let prefix = pendingPreKeyPrefix.map { 4 + $0.byteCount } ?? 0
         let fixed = 1 + 8 + 4 + 4 + 2 * 32 + localAddress.encoded.count + remoteAddress.encoded.count + 32 + 32 + 1 + prefix
-            + 32 + 32 + 33 + 8 + 8 + 33 + 41 + 4 + 1
+            + 32 + 32 + 33 + 8 + 8 + 33 + 41 + 4 + 1 + 4 + 1
         return fixed + ratchet.skippedKeys.count * (32 + 4 + 32)
     }
 
-    /// Writes the version-3 body (for records that embed sessions in their own blob).
+    /// Writes the version-4 body (for records that embed sessions in their own blob).
     @_spi(Testing) public func encode(into writer: inout StateWriter) {
         writer.write(role.rawValue)
         writer.write(generation)
@@ -111,12 +117,14 @@ extension SessionState {
             writer.writeFixed(key.storage)
         }
         writer.write(isPostQuantum)
+        writer.write(remoteRegistrationID?.rawValue ?? 0)
+        writer.write(isArchived)
     }
 
-    /// Reads a body of the reader's version (3, or 2 without `isPostQuantum`) written by
-    /// `encode(into:)`, strictly.
+    /// Reads a body of the reader's version (4; 3 without the registration id and the archived
+    /// mark; 2 also without `isPostQuantum`) written by `encode(into:)`, strictly.
     /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent body,
-    ///   `SessionError.unsupportedVersion` when the reader's version is not 2 or 3.
+    ///   `SessionError.unsupportedVersion` when the reader's version is not 2, 3 or 4.
     @_spi(Testing) public init(decodingFrom reader: inout StateReader) throws(SessionError) {
         guard (Self.oldestReadableVersion ... Self.persistenceVersion).contains(reader.version) else { throw .unsupportedVersion }
         let counterLimit = UInt64(UInt32.max) + 1
@@ -140,8 +148,7 @@ extension SessionState {
         var pendingPrefix: PreKeyMessage.Prefix?
         if try reader.readBool() {
             guard role == .initiator else { throw .invalidPayload }
-            let bytes = try reader.readVariable(maximum: PreKeyMessage.minimumPrefixByteCount + PreKeyMessage.oneTimePreKeyPartByteCount
-                + PreKeyMessage.kemPartByteCount)
+            let bytes = try reader.readVariable(maximum: PreKeyMessage.maximumPrefixByteCount)
             let prefix = try PreKeyMessage.Prefix(decoding: bytes)
             guard prefix.identityKey == localIdentityKey, prefix.baseKey == baseKey, prefix.digest == digest else {
                 throw .invalidPayload
@@ -186,6 +193,16 @@ extension SessionState {
         } else {
             isPostQuantum = hybridPrefix ?? false
         }
+        var remoteRegistrationID: RegistrationID?
+        var isArchived = false
+        if reader.version >= 4 {
+            let rawID = try reader.readUInt32()
+            if rawID != 0 {
+                guard let id = RegistrationID(rawValue: rawID) else { throw .invalidPayload }
+                remoteRegistrationID = id
+            }
+            isArchived = try reader.readBool()
+        }
         var skippedKeys = SkippedMessageKeys()
         skippedKeys.append(skipped, maxStored: maxStored)
         self.init(
@@ -196,7 +213,8 @@ extension SessionState {
                 rootKey: rootKey, sendingRatchetKey: sendingRatchetKey, sendingChain: sendingChain,
                 sendCounter: sendCounter, previousSendCounter: previousSendCounter, remoteRatchetKey: remoteRatchetKey,
                 receivingChain: receivingChain, skippedKeys: skippedKeys),
-            generation: generation, isPostQuantum: isPostQuantum)
+            generation: generation, isPostQuantum: isPostQuantum, remoteRegistrationID: remoteRegistrationID,
+            isArchived: isArchived)
     }
 
     private static func readEd25519Key(_ reader: inout StateReader) throws(SessionError) -> Ed25519.PublicKey {

@@ -26,6 +26,8 @@ import SignalPrimitives
     case trust = 0x06
     /// A session record (current and previous sessions of one peer device).
     case sessionRecord = 0x07
+    /// What a manager remembers about recovery with one peer device (`RecoveryMarks`).
+    case recoveryMarks = 0x08
 }
 
 /// Writes the body of a persisted state. Secrets written here end in `finish()`'s array;

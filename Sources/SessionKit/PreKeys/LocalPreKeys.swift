@@ -9,8 +9,10 @@ import SignalPrimitives
 /// Post-quantum. With a KEM, every signed prekey is signed with `kem` = 1 and carries its
 /// last-resort KEM prekey; bundles then always carry a KEM prekey (a one-time one while any is
 /// left, else the last-resort one). A device that gains a KEM rotates its signed prekey at the
-/// next upkeep. Each signed prekey holds the EK_A values of the X3DH runs it completed (the
-/// replay record of SPEC §3), which go with it when it is removed; it is rotated early once
+/// next upkeep. Each signed prekey counts the X3DH runs it completed: the store keeps their EK_A
+/// values (the replay records of SPEC §3, `BaseKeyRecord`) next to the prekeys, and deletes
+/// them with the signed prekey. A signed prekey takes at most
+/// `ProtocolLimits.maximumRecordedBaseKeys` records, and is rotated early once
 /// `PreKeyPolicy.maximumRecordedBaseKeys` are held.
 ///
 /// Ids. Signed, one-time and KEM prekeys have separate id counters (one-time and last-resort
@@ -21,8 +23,8 @@ import SignalPrimitives
 /// caller passes (from a `WallClock`). A clock that goes backwards delays rotation and expiry;
 /// it never traps.
 ///
-/// One-time prekeys and one-time KEM prekeys are removed, and EK_A recorded, only in the write
-/// that stores the session a prekey message created: the store calls
+/// One-time prekeys and one-time KEM prekeys are removed, and EK_A counted (and recorded by the
+/// store), only in the write that stores the session a prekey message created: the store calls
 /// `StoreCommit.applyPreKeyChanges(to:)` inside `ProtocolStore.commit(_:)`.
 ///
 /// To an app and to a store, the prekeys are an opaque value: `SessionManager` generates and
@@ -30,7 +32,8 @@ import SignalPrimitives
 /// `init(serialized:)` (kind `.preKeys`). A value type; every mutating method changes nothing
 /// when it throws.
 public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// A signed prekey with its last-resort KEM prekey, its dates and its replay record.
+    /// A signed prekey with its last-resort KEM prekey, its dates and the number of EK_A replay
+    /// records held under it.
     @_spi(Testing) public struct SignedPreKeyEntry: Sendable, CustomStringConvertible {
         /// The key.
         public let key: SignedPreKey
@@ -41,43 +44,46 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
         public let createdAt: Timestamp
         /// When it was replaced by a newer signed prekey (`nil` for the current one).
         public let retiredAt: Timestamp?
-        /// The EK_A values of the X3DH runs completed with this key (SPEC §3's replay record).
-        public fileprivate(set) var recordedBaseKeys: Set<X25519.PublicKey>
+        /// The number of X3DH runs completed with this key: the EK_A replay records (SPEC §3)
+        /// the store holds under it (`BaseKeyRecord`).
+        public fileprivate(set) var recordedBaseKeyCount: Int
 
         /// An entry from its parts.
         /// - Throws: `SessionError.invalidConfiguration` when `lastResortKEMPreKey` is present
-        ///   without the `kem` bit or missing with it, or is not a last-resort key.
+        ///   without the `kem` bit or missing with it, or is not a last-resort key, or
+        ///   `recordedBaseKeyCount` is negative.
         public init(
             key: SignedPreKey, lastResortKEMPreKey: KEMPreKey?, createdAt: Timestamp, retiredAt: Timestamp?,
-            recordedBaseKeys: Set<X25519.PublicKey> = []
+            recordedBaseKeyCount: Int = 0
         ) throws(SessionError) {
             guard key.signsKEMPreKeys == (lastResortKEMPreKey != nil), lastResortKEMPreKey?.kind ?? .lastResort == .lastResort else {
                 throw .invalidConfiguration("a signed prekey has a last-resort KEM prekey exactly when it is signed with kem = 1")
             }
+            guard recordedBaseKeyCount >= 0 else { throw .invalidConfiguration("a negative number of replay records") }
             self.init(validKey: key, lastResortKEMPreKey: lastResortKEMPreKey, createdAt: createdAt, retiredAt: retiredAt,
-                      recordedBaseKeys: recordedBaseKeys)
+                      recordedBaseKeyCount: recordedBaseKeyCount)
         }
 
         init(validKey key: SignedPreKey, lastResortKEMPreKey: KEMPreKey?, createdAt: Timestamp, retiredAt: Timestamp?,
-             recordedBaseKeys: Set<X25519.PublicKey>) {
+             recordedBaseKeyCount: Int) {
             self.key = key
             self.lastResortKEMPreKey = lastResortKEMPreKey
             self.createdAt = createdAt
             self.retiredAt = retiredAt
-            self.recordedBaseKeys = recordedBaseKeys
+            self.recordedBaseKeyCount = recordedBaseKeyCount
         }
 
         /// The same entry, retired at `time`.
         func retired(at time: Timestamp) -> SignedPreKeyEntry {
             SignedPreKeyEntry(validKey: key, lastResortKEMPreKey: lastResortKEMPreKey, createdAt: createdAt, retiredAt: time,
-                              recordedBaseKeys: recordedBaseKeys)
+                              recordedBaseKeyCount: recordedBaseKeyCount)
         }
 
         /// The id, the KEM bit and dates, never the secret.
         public var description: String {
             "SignedPreKeyEntry(id: \(key.id), kem: \(lastResortKEMPreKey.map { String($0.id) } ?? "none"), "
                 + "createdAt: \(createdAt.secondsSince1970), "
-                + "retiredAt: \(retiredAt.map { String($0.secondsSince1970) } ?? "current"), records: \(recordedBaseKeys.count))"
+                + "retiredAt: \(retiredAt.map { String($0.secondsSince1970) } ?? "current"), records: \(recordedBaseKeyCount))"
         }
     }
 
@@ -152,9 +158,20 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
         return signedPreKeyEntries.lazy.compactMap(\.lastResortKEMPreKey).first { $0.id == id }
     }
 
-    /// Whether `baseKey` is recorded under the signed prekey `signedPreKeyID`.
-    @_spi(Testing) public func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) -> Bool {
-        entry(signedPreKeyID: signedPreKeyID)?.recordedBaseKeys.contains(baseKey) ?? false
+    /// The number of EK_A replay records held under the signed prekey `signedPreKeyID` (0 when
+    /// it is not held).
+    @_spi(Testing) public func recordedBaseKeyCount(signedPreKeyID: UInt32) -> Int {
+        entry(signedPreKeyID: signedPreKeyID)?.recordedBaseKeyCount ?? 0
+    }
+
+    /// The ids of the signed prekeys held here that `updated` no longer holds: removed, or
+    /// replaced by another key under the same id (every one when `updated` is `nil`). A store
+    /// deletes their EK_A replay records (`BaseKeyRecord`) in the write that stores `updated`
+    /// (`PreKeyStore.updatePreKeys(_:)`).
+    public func signedPreKeyIDsRemoved(in updated: LocalPreKeys?) -> [UInt32] {
+        let kept = Dictionary(
+            (updated?.signedPreKeyEntries ?? []).map { ($0.key.id, $0.key.publicKey) }, uniquingKeysWith: { first, _ in first })
+        return signedPreKeyEntries.filter { kept[$0.key.id] != $0.key.publicKey }.map(\.key.id)
     }
 
     /// Whether a prekey message without a KEM part to the signed prekey `id` is past this
@@ -190,7 +207,7 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
     /// replay records.
     @_spi(Testing) public func isSignedPreKeyRotationDue(now: Timestamp, policy: PreKeyPolicy = .default) -> Bool {
         now.seconds(since: currentSignedPreKey.createdAt) >= policy.signedPreKeyRotationInterval
-            || currentSignedPreKey.recordedBaseKeys.count >= policy.maximumRecordedBaseKeys
+            || currentSignedPreKey.recordedBaseKeyCount >= policy.maximumRecordedBaseKeys
     }
 
     /// The bundle a server would hand out now: the identity key, the current signed prekey,
@@ -227,8 +244,9 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
     // MARK: Consumption
 
     /// Applies what an X3DH used (SPEC §3), as the store does in the write that stores the
-    /// session: deletes the one-time prekey and the one-time KEM prekey, and records EK_A under
-    /// the signed prekey. A signed prekey whose replay record is full
+    /// session: deletes the one-time prekey and the one-time KEM prekey, and counts the EK_A
+    /// record under the signed prekey (the store keeps the record itself:
+    /// `StoreCommit.baseKeyRecord`). A signed prekey whose replay record is full
     /// (`maximumRecordedBaseKeys`, by default `ProtocolLimits.maximumRecordedBaseKeys`) is
     /// retired for new sessions: its record cannot grow, so no further X3DH completes with it
     /// (the next upkeep replaces a full current one), which bounds the records whatever prekey
@@ -248,15 +266,24 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
             candidate.oneTimeKEMPreKeys.remove(at: index)
         }
         if candidate.currentSignedPreKey.key.id == consumption.signedPreKeyID {
-            guard candidate.currentSignedPreKey.recordedBaseKeys.count < maximumRecordedBaseKeys else { throw .unknownPreKey }
-            candidate.currentSignedPreKey.recordedBaseKeys.insert(consumption.baseKey)
+            guard candidate.currentSignedPreKey.recordedBaseKeyCount < maximumRecordedBaseKeys else { throw .unknownPreKey }
+            candidate.currentSignedPreKey.recordedBaseKeyCount += 1
         } else if let index = candidate.previousSignedPreKeys.firstIndex(where: { $0.key.id == consumption.signedPreKeyID }) {
-            guard candidate.previousSignedPreKeys[index].recordedBaseKeys.count < maximumRecordedBaseKeys else { throw .unknownPreKey }
-            candidate.previousSignedPreKeys[index].recordedBaseKeys.insert(consumption.baseKey)
+            guard candidate.previousSignedPreKeys[index].recordedBaseKeyCount < maximumRecordedBaseKeys else { throw .unknownPreKey }
+            candidate.previousSignedPreKeys[index].recordedBaseKeyCount += 1
         } else {
             throw .unknownPreKey
         }
         self = candidate
+    }
+
+    /// Counts `record` under its signed prekey, as `apply(_:maximumRecordedBaseKeys:)` does for
+    /// a prekey message that used no one-time prekey (a store adding records in bulk).
+    /// - Throws: `SessionError.unknownPreKey` when the signed prekey is not held or its record
+    ///   is full; nothing changes then.
+    @_spi(Storage) @_spi(Testing) public mutating func count(_ record: BaseKeyRecord) throws(SessionError) {
+        try apply(PreKeyConsumption(signedPreKeyID: record.signedPreKeyID, baseKey: record.baseKey, oneTimePreKeyID: nil,
+                                    oneTimeKEMPreKeyID: nil))
     }
 
     // MARK: One-time prekeys
@@ -351,9 +378,10 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
     }
 
     /// Removes the replaced signed prekeys whose grace period has passed at `now` (retired at
-    /// least `policy.signedPreKeyGracePeriod` seconds ago), with their last-resort KEM prekeys
-    /// and replay records, and returns their ids. A prekey message naming one of them then
-    /// fails with `unknownPreKey`.
+    /// least `policy.signedPreKeyGracePeriod` seconds ago), with their last-resort KEM prekeys,
+    /// and returns their ids (the store deletes their replay records in the same write:
+    /// `signedPreKeyIDsRemoved(in:)`). A prekey message naming one of them then fails with
+    /// `unknownPreKey`.
     @discardableResult
     @_spi(Testing) public mutating func removeExpiredSignedPreKeys(now: Timestamp, policy: PreKeyPolicy = .default) -> [UInt32] {
         var removed: [UInt32] = []
@@ -418,7 +446,7 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
         if let kem {
             lastResort = try KEMPreKey(id: kemID, kind: .lastResort, signedBy: identity, kem: kem, using: random)
         }
-        return SignedPreKeyEntry(validKey: key, lastResortKEMPreKey: lastResort, createdAt: now, retiredAt: nil, recordedBaseKeys: [])
+        return SignedPreKeyEntry(validKey: key, lastResortKEMPreKey: lastResort, createdAt: now, retiredAt: nil, recordedBaseKeyCount: 0)
     }
 
     private static func checkGeneration(count: Int, held: Int) throws(SessionError) {
@@ -450,6 +478,3 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
     /// A redacted description.
     public var debugDescription: String { description }
 }
-
-/// The prekeys a prekey message can name: the signed, one-time and KEM prekeys held.
-@_spi(Testing) extension LocalPreKeys: PreKeyLookup {}

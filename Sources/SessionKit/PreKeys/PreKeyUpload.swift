@@ -13,11 +13,13 @@ import SignalPrimitives
 ///     upload = "SKPU" || u8(version = 1) || IK (32) || flags (1)
 ///              || [u32(spk_id) || SPK (32) || u8(kem) || spk_sig (64)]      (flags bit 0)
 ///              || [u32(kem_id) || PQPK (1184) || kem_sig (64)]              (flags bit 1: last resort)
+///              || [u32(registration_id)]                                    (flags bit 2)
 ///              || u32(n) || n × (u32(opk_id) || OPK (32))
 ///              || u32(m) || m × (u32(kem_id) || PQPK (1184) || kem_sig (64))
 ///
 /// The last-resort KEM prekey is present exactly when the signed prekey is, signed with
-/// `kem` = 1.
+/// `kem` = 1. The registration id (SPEC §9) is the installation's: `SessionManager` puts it in
+/// every upload, and a server hands it out in every bundle (flags bit 2 of the bundle).
 public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
     /// The public parts of a signed prekey.
     public struct SignedKey: Sendable, Hashable {
@@ -61,24 +63,37 @@ public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
     public let oneTimePreKeys: [PreKeyBundle.OneTimeKey]
     /// One-time KEM prekeys to add to the published ones.
     public let oneTimeKEMPreKeys: [PreKeyBundle.KEMKey]
+    /// The installation's registration id (SPEC §9), which the server puts in every bundle it
+    /// builds from this upload; `nil` in an upload that carries none.
+    public let registrationID: RegistrationID?
 
     /// Creates an upload from its parts.
     public init(
         identityKey: Ed25519.PublicKey, signedPreKey: SignedKey?, lastResortKEMPreKey: PreKeyBundle.KEMKey? = nil,
-        oneTimePreKeys: [PreKeyBundle.OneTimeKey], oneTimeKEMPreKeys: [PreKeyBundle.KEMKey] = []
+        oneTimePreKeys: [PreKeyBundle.OneTimeKey], oneTimeKEMPreKeys: [PreKeyBundle.KEMKey] = [],
+        registrationID: RegistrationID? = nil
     ) {
         self.identityKey = identityKey
         self.signedPreKey = signedPreKey
         self.lastResortKEMPreKey = lastResortKEMPreKey
         self.oneTimePreKeys = oneTimePreKeys
         self.oneTimeKEMPreKeys = oneTimeKEMPreKeys
+        self.registrationID = registrationID
+    }
+
+    /// This upload with the registration id `registrationID`.
+    func with(registrationID: RegistrationID?) -> PreKeyUpload {
+        PreKeyUpload(
+            identityKey: identityKey, signedPreKey: signedPreKey, lastResortKEMPreKey: lastResortKEMPreKey,
+            oneTimePreKeys: oneTimePreKeys, oneTimeKEMPreKeys: oneTimeKEMPreKeys, registrationID: registrationID)
     }
 
     /// The bundle a server builds from this upload: the identity key, the signed prekey,
     /// `oneTimePreKey` (for example one of `oneTimePreKeys`, or `nil` when none is left) and,
     /// for a signed prekey signed with `kem` = 1, `kemPreKey` (one of `oneTimeKEMPreKeys`) or
-    /// the last-resort KEM prekey when it is `nil`. Returns `nil` when the upload carries no
-    /// signed prekey, or when a KEM prekey is given for a signed prekey signed with `kem` = 0.
+    /// the last-resort KEM prekey when it is `nil`, and the upload's registration id. Returns
+    /// `nil` when the upload carries no signed prekey, or when a KEM prekey is given for a
+    /// signed prekey signed with `kem` = 0.
     public func bundle(oneTimePreKey: PreKeyBundle.OneTimeKey?, kemPreKey: PreKeyBundle.KEMKey? = nil) -> PreKeyBundle? {
         guard let signedPreKey else { return nil }
         let kem: PreKeyBundle.KEMKey?
@@ -91,10 +106,12 @@ public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
         }
         return try? PreKeyBundle(
             identityKey: identityKey, signedPreKeyID: signedPreKey.id, signedPreKey: signedPreKey.publicKey,
-            signedPreKeySignature: signedPreKey.signature, oneTimePreKey: oneTimePreKey, kemPreKey: kem)
+            signedPreKeySignature: signedPreKey.signature, oneTimePreKey: oneTimePreKey, kemPreKey: kem,
+            registrationID: registrationID)
     }
 
-    /// Whether there is nothing to upload.
+    /// Whether there is nothing to upload (the registration id alone is nothing new: every
+    /// upload carries it).
     public var isEmpty: Bool { signedPreKey == nil && oneTimePreKeys.isEmpty && oneTimeKEMPreKeys.isEmpty }
 
     // MARK: Encoding
@@ -103,7 +120,7 @@ public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
     public var serialized: [UInt8] {
         var out = Self.magic + [Self.formatVersion]
         out.append(contentsOf: identityKey.rawRepresentation)
-        out.append((signedPreKey == nil ? 0 : 0x01) | (lastResortKEMPreKey == nil ? 0 : 0x02))
+        out.append((signedPreKey == nil ? 0 : 0x01) | (lastResortKEMPreKey == nil ? 0 : 0x02) | (registrationID == nil ? 0 : 0x04))
         if let signedPreKey {
             out.appendBigEndian(signedPreKey.id)
             out.append(contentsOf: signedPreKey.publicKey.rawRepresentation)
@@ -111,6 +128,7 @@ public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
             out.append(contentsOf: signedPreKey.signature)
         }
         if let lastResortKEMPreKey { Self.append(lastResortKEMPreKey, to: &out) }
+        if let registrationID { out.appendBigEndian(registrationID.rawValue) }
         out.appendBigEndian(UInt32(truncatingIfNeeded: oneTimePreKeys.count))
         for key in oneTimePreKeys {
             out.appendBigEndian(key.id)
@@ -123,8 +141,8 @@ public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
 
     /// Decodes the wire form strictly. Keys and signatures are not verified here (the
     /// initiator verifies every bundle built from it).
-    /// - Throws: `SessionError.invalidPayload` for a wrong magic, a flag bit other than 0 and
-    ///   1, a last-resort KEM prekey that does not match the signed prekey's `kem` bit, a
+    /// - Throws: `SessionError.invalidPayload` for a wrong magic, a flag bit other than 0–2, a
+    ///   registration id of 0 or above 2^31 − 1, a last-resort KEM prekey that does not match the signed prekey's `kem` bit, a
     ///   `kem` byte other than 0 or 1, a count above `LocalPreKeys.maximumOneTimePreKeyCount`,
     ///   a truncated field or trailing bytes; `SessionError.unsupportedVersion` for another
     ///   version.
@@ -134,7 +152,7 @@ public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
         guard try reader.byte() == Self.formatVersion else { throw .unsupportedVersion }
         do { identityKey = try Ed25519.PublicKey(rawRepresentation: try reader.array(32)) } catch { throw .invalidPayload }
         let flags = try reader.byte()
-        guard flags & ~0x03 == 0 else { throw .invalidPayload }
+        guard flags & ~0x07 == 0 else { throw .invalidPayload }
         if flags & 0x01 != 0 {
             let id = try reader.u32()
             let key = try reader.x25519Key()
@@ -146,6 +164,12 @@ public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
         }
         lastResortKEMPreKey = flags & 0x02 != 0 ? try Self.readKEMKey(&reader) : nil
         guard (signedPreKey?.signsKEMPreKeys ?? false) == (lastResortKEMPreKey != nil) else { throw .invalidPayload }
+        if flags & 0x04 != 0 {
+            guard let id = RegistrationID(rawValue: try reader.u32()) else { throw .invalidPayload }
+            registrationID = id
+        } else {
+            registrationID = nil
+        }
         var oneTime: [PreKeyBundle.OneTimeKey] = []
         for _ in 0 ..< (try Self.count(&reader)) {
             oneTime.append(PreKeyBundle.OneTimeKey(id: try reader.u32(), publicKey: try reader.x25519Key()))
@@ -179,7 +203,7 @@ public struct PreKeyUpload: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "PreKeyUpload(signedPreKey: \(signedPreKey.map { String($0.id) } ?? "unchanged"), "
             + "lastResortKEM: \(lastResortKEMPreKey.map { String($0.id) } ?? "none"), oneTimePreKeys: \(oneTimePreKeys.count), "
-            + "oneTimeKEMPreKeys: \(oneTimeKEMPreKeys.count))"
+            + "oneTimeKEMPreKeys: \(oneTimeKEMPreKeys.count), registrationID: \(registrationID.map(\.description) ?? "none"))"
     }
 }
 

@@ -45,6 +45,10 @@ public struct PublishedPreKeys: Sendable, Hashable, CustomStringConvertible {
 
     /// The device's identity key (a valid Ed25519 point).
     public let identityKey: Ed25519.PublicKey
+    /// The installation's registration id (SPEC §9), put in every bundle; `nil` when no upload
+    /// carried one. Set by the first upload that carries one; an upload with another one is a
+    /// re-registration (`PublishedPreKeysError.otherRegistration`).
+    public private(set) var registrationID: RegistrationID?
     /// The current signed prekey.
     public private(set) var signedPreKey: PreKeyUpload.SignedKey
     /// The last-resort KEM prekey of the current signed prekey (when it signs KEM prekeys).
@@ -86,6 +90,7 @@ public struct PublishedPreKeys: Sendable, Hashable, CustomStringConvertible {
         guard let signed = upload.signedPreKey else { throw .missingSignedPreKey }
         try Self.check(signed, lastResort: upload.lastResortKEMPreKey, identityKey: upload.identityKey)
         identityKey = upload.identityKey
+        registrationID = upload.registrationID
         signedPreKey = signed
         lastResortKEMPreKey = upload.lastResortKEMPreKey
         oneTime = KeyQueue()
@@ -100,14 +105,18 @@ public struct PublishedPreKeys: Sendable, Hashable, CustomStringConvertible {
     /// sent again (a retry) changes nothing: a key already held is skipped, and so is a key
     /// whose id was handed out (it is never handed out again). Nothing changes when it throws.
     /// Linear in the upload's size.
-    /// - Throws: `PublishedPreKeysError.otherIdentity` for an upload of another identity key
-    ///   (a re-registration: use `init(registering:)`), `.staleSignedPreKey` for a signed
+    /// - Throws: `PublishedPreKeysError.otherIdentity` for an upload of another identity key,
+    ///   `.otherRegistration` for one with another registration id than the one held (both a
+    ///   re-registration: use `init(registering:)`), `.staleSignedPreKey` for a signed
     ///   prekey older than the held one, `.conflictingKey` for an id held with other bytes,
     ///   `.tooManyKeys` when more than `maximumHeldKeys` keys of a kind would be held,
     ///   `.invalidPayload` for KEM prekeys that do not match the signed prekey's `kem` bit,
     ///   `.invalidSignature` or `.invalidKey` for a key that does not check.
     public mutating func merge(_ upload: PreKeyUpload) throws(PublishedPreKeysError) {
         guard upload.identityKey == identityKey else { throw .otherIdentity }
+        if let held = registrationID, let uploaded = upload.registrationID, held != uploaded {
+            throw .otherRegistration(held: held, uploaded: uploaded)
+        }
         // Everything is checked first; only then does anything change.
         var signed = signedPreKey
         var lastResort = lastResortKEMPreKey
@@ -140,13 +149,14 @@ public struct PublishedPreKeys: Sendable, Hashable, CustomStringConvertible {
         }
         signedPreKey = signed
         lastResortKEMPreKey = lastResort
+        if registrationID == nil { registrationID = upload.registrationID }
         oneTime.append(contentsOf: addedOneTime)
         oneTimeKEM.append(contentsOf: addedKEM)
     }
 
     /// A bundle for a new session, taking (and removing) the oldest one-time prekey and, for a
     /// signed prekey that signs KEM prekeys, the oldest one-time KEM prekey, or the last-resort
-    /// KEM prekey when none is left. Without one-time prekeys the bundle has none (the session
+    /// KEM prekey when none is left, and the registration id. Without one-time prekeys the bundle has none (the session
     /// then has less protection against a later compromise of the signed prekey: ask the
     /// device to upload more, see `oneTimePreKeyCount`). The ids taken are remembered
     /// (`maximumRememberedHandedOutKeys`): a later upload carrying them again adds nothing.
@@ -161,7 +171,7 @@ public struct PublishedPreKeys: Sendable, Hashable, CustomStringConvertible {
         // `merge` checked that a signed prekey that signs KEM prekeys has its last-resort one.
         return PreKeyBundle(
             unchecked: identityKey, signedPreKey: signedPreKey, oneTimePreKey: taken,
-            kemPreKey: signedPreKey.signsKEMPreKeys ? kem ?? lastResortKEMPreKey : nil)
+            kemPreKey: signedPreKey.signsKEMPreKeys ? kem ?? lastResortKEMPreKey : nil, registrationID: registrationID)
     }
 
     /// Everything held, as an upload (without the ids handed out: to keep a value with them,
@@ -169,7 +179,7 @@ public struct PublishedPreKeys: Sendable, Hashable, CustomStringConvertible {
     public var currentUpload: PreKeyUpload {
         PreKeyUpload(
             identityKey: identityKey, signedPreKey: signedPreKey, lastResortKEMPreKey: lastResortKEMPreKey,
-            oneTimePreKeys: oneTimePreKeys, oneTimeKEMPreKeys: oneTimeKEMPreKeys)
+            oneTimePreKeys: oneTimePreKeys, oneTimeKEMPreKeys: oneTimeKEMPreKeys, registrationID: registrationID)
     }
 
     /// The counts, never more (all of it is public anyway).
@@ -269,7 +279,7 @@ public struct PublishedPreKeys: Sendable, Hashable, CustomStringConvertible {
         guard signed.signsKEMPreKeys == (lastResort != nil) else { throw .invalidPayload }
         do {
             _ = try X3DH.checkBundle(PreKeyBundle(
-                unchecked: identityKey, signedPreKey: signed, oneTimePreKey: nil, kemPreKey: lastResort))
+                unchecked: identityKey, signedPreKey: signed, oneTimePreKey: nil, kemPreKey: lastResort, registrationID: nil))
         } catch {
             throw PublishedPreKeysError(error)
         }
@@ -427,12 +437,16 @@ struct RecentIDs: Sendable, Hashable {
 
 extension PreKeyBundle {
     /// A bundle from parts already checked (a 64-byte signature, as every `SignedKey` holds).
-    init(unchecked identityKey: Ed25519.PublicKey, signedPreKey: PreKeyUpload.SignedKey, oneTimePreKey: OneTimeKey?, kemPreKey: KEMKey?) {
+    init(
+        unchecked identityKey: Ed25519.PublicKey, signedPreKey: PreKeyUpload.SignedKey, oneTimePreKey: OneTimeKey?, kemPreKey: KEMKey?,
+        registrationID: RegistrationID?
+    ) {
         self.identityKey = identityKey
         signedPreKeyID = signedPreKey.id
         self.signedPreKey = signedPreKey.publicKey
         signedPreKeySignature = signedPreKey.signature
         self.oneTimePreKey = oneTimePreKey
         self.kemPreKey = kemPreKey
+        self.registrationID = registrationID
     }
 }

@@ -8,7 +8,8 @@ import SignalPrimitives
 /// Why `PublishedPreKeys` refused an upload or a stored value. Nothing changed when it is
 /// thrown. Descriptions name ids and counts, never key bytes (all of it is public anyway).
 ///
-/// For a server: `otherIdentity` is a re-registration (`PublishedPreKeys(registering:)`);
+/// For a server: `otherIdentity` and `otherRegistration` are a re-registration
+/// (`PublishedPreKeys(registering:)`);
 /// `staleSignedPreKey` is a replayed or reordered upload (answer it as a conflict: the device
 /// already published a newer signed prekey); `tooManyKeys` is a device that uploads more than
 /// any `SessionManager` holds; every other case is a malformed or forged upload.
@@ -16,6 +17,11 @@ public enum PublishedPreKeysError: Error, Equatable, Hashable, Sendable, CustomS
     /// The upload is of another identity key than the one registered: the device registered
     /// again (use `PublishedPreKeys(registering:)`, which drops what was published before).
     case otherIdentity
+    /// The upload carries another registration id (`uploaded`) than the one registered
+    /// (`held`): the installation was reinstalled or restored with the same identity (SPEC §9);
+    /// use `PublishedPreKeys(registering:)`, which drops what was published before (the old
+    /// installation's prekeys are gone with it).
+    case otherRegistration(held: RegistrationID, uploaded: RegistrationID)
     /// The identity key is not a valid Ed25519 point (not canonical, not on the curve, of
     /// small order or outside the prime-order subgroup: `Ed25519.PublicKey.isValidPoint`).
     /// Every initiator would refuse its bundles.
@@ -63,6 +69,8 @@ public enum PublishedPreKeysError: Error, Equatable, Hashable, Sendable, CustomS
     public var description: String {
         switch self {
         case .otherIdentity: return "the upload is of another identity key (a re-registration)"
+        case let .otherRegistration(held, uploaded):
+            return "the upload's registration id \(uploaded) is not the registered \(held) (a re-registration)"
         case .invalidIdentityKey: return "the identity key is not a valid Ed25519 point"
         case .missingSignedPreKey: return "the upload has no signed prekey"
         case let .staleSignedPreKey(held, uploaded):

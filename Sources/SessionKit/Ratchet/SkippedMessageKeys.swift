@@ -28,6 +28,21 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
     private var ageQueue: [(slot: Slot, sequence: UInt64)] = []
     private var head = 0
     private var nextSequence: UInt64 = 0
+    /// What changed since a store last persisted the keys (`markPersisted(token:)`), or `nil`
+    /// when nothing was marked or too much changed to be worth following.
+    private var journal: Journal?
+
+    /// The changes since a mark: the slots removed (used, evicted, or replaced) and, through
+    /// `baseSequence`, the keys added. Never persisted: a value loaded from bytes has none.
+    private struct Journal: Sendable {
+        let token: UInt64
+        let baseSequence: UInt64
+        var removed: [Slot] = []
+    }
+
+    /// At most this many removals are followed after a mark; beyond, the journal is dropped and
+    /// a store compares the keys in full (a store that never marks keeps no journal at all).
+    static let journalLimit = 4096
 
     /// An empty store.
     init() {}
@@ -53,6 +68,7 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
     mutating func remove(_ slot: Slot) {
         guard entries.removeValue(forKey: slot) != nil else { return }
         forget(slot.ratchetKey)
+        journalRemoval(slot)
         if entries.isEmpty {
             ageQueue.removeAll(keepingCapacity: true)
             head = 0
@@ -68,6 +84,8 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
         for (slot, key) in keys {
             if entries.updateValue(Entry(messageKey: key, sequence: nextSequence), forKey: slot) == nil {
                 countByRatchetKey[slot.ratchetKey, default: 0] += 1
+            } else {
+                journalRemoval(slot)
             }
             ageQueue.append((slot, nextSequence))
             nextSequence &+= 1
@@ -78,6 +96,7 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
             if entries[slot]?.sequence == sequence {
                 entries.removeValue(forKey: slot)
                 forget(slot.ratchetKey)
+                journalRemoval(slot)
             }
         }
         if head > 64, head * 2 > ageQueue.count { compact() }
@@ -91,6 +110,45 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
             if let entry = entries[slot], entry.sequence == sequence { out.append((slot, entry.messageKey)) }
         }
         return out
+    }
+
+    // MARK: Changes since a store persisted the keys
+
+    /// Records that a store holds exactly these keys now, under `token` (a value the store
+    /// draws); `changes(since:)` then reports what changed after this point.
+    mutating func markPersisted(token: UInt64) {
+        journal = Journal(token: token, baseSequence: nextSequence)
+    }
+
+    /// The keys removed and added since `markPersisted(token:)` with this `token`, or `nil`
+    /// when this value was not marked with it (or the journal was dropped). `removed` may name
+    /// slots that were added after the mark and are not in the store (deleting them is a
+    /// no-op) and slots that are added again (in `added`: delete before inserting); `added` is
+    /// oldest first.
+    func changes(since token: UInt64) -> (removed: [Slot], added: [(slot: Slot, messageKey: MessageKey)])? {
+        guard let journal, journal.token == token else { return nil }
+        var added: [(slot: Slot, messageKey: MessageKey)] = []
+        var index = ageQueue.count
+        while index > head, ageQueue[index - 1].sequence >= journal.baseSequence { index -= 1 }
+        for (slot, sequence) in ageQueue[index...] {
+            if let entry = entries[slot], entry.sequence == sequence { added.append((slot, entry.messageKey)) }
+        }
+        return (journal.removed, added)
+    }
+
+    /// The token of the last `markPersisted(token:)`, while its journal is followed.
+    var markToken: UInt64? { journal?.token }
+
+    /// Whether nothing was added or removed since the last mark (false without a journal).
+    var isUnchangedSinceMark: Bool { journal.map { $0.removed.isEmpty && nextSequence == $0.baseSequence } ?? false }
+
+    private mutating func journalRemoval(_ slot: Slot) {
+        guard journal != nil else { return }
+        if journal?.removed.count ?? 0 >= Self.journalLimit {
+            journal = nil
+        } else {
+            journal?.removed.append(slot)
+        }
     }
 
     private mutating func compact() {

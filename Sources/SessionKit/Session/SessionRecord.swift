@@ -60,8 +60,14 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         public let consumption: PreKeyConsumption?
         /// Whether a previous session decrypted the message and became current again.
         public let promotedPreviousSession: Bool
-        /// The peer's identity key in the session that decrypted the message (now current).
+        /// The peer's identity key in the session that decrypted the message (now current,
+        /// unless a retry notice archived it).
         public let remoteIdentityKey: Ed25519.PublicKey
+        /// The session that decrypted the message, as it is after the decryption.
+        let session: SessionState
+
+        /// The peer's registration id in the session that decrypted the message (SPEC §9).
+        public var remoteRegistrationID: RegistrationID? { session.remoteRegistrationID }
 
         /// Whether X3DH ran and created the (now current) session.
         public var establishedSession: Bool { consumption != nil }
@@ -91,11 +97,17 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// A classic session from a bundle is then refused (`promote`: `postQuantumRequired`).
     @_spi(Storage) @_spi(Testing) public private(set) var requiresPostQuantum: Bool
 
+    /// What the manager remembers about recovery with this device (SPEC §9: notices sent and
+    /// acted on, advice to start a new session), persisted with the record. A record may hold
+    /// marks and no session (a device that sent a message this one could not decrypt).
+    @_spi(Storage) @_spi(Testing) public internal(set) var recoveryMarks: RecoveryMarks
+
     /// An empty record: no session.
     @_spi(Testing) public init() {
         currentSession = nil
         previousSessions = []
         requiresPostQuantum = false
+        recoveryMarks = RecoveryMarks()
     }
 
     /// A record whose current session is `session`.
@@ -103,34 +115,71 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         currentSession = session
         previousSessions = []
         requiresPostQuantum = session.isPostQuantum
+        recoveryMarks = RecoveryMarks()
     }
 
     /// Reassembles a record a store kept in parts: `current` and `previous` (most recent
-    /// first), as `currentSession` and `previousSessions` were, and the pin
+    /// first), as `currentSession` and `previousSessions` were, the pin
     /// (`requiresPostQuantum`, as it was stored; a record holding a post-quantum session is
-    /// pinned whatever is passed).
+    /// pinned whatever is passed) and the recovery marks.
     /// - Throws: `SessionError.invalidPayload` for more than
     ///   `ProtocolLimits.maxPreviousSessions` previous sessions or two copies of one session
     ///   (the same role and base key), which `serialized()` could not have written either.
     @_spi(Storage) @_spi(Testing) public init(
-        restoringCurrentSession current: SessionState?, previousSessions previous: [SessionState], requiresPostQuantum: Bool = false
+        restoringCurrentSession current: SessionState?, previousSessions previous: [SessionState], requiresPostQuantum: Bool = false,
+        recoveryMarks: RecoveryMarks = RecoveryMarks()
     ) throws(SessionError) {
         let all = (current.map { [$0] } ?? []) + previous
         guard previous.count <= ProtocolLimits.maxPreviousSessions,
               Set(all.map { [$0.role.rawValue] + $0.baseKey.rawRepresentation }).count == all.count else {
             throw .invalidPayload
         }
-        self.init(currentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum)
+        self.init(currentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum, recoveryMarks: recoveryMarks)
     }
 
     /// Assembles a record from its parts (persistence); `previous` is already bounded. The
     /// record is pinned when `requiresPostQuantum` says so or when it holds a post-quantum
     /// session.
-    init(currentSession: SessionState?, previousSessions: [SessionState], requiresPostQuantum: Bool = false) {
+    init(
+        currentSession: SessionState?, previousSessions: [SessionState], requiresPostQuantum: Bool = false,
+        recoveryMarks: RecoveryMarks = RecoveryMarks()
+    ) {
         self.currentSession = currentSession
         self.previousSessions = previousSessions
         self.requiresPostQuantum = requiresPostQuantum || currentSession?.isPostQuantum == true
             || previousSessions.contains { $0.isPostQuantum }
+        self.recoveryMarks = recoveryMarks
+    }
+
+    /// Applies `change` in place to the current session (when `current`) and to the previous
+    /// sessions at `previousIndices`.
+    mutating func mapSessions(current: Bool, previousIndices: some Sequence<Int>, _ change: (inout SessionState) -> Void) {
+        if current, var session = currentSession {
+            currentSession = nil
+            change(&session)
+            currentSession = session
+        }
+        // Only when a previous session changes: the uniqueness check of the array (a copy of
+        // up to 40 sessions when the array is shared) would otherwise run, hoisted out of the loop.
+        let indices = previousIndices.filter { previousSessions.indices.contains($0) }
+        guard !indices.isEmpty else { return }
+        for index in indices { change(&previousSessions[index]) }
+    }
+
+    /// Whether this record was loaded with its current session only (`init(currentSessionOnly:…)`,
+    /// a store's fast path for a message the current session decides): its previous sessions
+    /// are in the store but not here. Such a record may decrypt with its current session and
+    /// encrypt; anything that needs the previous sessions (a message the current session does
+    /// not decrypt, X3DH, archiving, setting a session aside) needs the whole record, and a
+    /// store commits only the current session of it.
+    @_spi(Storage) @_spi(Testing) public private(set) var omitsPreviousSessions = false
+
+    /// A record loaded with its current session only (`omitsPreviousSessions`).
+    @_spi(Storage) @_spi(Testing) public init(
+        currentSessionOnly current: SessionState, requiresPostQuantum: Bool, recoveryMarks: RecoveryMarks = RecoveryMarks()
+    ) {
+        self.init(currentSession: current, previousSessions: [], requiresPostQuantum: requiresPostQuantum, recoveryMarks: recoveryMarks)
+        omitsPreviousSessions = true
     }
 
     /// Whether the record holds no session at all.
@@ -150,6 +199,8 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     ///   (`session` is an older copy: making it current would reuse message keys and revive
     ///   consumed ones). The record is then unchanged.
     @_spi(Testing) public mutating func promote(_ session: SessionState) throws(SessionError) {
+        // A record without its previous sessions cannot place a session (load it whole).
+        if omitsPreviousSessions { throw .staleState }
         try checkPostQuantumPin(for: session)
         let held = currentSession.map { [$0] + previousSessions } ?? previousSessions
         if held.contains(where: { $0.isSameSession(as: session) && $0.generation > session.generation }) { throw .staleState }
@@ -191,6 +242,20 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     /// matches only an address with no stored record.
     public var generation: UInt64 = 0
 
+    /// Archives the current session because of a retry notice (SPEC §9): it is marked
+    /// (`SessionState.isArchived`, persisted) and moved to the previous sessions, where it still
+    /// decrypts late messages but never becomes current again; the next message sent needs a
+    /// new session (`noSession` until then). Returns the archived session (`nil` without a
+    /// current session: nothing changes).
+    @discardableResult
+    mutating func archiveCurrentSessionForRetryNotice() -> SessionState? {
+        guard var current = currentSession else { return nil }
+        current.isArchived = true
+        currentSession = current
+        archiveCurrentSession()
+        return current
+    }
+
     /// Moves the current session to the previous ones, so that the next message sent needs a
     /// new session (`noSession` until then). Messages of the archived session still decrypt.
     @_spi(Testing) public mutating func archiveCurrentSession() {
@@ -222,12 +287,13 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// Removes every session whose peer identity key is not `identityKey` (the user's key the
     /// app accepted; the others are superseded). When the current session goes, the most
-    /// recent remaining one becomes current. Returns whether anything was removed.
+    /// recent remaining one that no retry notice archived becomes current. Returns whether
+    /// anything was removed.
     mutating func retainSessions(withRemoteIdentity identityKey: Ed25519.PublicKey) -> Bool {
         let before = previousSessions.count + (currentSession == nil ? 0 : 1)
         previousSessions.removeAll { $0.remoteIdentityKey != identityKey }
         if let current = currentSession, current.remoteIdentityKey != identityKey {
-            currentSession = previousSessions.isEmpty ? nil : previousSessions.removeFirst()
+            currentSession = previousSessions.firstIndex { !$0.isArchived }.map { previousSessions.remove(at: $0) }
         }
         return previousSessions.count + (currentSession == nil ? 0 : 1) != before
     }
@@ -313,14 +379,16 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         // A message that a classic session decrypts is refused, and a refused message must
         // draw nothing from `random` (SPEC §4: a failed decryption draws no key), so the
         // routing runs first on a copy with keys drawn from the system: the session that
-        // decrypted is the copy's current one. Its outcome does not depend on the keys drawn
-        // (they are drawn after the message authenticated), so only a post-quantum session
-        // that took a DH step (drew a key) runs again, with `random`.
+        // decrypted is the decryption's (the copy's current one, unless a retry notice archived
+        // it). Its outcome does not depend on the keys drawn (they are drawn after the message
+        // authenticated), so only a post-quantum session that took a DH step (drew a key) runs
+        // again, with `random`.
         var probe = self
         var decryption = try probe.route(
             message, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress, preKeys: preKeys, kem: kem,
             configuration: configuration, random: SystemRandomSource(), contentType: contentType)
-        guard let decider = probe.currentSession, decider.isPostQuantum else {
+        let decider = decryption.session
+        guard decider.isPostQuantum else {
             decryption.wipePlaintext()
             throw .postQuantumRequired
         }
@@ -355,7 +423,7 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
             place(established.session)
             return Decryption(
                 plaintext: established.plaintext, consumption: established.consumption, promotedPreviousSession: false,
-                remoteIdentityKey: established.session.remoteIdentityKey)
+                remoteIdentityKey: established.session.remoteIdentityKey, session: established.session)
         }
     }
 
@@ -364,7 +432,12 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
         contentType: MessagePadding.ContentType
     ) throws(SessionError) -> Decryption {
         var currentError: SessionError?
-        if var session = currentSession {
+        // A late message for an older session (its ratchet key known there, not here) goes
+        // straight to that session: trying it here would cost a DH step and key derivations and
+        // could only fail (the session that knows the key decides, SPEC §3).
+        let olderSessionKnowsKey = currentSession.map { !$0.recognizesRatchetKey(of: ratchetMessage) } ?? false
+            && previousSessions.indices.contains { previousSessions[$0].recognizesRatchetKey(of: ratchetMessage) }
+        if !olderSessionKnowsKey, var session = currentSession {
             currentSession = nil
             do throws(SessionError) {
                 let plaintext = try session.decrypt(message, random: random, contentType: contentType)
@@ -392,13 +465,18 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     }
 
     /// Decrypts with the previous session at `index`; when it succeeds, that session becomes
-    /// current again (`place` takes it out of the previous sessions). When it throws, the
-    /// record is unchanged.
+    /// current again (`place` takes it out of the previous sessions), unless a retry notice
+    /// archived it (SPEC §9): an archived session is updated where it is and never becomes
+    /// current again. When it throws, the record is unchanged.
     private mutating func decryptWithPreviousSession(
         at index: Int, _ message: IncomingMessage, random: any RandomSource, contentType: MessagePadding.ContentType
     ) throws(SessionError) -> Decryption {
         var session = previousSessions[index]
         let plaintext = try session.decrypt(message, random: random, contentType: contentType)
+        guard !session.isArchived else {
+            previousSessions[index] = session
+            return Decryption(plaintext: plaintext, existingSession: session, promoted: false)
+        }
         place(session)
         return Decryption(plaintext: plaintext, existingSession: session, promoted: true)
     }
@@ -458,7 +536,7 @@ extension SessionRecord.Decryption {
     init(plaintext: [UInt8], existingSession session: SessionState, promoted: Bool) {
         self.init(
             plaintext: plaintext, consumption: nil, promotedPreviousSession: promoted,
-            remoteIdentityKey: session.remoteIdentityKey)
+            remoteIdentityKey: session.remoteIdentityKey, session: session)
     }
 }
 

@@ -4,14 +4,16 @@ extension SessionState {
     /// Starts a session as the initiator (Alice at `localAddress`) with `remoteAddress` from its
     /// bundle (SPEC §3–§4). Checks the bundle first (`X3DH.checkBundle`: signatures, then keys);
     /// then, with a KEM prekey in the bundle, encapsulates to it with `kem`; draws the
-    /// ephemeral key EK_A and then the first ratchet key from `random`.
+    /// ephemeral key EK_A and then the first ratchet key from `random`. `registrationID` is this
+    /// installation's (SPEC §9), sent in the prefix (flags bit 2) when given; the session records
+    /// the bundle's.
     /// - Throws: `SessionError.invalidSignature` or `.invalidKey` for a bad bundle,
     ///   `.postQuantumRequired` when `configuration.requirePostQuantum` is on and the bundle
     ///   has no KEM prekey, `.kemUnavailable` when it has one and `kem` is `nil`, the errors of
     ///   `kem.encapsulate(to:)`, `.primitive` when libsodium is unusable.
     @_spi(Testing) public init(
         initiatingWith bundle: PreKeyBundle, identity: IdentityKeyPair, localAddress: ProtocolAddress,
-        remoteAddress: ProtocolAddress, kem: (any KeyEncapsulationMechanism)?,
+        remoteAddress: ProtocolAddress, kem: (any KeyEncapsulationMechanism)?, registrationID: RegistrationID? = nil,
         configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) {
         let kemKey = try Self.checkInitiation(bundle, kemAvailable: kem != nil, configuration: configuration)
@@ -23,7 +25,8 @@ extension SessionState {
         do { ephemeralKey = try X25519.PrivateKey(using: random) } catch { throw SessionError.primitive(error) }
         try self.init(
             initiatingWith: bundle, identity: identity, localAddress: localAddress, remoteAddress: remoteAddress,
-            ephemeralKey: ephemeralKey, encapsulation: encapsulation, configuration: configuration, random: random)
+            ephemeralKey: ephemeralKey, encapsulation: encapsulation, registrationID: registrationID, configuration: configuration,
+            random: random)
     }
 
     /// Starts a session as the initiator with a given ephemeral key EK_A and, for a bundle
@@ -38,7 +41,8 @@ extension SessionState {
     @_spi(Testing) public init(
         initiatingWith bundle: PreKeyBundle, identity: IdentityKeyPair, localAddress: ProtocolAddress,
         remoteAddress: ProtocolAddress, ephemeralKey: X25519.PrivateKey, encapsulation: KEMEncapsulation?,
-        configuration: SessionConfiguration = .default, random: any RandomSource = SystemRandomSource()
+        registrationID: RegistrationID? = nil, configuration: SessionConfiguration = .default,
+        random: any RandomSource = SystemRandomSource()
     ) throws(SessionError) {
         let kemKey = try Self.checkInitiation(bundle, kemAvailable: encapsulation != nil, configuration: configuration)
         guard kemKey != nil || encapsulation == nil else {
@@ -50,7 +54,7 @@ extension SessionState {
         }
         let prefix = PreKeyMessage.Prefix(
             identityKey: identity.publicKey, baseKey: ephemeralKey.publicKey, signedPreKeyID: bundle.signedPreKeyID,
-            oneTimePreKeyID: bundle.oneTimePreKey?.id, kem: kemPart)
+            oneTimePreKeyID: bundle.oneTimePreKey?.id, kem: kemPart, registrationID: registrationID)
         let agreement = try X3DH.initiate(
             identity: identity, localAddress: localAddress, remoteAddress: remoteAddress, bundle: bundle,
             ephemeralKey: ephemeralKey, prefix: prefix, kemSharedSecret: encapsulation?.sharedSecret)
@@ -60,7 +64,7 @@ extension SessionState {
             role: .initiator, configuration: configuration, localIdentityKey: identity.publicKey,
             remoteIdentityKey: bundle.identityKey, localAddress: localAddress, remoteAddress: remoteAddress,
             baseKey: prefix.baseKey, preKeyPrefixDigest: prefix.digest, pendingPreKeyPrefix: prefix, ratchet: ratchet,
-            isPostQuantum: kemPart != nil)
+            isPostQuantum: kemPart != nil, remoteRegistrationID: bundle.registrationID)
     }
 
     /// The bundle's checks, then the post-quantum policy: returns the bundle's checked KEM key.

@@ -81,7 +81,7 @@ extension SessionState {
             remoteIdentityKey: prefix.identityKey, localAddress: localAddress, remoteAddress: remoteAddress,
             baseKey: prefix.baseKey, preKeyPrefixDigest: prefix.digest, pendingPreKeyPrefix: nil,
             ratchet: DoubleRatchet.responder(sharedSecret: agreement.sharedSecret, signedPreKey: signedPreKey.privateKey),
-            isPostQuantum: prefix.kem != nil)
+            isPostQuantum: prefix.kem != nil, remoteRegistrationID: prefix.registrationID)
         let plaintext = try session.ratchet.decrypt(
             message.message, associatedData: session.associatedData, configuration: session.configuration, random: random,
             contentType: contentType)

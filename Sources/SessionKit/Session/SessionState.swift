@@ -44,6 +44,13 @@ import SignalPrimitives
     /// the session (a session stored before this was recorded loads as classic, unless it is an
     /// initiator still sending a prefix with a KEM part).
     public let isPostQuantum: Bool
+    /// The peer's registration id (SPEC §9): from the bundle for an initiator, from the prefix
+    /// for a responder; `nil` when the peer sent none (flags bit 2 clear). Persisted with the
+    /// session (a session stored before this was recorded loads without one).
+    public let remoteRegistrationID: RegistrationID?
+    /// Whether a retry notice archived this session (SPEC §9): it still decrypts late messages
+    /// from the peer but never becomes current again. Persisted with the session.
+    public internal(set) var isArchived: Bool
     /// The prefix an initiator puts on its messages until it has decrypted a reply; `nil`
     /// afterwards and always for a responder.
     public private(set) var pendingPreKeyPrefix: PreKeyMessage.Prefix?
@@ -53,7 +60,9 @@ import SignalPrimitives
     var ratchet: DoubleRatchet
     /// How many times this session has encrypted or decrypted a message (it only grows, and is
     /// persisted): of two copies of one session, the one with the lower generation is older.
-    /// `SessionRecord.promote` refuses to replace a held session with an older copy.
+    /// `SessionRecord.promote` refuses to replace a held session with an older copy. Every
+    /// change of the session advances it: a store that writes only what changed
+    /// (`SessionKitSQLite`) takes a session at the generation it wrote as unchanged.
     public internal(set) var generation: UInt64
 
     /// Assembles a session from its parts (construction and persistence).
@@ -61,10 +70,13 @@ import SignalPrimitives
         role: Role, configuration: SessionConfiguration, localIdentityKey: Ed25519.PublicKey,
         remoteIdentityKey: Ed25519.PublicKey, localAddress: ProtocolAddress, remoteAddress: ProtocolAddress,
         baseKey: X25519.PublicKey, preKeyPrefixDigest: [UInt8], pendingPreKeyPrefix: PreKeyMessage.Prefix?,
-        ratchet: DoubleRatchet, generation: UInt64 = 0, isPostQuantum: Bool = false
+        ratchet: DoubleRatchet, generation: UInt64 = 0, isPostQuantum: Bool = false,
+        remoteRegistrationID: RegistrationID? = nil, isArchived: Bool = false
     ) {
         self.generation = generation
         self.isPostQuantum = isPostQuantum
+        self.remoteRegistrationID = remoteRegistrationID
+        self.isArchived = isArchived
         self.role = role
         self.configuration = configuration.limits
         self.localIdentityKey = localIdentityKey
@@ -179,7 +191,8 @@ import SignalPrimitives
     /// A redacted description: role, addresses, identities and ratchet counters only.
     public var description: String {
         "SessionState(\(role), \(localAddress) ↔ \(remoteAddress), local: \(localIdentityKey.hexString), "
-            + "remote: \(remoteIdentityKey.hexString), postQuantum: \(isPostQuantum), prekeyMessages: \(sendsPreKeyMessages), \(ratchet))"
+            + "remote: \(remoteIdentityKey.hexString), postQuantum: \(isPostQuantum), prekeyMessages: \(sendsPreKeyMessages), "
+            + "registrationID: \(remoteRegistrationID.map(\.description) ?? "none")\(isArchived ? ", archived" : ""), \(ratchet))"
     }
     /// A redacted description.
     public var debugDescription: String { description }

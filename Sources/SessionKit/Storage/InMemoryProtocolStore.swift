@@ -1,5 +1,11 @@
+import SignalPrimitives
+
 /// A `ProtocolStore` held in memory: the reference implementation, for tests and for apps
 /// that persist by other means (each stored state has `serialized()` and `init(serialized:)`).
+///
+/// The EK_A replay records (`BaseKeyRecord`) are kept in a set per signed prekey, apart from
+/// the prekeys: a prekey message looks its record up and adds it in constant time, and the
+/// records of a signed prekey go with it when an update removes it.
 ///
 /// Every method runs on the actor, so each call, including `updatePreKeys` and `commit`, is
 /// atomic. Records are kept as values: storing one copies no key material and serializes
@@ -12,7 +18,10 @@ public actor InMemoryProtocolStore: ProtocolStore {
     }
 
     private let identity: IdentityKeyPair
+    private let registrationID: RegistrationID
     private var localPreKeys: LocalPreKeys?
+    /// The EK_A replay records, by signed prekey id.
+    private var baseKeyRecords: [UInt32: Set<X25519.PublicKey>] = [:]
     private var sessions: [ProtocolAddress: SessionRecord] = [:]
     private var sendingChains: [GroupID: SenderKeySendingChain] = [:]
     private var receiverStates: [SenderKeyName: SenderKeyReceiverState] = [:]
@@ -24,9 +33,12 @@ public actor InMemoryProtocolStore: ProtocolStore {
     private var pendingGroupMessages: [SenderKeyName: [PendingGroupMessage]] = [:]
     private var nextPendingGroupMessageID: UInt64 = 1
 
-    /// A store for the device with `identity`, holding `preKeys` (none yet when `nil`).
-    public init(identity: IdentityKeyPair, preKeys: LocalPreKeys? = nil) {
+    /// A store for the device with `identity`, holding `preKeys` (none yet when `nil`), for the
+    /// installation `registrationID` (a new random one when `nil`: a store created for a
+    /// restored identity draws its own, SPEC §9).
+    public init(identity: IdentityKeyPair, preKeys: LocalPreKeys? = nil, registrationID: RegistrationID? = nil) {
         self.identity = identity
+        self.registrationID = registrationID ?? .random()
         localPreKeys = preKeys
     }
 
@@ -34,6 +46,9 @@ public actor InMemoryProtocolStore: ProtocolStore {
 
     /// The identity given at creation.
     public func localIdentity() -> IdentityKeyPair { identity }
+
+    /// The registration id given or drawn at creation.
+    public func localRegistrationID() -> RegistrationID { registrationID }
 
     // MARK: SessionStore
 
@@ -59,24 +74,50 @@ public actor InMemoryProtocolStore: ProtocolStore {
     /// The prekeys, or `nil`.
     public func loadPreKeys() -> LocalPreKeys? { localPreKeys }
 
-    /// Runs `update` on the prekeys and keeps the result only when it returns.
+    /// Runs `update` on the prekeys and keeps the result only when it returns, with the replay
+    /// records of the signed prekeys it removed or replaced deleted.
     /// - Throws: the error of `update`; nothing changed then.
     public func updatePreKeys<Result: Sendable>(
         _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
     ) throws(SessionError) -> Result {
         var candidate = localPreKeys
         let result = try update(&candidate)
+        if let previous = localPreKeys {
+            for id in previous.signedPreKeyIDsRemoved(in: candidate) { baseKeyRecords[id] = nil }
+        } else {
+            baseKeyRecords = [:]
+        }
         localPreKeys = candidate
         return result
+    }
+
+    /// Whether the replay record of `baseKey` under the signed prekey `signedPreKeyID` is held.
+    public func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) -> Bool {
+        baseKeyRecords[signedPreKeyID]?.contains(baseKey) ?? false
+    }
+
+    /// Adds `records` as prekey messages would (each counted under its signed prekey, within
+    /// the cap), in one step: for tests and benchmarks that need many records.
+    /// - Throws: `SessionError.unknownPreKey` when a signed prekey is not held or its record
+    ///   is full, `.staleState` when a record is held already (or repeated); nothing changed then.
+    @_spi(Testing) public func addBaseKeyRecords(_ records: [BaseKeyRecord]) throws(SessionError) {
+        guard var keys = localPreKeys else { throw .unknownPreKey }
+        var added = baseKeyRecords
+        for record in records {
+            guard added[record.signedPreKeyID, default: []].insert(record.baseKey).inserted else { throw .staleState }
+            try keys.count(record)
+        }
+        localPreKeys = keys
+        baseKeyRecords = added
     }
 
     // MARK: ProtocolStore
 
     /// Applies every write of `commit`, or none (see `ProtocolStore.commit(_:)`). The identity
     /// write is ignored: this store keeps no trust records (`appliesIdentityRecords` is false).
-    /// - Throws: `SessionError.staleState` when a generation does not match,
-    ///   `.unknownPreKey` when a one-time prekey the commit uses up is not held; nothing
-    ///   changed then.
+    /// - Throws: `SessionError.staleState` when a generation does not match or the replay
+    ///   record is held already, `.unknownPreKey` when a one-time prekey the commit uses up is
+    ///   not held or the signed prekey's record is full; nothing changed then.
     public func commit(_ commit: StoreCommit) throws(SessionError) {
         if let write = commit.session {
             guard write.record.generation == (sessions[write.address]?.generation ?? 0) else { throw .staleState }
@@ -89,13 +130,15 @@ public actor InMemoryProtocolStore: ProtocolStore {
             guard write.state.generation == (receiverStates[receiverName]?.generation ?? 0) else { throw .staleState }
         }
         var preKeys = localPreKeys
-        if commit.changesPreKeys {
+        if let record = commit.baseKeyRecord {
+            guard !hasRecordedBaseKey(record.baseKey, signedPreKeyID: record.signedPreKeyID) else { throw .staleState }
             guard var keys = preKeys else { throw .unknownPreKey }
             try commit.applyPreKeyChanges(to: &keys)
             preKeys = keys
         }
         // Every check passed: apply everything.
         localPreKeys = preKeys
+        if let record = commit.baseKeyRecord { baseKeyRecords[record.signedPreKeyID, default: []].insert(record.baseKey) }
         if let write = commit.session {
             var record = write.record
             record.generation = sessions[write.address] == nil

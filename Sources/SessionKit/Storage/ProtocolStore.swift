@@ -16,16 +16,18 @@ public protocol ProtocolStore: SessionStore, IdentityKeyStore, PreKeyStore, Send
     ///   written where an earlier one was deleted starts above every generation the deleted
     ///   one had, so a copy from before the deletion never matches again);
     /// - when `StoreCommit.changesPreKeys`, the stored prekeys are updated with
-    ///   `StoreCommit.applyPreKeyChanges(to:)` (no stored prekeys: `unknownPreKey`);
+    ///   `StoreCommit.applyPreKeyChanges(to:)` (no stored prekeys: `unknownPreKey`) and the
+    ///   replay record `StoreCommit.baseKeyRecord` is added (one already held: `staleState`);
     /// - a group's members replace the stored ones; a pending group message is kept (with the
     ///   next id; beyond `PendingGroupMessage.maximumPerSender` from its sender in its group the
     ///   oldest are dropped); released pending messages are deleted, and so are those expiring
     ///   at or before `expiringPendingGroupMessages`; a receiver state's chain ids are indexed
     ///   for `holdsReceiverChain(_:)`;
     /// - the identity write is applied only when `appliesIdentityRecords` is true, last.
-    /// - Throws: `SessionError.staleState` when a generation does not match (another writer
-    ///   got there first: reload and retry), `.unknownPreKey` when a one-time prekey the commit
-    ///   uses up is no longer held (a one-time prekey creates at most one session),
+    /// - Throws: `SessionError.staleState` when a generation does not match or the replay
+    ///   record is already held (another writer got there first: reload and retry),
+    ///   `.unknownPreKey` when a one-time prekey the commit uses up is no longer held (a
+    ///   one-time prekey creates at most one session) or its signed prekey's record is full,
     ///   `.storage` when the backend fails; nothing changed in every case.
     func commit(_ commit: StoreCommit) async throws(SessionError)
 

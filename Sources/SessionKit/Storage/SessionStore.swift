@@ -19,4 +19,20 @@ public protocol SessionStore: Sendable {
     /// The device ids of `userID` (compared as UTF-8 bytes) that have a stored record, ascending.
     /// - Throws: `SessionError.storage` when the backend fails.
     func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32]
+
+}
+
+/// A session store that keeps what it last read or wrote of each record and can hand it out
+/// for a change without a trip to its backend (`SQLiteProtocolStore`).
+@_spi(Storage) public protocol CachingSessionStore: SessionStore {
+    /// The record for `address` to be changed and committed: possibly the record as the store
+    /// last read or wrote it, without asking its backend whether another writer changed it
+    /// since, because `ProtocolStore.commit(_:)` compares the generation and refuses a stale
+    /// record (`staleState`), after which the manager loads again with `loadSession(for:)`.
+    /// With `currentSessionSuffices`, the store may return a record with its current session
+    /// only (`SessionRecord.omitsPreviousSessions`) when it has one, for a call that needs no
+    /// other (an encryption, a message the current session decrypts); it commits only the
+    /// current session of such a record.
+    /// - Throws: the errors of `loadSession(for:)`.
+    func loadSessionForUpdate(for address: ProtocolAddress, currentSessionSuffices: Bool) async throws(SessionError) -> SessionRecord?
 }

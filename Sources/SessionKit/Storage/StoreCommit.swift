@@ -62,7 +62,7 @@ public struct StoreCommit: Sendable {
     /// The session record to store, if any.
     public var session: SessionWrite?
     /// The one-time prekeys to delete and the EK_A to record, when a prekey message ran X3DH
-    /// (`applyPreKeyChanges(to:)`).
+    /// (`applyPreKeyChanges(to:)`, `baseKeyRecord`).
     var preKeyConsumption: PreKeyConsumption?
     /// Our sending chain to store, if any.
     public var sendingChain: SendingChainWrite?
@@ -88,16 +88,28 @@ public struct StoreCommit: Sendable {
 
     /// Whether this commit changes the stored prekeys: a prekey message ran X3DH, so the
     /// one-time prekey and one-time KEM prekey it used must be deleted and its EK_A recorded,
-    /// in the same transaction as the rest of the commit (`applyPreKeyChanges(to:)`).
+    /// in the same transaction as the rest of the commit (`applyPreKeyChanges(to:)` and
+    /// `baseKeyRecord`).
     public var changesPreKeys: Bool { preKeyConsumption != nil }
 
+    /// The EK_A replay record to add when `changesPreKeys` (`nil` otherwise): the store adds
+    /// it in the commit's transaction, and refuses the whole commit with
+    /// `SessionError.staleState` when it already holds it (another call or process completed
+    /// X3DH with the same EK_A and signed prekey since this one looked the record up; the
+    /// manager then runs the call again and finds the record: `duplicateMessage`).
+    public var baseKeyRecord: BaseKeyRecord? {
+        preKeyConsumption.map { BaseKeyRecord(signedPreKeyID: $0.signedPreKeyID, baseKey: $0.baseKey) }
+    }
+
     /// Applies this commit's prekey changes to the stored prekeys `preKeys`: deletes the
-    /// one-time prekey and one-time KEM prekey a prekey message used and records its EK_A under
-    /// the signed prekey it named. Does nothing when `changesPreKeys` is false. A store calls it
-    /// inside the commit's transaction and stores the result with the other writes.
-    /// - Throws: `SessionError.unknownPreKey` when a one-time prekey it names is no longer
-    ///   held (a one-time prekey creates at most one session: fail the whole commit); `preKeys`
-    ///   is then unchanged.
+    /// one-time prekey and one-time KEM prekey a prekey message used and counts its EK_A
+    /// record under the signed prekey it named (`baseKeyRecord`, which the store adds itself).
+    /// Does nothing when `changesPreKeys` is false. A store calls it inside the commit's
+    /// transaction and stores the result with the other writes.
+    /// - Throws: `SessionError.unknownPreKey` when the signed prekey or a one-time prekey it
+    ///   names is no longer held (a one-time prekey creates at most one session: fail the
+    ///   whole commit), or the signed prekey holds `ProtocolLimits.maximumRecordedBaseKeys`
+    ///   records already; `preKeys` is then unchanged.
     public func applyPreKeyChanges(to preKeys: inout LocalPreKeys) throws(SessionError) {
         guard let consumption = preKeyConsumption else { return }
         try preKeys.apply(consumption)

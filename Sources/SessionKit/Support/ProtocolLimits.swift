@@ -52,6 +52,8 @@ enum ProtocolInfo {
     static let signedPreKeySignature: [UInt8] = Array("SessionKit SPK v2".utf8)
     /// The label the identity key signs a KEM prekey under: `label || EncodeKEM(ek)`.
     static let kemPreKeySignature: [UInt8] = Array("SessionKit KEM v2".utf8)
+    /// The retry-notice MAC key derivation (SPEC §9).
+    static let retryNotice: [UInt8] = Array("SessionKit Retry v2".utf8)
 }
 
 /// The type bytes of SPEC §3–§6 (version 2). Version 1's type bytes (0x01, 0x02, 0x10, 0x11,
@@ -69,4 +71,6 @@ enum WireType {
     static let selfEncrypted: UInt8 = 0x25
     /// A prekey bundle.
     static let preKeyBundle: UInt8 = 0x26
+    /// A retry notice (SPEC §9).
+    static let retryNotice: UInt8 = 0x27
 }

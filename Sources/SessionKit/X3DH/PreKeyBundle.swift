@@ -1,7 +1,8 @@
 import SignalPrimitives
 
 /// The keys a responder publishes so that others can start sessions with it (SPEC §3): IK_B,
-/// SPK_B with its id and signature, optionally a one-time prekey, optionally a KEM prekey.
+/// SPK_B with its id and signature, optionally a one-time prekey, optionally a KEM prekey, and
+/// optionally the responder's registration id (SPEC §9).
 ///
 /// A bundle holds public data only and is taken as received: decoding checks the layout, and
 /// `X3DH` checks the rest when a session starts from it (the signatures, then the keys). Its
@@ -10,6 +11,10 @@ import SignalPrimitives
 ///     bundle = 0x26 || IK_B (32) || u32(spk_id) || SPK_B (32) || spk_sig (64) || flags (1)
 ///              || [u32(opk_id) || OPK_B (32)]                      (flags bit 0)
 ///              || [u32(kem_id) || PQPK_B (1184) || kem_sig (64)]   (flags bit 1)
+///              || [u32(registration_id)]                           (flags bit 2)
+///
+/// The registration id is not signed (SPEC §9: routing data, which a server could change
+/// without gaining anything it could not do by dropping messages).
 public struct PreKeyBundle: Sendable, Hashable {
     /// A published one-time prekey.
     public struct OneTimeKey: Sendable, Hashable {
@@ -67,6 +72,8 @@ public struct PreKeyBundle: Sendable, Hashable {
     @_spi(Testing) public static let oneTimeKeyByteCount = 4 + 32
     /// Bytes of the KEM prekey part.
     @_spi(Testing) public static let kemKeyByteCount = 4 + KEMEncapsulationKey.byteCount + 64
+    /// Bytes of the registration id part.
+    @_spi(Testing) public static let registrationIDByteCount = 4
 
     /// The responder's Ed25519 identity key (IK_B).
     public let identityKey: Ed25519.PublicKey
@@ -81,12 +88,16 @@ public struct PreKeyBundle: Sendable, Hashable {
     public let oneTimePreKey: OneTimeKey?
     /// The KEM prekey, if the responder publishes them.
     public let kemPreKey: KEMKey?
+    /// The responder's registration id (SPEC §9), if its bundle carries one (flags bit 2).
+    /// A session started from the bundle records it (`SessionManager.registrationID(of:)`).
+    public let registrationID: RegistrationID?
 
     /// Creates a bundle from its published parts.
     /// - Throws: `SessionError.invalidSignature` unless the signature is 64 bytes.
     public init(
         identityKey: Ed25519.PublicKey, signedPreKeyID: UInt32, signedPreKey: X25519.PublicKey,
-        signedPreKeySignature: [UInt8], oneTimePreKey: OneTimeKey?, kemPreKey: KEMKey? = nil
+        signedPreKeySignature: [UInt8], oneTimePreKey: OneTimeKey?, kemPreKey: KEMKey? = nil,
+        registrationID: RegistrationID? = nil
     ) throws(SessionError) {
         guard signedPreKeySignature.count == Ed25519.signatureByteCount else { throw .invalidSignature }
         self.identityKey = identityKey
@@ -95,16 +106,21 @@ public struct PreKeyBundle: Sendable, Hashable {
         self.signedPreKeySignature = signedPreKeySignature
         self.oneTimePreKey = oneTimePreKey
         self.kemPreKey = kemPreKey
+        self.registrationID = registrationID
     }
 
     /// The bundle that publishes the public parts of a responder's own prekeys.
-    @_spi(Testing) public init(identityKey: Ed25519.PublicKey, signedPreKey: SignedPreKey, oneTimePreKey: OneTimePreKey?, kemPreKey: KEMPreKey? = nil) {
+    @_spi(Testing) public init(
+        identityKey: Ed25519.PublicKey, signedPreKey: SignedPreKey, oneTimePreKey: OneTimePreKey?, kemPreKey: KEMPreKey? = nil,
+        registrationID: RegistrationID? = nil
+    ) {
         self.identityKey = identityKey
         signedPreKeyID = signedPreKey.id
         self.signedPreKey = signedPreKey.publicKey
         signedPreKeySignature = signedPreKey.signature
         self.oneTimePreKey = oneTimePreKey.map { OneTimeKey(id: $0.id, publicKey: $0.publicKey) }
         self.kemPreKey = kemPreKey.map(KEMKey.init)
+        self.registrationID = registrationID
     }
 
     /// The `kem` bit the signed prekey's signature must carry: whether a KEM prekey is present.
@@ -115,13 +131,13 @@ public struct PreKeyBundle: Sendable, Hashable {
     /// The wire form (see the type's documentation).
     public var serialized: [UInt8] {
         var out = [UInt8]()
-        out.reserveCapacity(Self.baseByteCount + Self.oneTimeKeyByteCount + Self.kemKeyByteCount)
+        out.reserveCapacity(Self.baseByteCount + Self.oneTimeKeyByteCount + Self.kemKeyByteCount + Self.registrationIDByteCount)
         out.append(WireType.preKeyBundle)
         out.append(contentsOf: identityKey.rawRepresentation)
         out.appendBigEndian(signedPreKeyID)
         out.append(contentsOf: signedPreKey.rawRepresentation)
         out.append(contentsOf: signedPreKeySignature)
-        out.append((oneTimePreKey == nil ? 0 : 0x01) | (kemPreKey == nil ? 0 : 0x02))
+        out.append((oneTimePreKey == nil ? 0 : 0x01) | (kemPreKey == nil ? 0 : 0x02) | (registrationID == nil ? 0 : 0x04))
         if let oneTimePreKey {
             out.appendBigEndian(oneTimePreKey.id)
             out.append(contentsOf: oneTimePreKey.publicKey.rawRepresentation)
@@ -131,23 +147,33 @@ public struct PreKeyBundle: Sendable, Hashable {
             out.append(contentsOf: kemPreKey.publicKey)
             out.append(contentsOf: kemPreKey.signature)
         }
+        if let registrationID { out.appendBigEndian(registrationID.rawValue) }
         return out
     }
 
-    /// Decodes a bundle, checking its layout only (SPEC §3): keys and signatures are checked by
-    /// `X3DH.checkBundle` when a session starts from it.
-    /// - Throws: `SessionError.invalidPayload` for an empty input, a wrong length or a flag bit
-    ///   other than bits 0 and 1; `SessionError.unsupportedVersion` for a first byte other than
-    ///   0x26.
+    /// Decodes a bundle, checking its layout only (SPEC §3, §9): keys and signatures are checked
+    /// by `X3DH.checkBundle` when a session starts from it.
+    /// - Throws: `SessionError.invalidPayload` for an empty input, a wrong length, a flag bit
+    ///   other than bits 0–2 or a registration id of 0 or above 2^31 − 1;
+    ///   `SessionError.unsupportedVersion` for a first byte other than 0x26.
     public init(serialized bytes: [UInt8]) throws(SessionError) {
         guard let type = bytes.first else { throw .invalidPayload }
         guard type == WireType.preKeyBundle else { throw .unsupportedVersion }
         guard bytes.count >= Self.baseByteCount else { throw .invalidPayload }
         let flags = bytes[Self.baseByteCount - 1]
-        guard flags & ~0x03 == 0 else { throw .invalidPayload }
-        let hasOneTimeKey = flags & 0x01 != 0, hasKEMKey = flags & 0x02 != 0
+        guard flags & ~0x07 == 0 else { throw .invalidPayload }
+        let hasOneTimeKey = flags & 0x01 != 0, hasKEMKey = flags & 0x02 != 0, hasRegistrationID = flags & 0x04 != 0
         let expected = Self.baseByteCount + (hasOneTimeKey ? Self.oneTimeKeyByteCount : 0) + (hasKEMKey ? Self.kemKeyByteCount : 0)
+            + (hasRegistrationID ? Self.registrationIDByteCount : 0)
         guard bytes.count == expected else { throw .invalidPayload }
+        if hasRegistrationID {
+            guard let id = RegistrationID(rawValue: bytes.readBigEndianUInt32(at: expected - Self.registrationIDByteCount)) else {
+                throw .invalidPayload
+            }
+            registrationID = id
+        } else {
+            registrationID = nil
+        }
         do throws(CryptoError) {
             identityKey = try Ed25519.PublicKey(rawRepresentation: Array(bytes[1 ..< 33]))
             signedPreKeyID = bytes.readBigEndianUInt32(at: 33)

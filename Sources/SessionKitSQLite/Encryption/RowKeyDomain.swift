@@ -31,4 +31,8 @@ struct RowKeyDomain: Sendable, Hashable {
     static let receiverChain = RowKeyDomain(label: "senderkeys.chain")
     /// A sender's address (`ProtocolAddress.encoded`) in `receiver_states`.
     static let senderKeySender = RowKeyDomain(label: "senderkeys.sender")
+    /// A signed prekey id (`u32(spk_id)`) in `prekey_replay_records`.
+    static let replaySignedPreKey = RowKeyDomain(label: "prekeys.replay.spk")
+    /// A replay record (`u32(spk_id) || EK_A`) in `prekey_replay_records`.
+    static let replayBaseKey = RowKeyDomain(label: "prekeys.replay.record")
 }

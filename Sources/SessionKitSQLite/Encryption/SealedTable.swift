@@ -15,8 +15,14 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     static let meta = SealedTable(name: "meta", valueVersion: 1)
     /// This device's identity key pair (one row).
     static let identity = SealedTable(name: "identity", valueVersion: 1)
-    /// This device's prekeys, one sealed `LocalPreKeys` blob (one row).
-    static let preKeys = SealedTable(name: "prekeys", valueVersion: 1)
+    /// This device's prekeys, one sealed `LocalPreKeys` blob (one row), persisted version 3
+    /// (the replay records in `prekey_replay_records`: schema 5).
+    static let preKeys = SealedTable(name: "prekeys", valueVersion: UInt32(SchemaVersion5.version))
+    /// The prekeys row as schemas 1–4 sealed it (`LocalPreKeys` version 2, the replay records
+    /// inside); opened only to move the records out (`SchemaVersion5.moveReplayRecords`).
+    static let preKeysBeforeSchema5 = SealedTable(name: "prekeys", valueVersion: 1)
+    /// This installation's registration id (one row; `SchemaRegistrationID`, schema 6).
+    static let registration = SealedTable(name: "registration", valueVersion: 6)
     /// Trust records of schema 1 and 2, by hashed address (one per device); read only to fold
     /// them into `trustUsers`.
     static let trust = SealedTable(name: "trust", valueVersion: 1)

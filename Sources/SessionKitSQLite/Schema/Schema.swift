@@ -12,8 +12,10 @@ import GRDB
 ///
 /// Adding a schema (as `SchemaVersion2` added sessions and sender keys): write its `apply(_:)`
 /// (its tables, and the re-sealing of any table whose value layout changes, with that table's
-/// new `SealedTable.valueVersion`), append it to `steps`, commit a fixture written by the
-/// previous schema next to the others, and keep the test that opens every fixture passing.
+/// new `SealedTable.valueVersion`: a step that must open sealed values runs from
+/// `migrateValues(_:from:sealer:)`, once the key is checked, as `SchemaVersion5` does), append
+/// it to `steps`, commit a fixture written by the previous schema next to the others, and keep
+/// the test that opens every fixture passing.
 enum Schema {
     /// `PRAGMA application_id` of a store file: "SKSQ".
     static let applicationID: Int32 = 0x534B_5351
@@ -24,6 +26,8 @@ enum Schema {
         SchemaVersion2.apply,
         SchemaVersion3.apply,
         SchemaVersion4.apply,
+        SchemaVersion5.apply,
+        SchemaRegistrationID.apply,
     ]
 
     /// The newest schema this library reads and writes.
@@ -58,14 +62,24 @@ enum Schema {
         return version
     }
 
-    /// Brings the file up to `currentVersion` inside the caller's transaction.
+    /// Brings the file up to `currentVersion` inside the caller's transaction, and returns the
+    /// version it had (0 for a new file).
     /// - Throws: `SQLiteStoreError.newerSchema` for a file from a newer library,
     ///   `.notAStore` for another application's database, and database errors.
-    static func migrate(_ db: Database, path: String) throws {
+    @discardableResult
+    static func migrate(_ db: Database, path: String) throws -> Int {
         let version = try check(db, path: path)
-        guard version < currentVersion else { return }
+        guard version < currentVersion else { return version }
         for step in steps[version...] { try step(db) }
         try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)")
         try db.execute(sql: "PRAGMA user_version = \(currentVersion)")
+        return version
+    }
+
+    /// The steps that move sealed values (they need the file's keys), for a file that was at
+    /// `version` before `migrate(_:path:)`, inside the same transaction once the storage key is
+    /// checked: schema 5 moves the replay records out of the prekeys blob.
+    static func migrateValues(_ db: Database, from version: Int, sealer: ValueSealer) throws {
+        if version >= 1, version < SchemaVersion5.version { try SchemaVersion5.moveReplayRecords(db, sealer: sealer) }
     }
 }

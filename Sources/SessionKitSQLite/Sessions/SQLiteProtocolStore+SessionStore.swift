@@ -18,6 +18,8 @@ extension SQLiteProtocolStore: SessionStore {
         let cached = sessionCache.entry(for: address)
         do {
             // The usual case: the record this store last read or wrote is still the stored one.
+            // (A cached record without its previous sessions does not do here.)
+            let cached = cached.flatMap { $0.isPartial ? nil : $0 }
             if let cached {
                 let row = try await singleStatementRead { db in try Self.sessionRow(db, names) }
                 if let row, row.id == cached.recordID, row.generation == cached.generation { return cached.record }
@@ -25,7 +27,7 @@ extension SQLiteProtocolStore: SessionStore {
             let loaded = try await readTransaction { [sealer] db -> SessionPartsCache.Entry? in
                 guard let row = try Self.sessionRow(db, names) else { return nil }
                 if let cached, cached.recordID == row.id, cached.generation == row.generation { return cached }
-                return try Self.readRecord(db, names, row: row, sealer: sealer)
+                return try Self.readRecord(db, names, row: row, sealer: sealer, currentSessionOnly: false)
             }
             guard let loaded else {
                 sessionCache.remove(address)
@@ -88,8 +90,12 @@ extension SQLiteProtocolStore: SessionStore {
     }
 
     /// Reads and opens every part of a record, inside the caller's transaction.
+    ///
+    /// With `currentSessionOnly`, and when the record has a current session, reads that
+    /// session and its skipped keys only (`SessionRecord(currentSessionOnly:…)`): a peer's first
+    /// message after opening costs what its current session holds, not its history.
     static func readRecord(
-        _ db: Database, _ names: SessionRowNames, row: SessionRow, sealer: ValueSealer
+        _ db: Database, _ names: SessionRowNames, row: SessionRow, sealer: ValueSealer, currentSessionOnly: Bool
     ) throws -> SessionPartsCache.Entry {
         guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM sessions WHERE id = ?", arguments: [row.id]) else {
             throw SQLiteStoreError.damagedValue(table: SealedTable.sessions.name)
@@ -97,8 +103,34 @@ extension SQLiteProtocolStore: SessionStore {
         let header = try sealer.open(try blob(value, table: .sessions), table: .sessions, rowKey: names.rowKey)
         var currentPart: [UInt8]?
         let requiresPostQuantum: Bool
-        do { (currentPart, requiresPostQuantum) = try SessionRecordLayout.decodeCurrent(header) } catch {
+        let recoveryMarks: RecoveryMarks
+        do {
+            let decoded = try SessionRecordLayout.decodeCurrent(header)
+            (currentPart, requiresPostQuantum, recoveryMarks) = (decoded.current, decoded.requiresPostQuantum, decoded.recoveryMarks)
+        } catch {
             throw SQLiteStoreError.invalidValue(table: SealedTable.sessions.name)
+        }
+        if currentSessionOnly, var part = currentPart {
+            currentPart = nil
+            defer { SecureMemory.zero(&part) }
+            let key = stateKey(of: try SessionState(serialized: part), sealer: sealer)
+            // The rows of this session through the primary key (record, state key, slot), put in
+            // age order here: ordered by `seq` in SQL, the planner would walk the age index over
+            // every skipped key of the record.
+            var skipped: [(sequence: Int64, entry: SkippedMessageKeyEntry)] = []
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT slot_hash, seq, sealed FROM skipped_keys WHERE record_id = ? AND state_key = ?",
+                arguments: [row.id, Data(key)])
+            while let skippedRow = try rows.next() {
+                skipped.append((skippedRow["seq"], try openSkippedKey(skippedRow, stateKey: key, names: names, sealer: sealer)))
+            }
+            skipped.sort { $0.sequence < $1.sequence }
+            let maxSequence = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM skipped_keys WHERE record_id = ?", arguments: [row.id]) ?? 0
+            let current = try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped.map(\.entry))
+            return SessionPartsCache.Entry(
+                recordID: row.id, generation: row.generation,
+                record: SessionRecord(currentSessionOnly: current, requiresPostQuantum: requiresPostQuantum, recoveryMarks: recoveryMarks),
+                currentKey: key, previousKeys: [], maxSequence: maxSequence)
         }
         var previousOrder: [[UInt8]] = []
         if let order = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM session_orders WHERE record_id = ?", arguments: [row.id]) {
@@ -109,41 +141,29 @@ extension SQLiteProtocolStore: SessionStore {
         }
         // Skipped keys of every session of the record, oldest first.
         var skipped: [[UInt8]: [SkippedMessageKeyEntry]] = [:]
-        var slots: [[UInt8]: Set<[UInt8]>] = [:]
         var maxSequence: Int64 = 0
         let rows = try Row.fetchCursor(
             db, sql: "SELECT state_key, slot_hash, seq, sealed FROM skipped_keys WHERE record_id = ? ORDER BY seq",
             arguments: [row.id])
         while let skippedRow = try rows.next() {
             let stateKey = [UInt8](skippedRow["state_key"] as Data)
-            let slotHash = [UInt8](skippedRow["slot_hash"] as Data)
             maxSequence = max(maxSequence, skippedRow["seq"])
-            let opened = try sealer.open(
-                try blob(skippedRow["sealed"], table: .skippedKeys), table: .skippedKeys,
-                rowKey: names.rowKey + stateKey + slotHash)
-            guard opened.count == SkippedMessageKeyEntry.slotByteCount + 32 else {
-                throw SQLiteStoreError.invalidValue(table: SealedTable.skippedKeys.name)
-            }
-            let entry = try opened.withUnsafeBytes { buffer throws(SessionError) -> SkippedMessageKeyEntry in
-                let slot = Array(buffer.prefix(SkippedMessageKeyEntry.slotByteCount))
-                let key = SecureBytes(copying: UnsafeRawBufferPointer(rebasing: buffer[SkippedMessageKeyEntry.slotByteCount...]))
-                return try SkippedMessageKeyEntry(slot: slot, messageKey: key)
-            }
-            skipped[stateKey, default: []].append(entry)
-            slots[stateKey, default: []].insert(slotHash)
+            skipped[stateKey, default: []].append(try openSkippedKey(skippedRow, stateKey: stateKey, names: names, sealer: sealer))
         }
         func session(_ part: [UInt8], stateKey: [UInt8]) throws -> SessionState {
             try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped[stateKey] ?? [])
         }
         var current: SessionState?
+        var currentKey: [UInt8]?
         if var part = currentPart {
             currentPart = nil
             defer { SecureMemory.zero(&part) }
             let state = try SessionState(serialized: part)
-            current = try session(part, stateKey: stateKey(of: state, sealer: sealer))
+            let key = stateKey(of: state, sealer: sealer)
+            current = try session(part, stateKey: key)
+            currentKey = key
         }
         var previous: [SessionState] = []
-        var digests: [[UInt8]: [UInt8]] = [:]
         for stateKey in previousOrder {
             guard let value = try DatabaseValue.fetchOne(
                 db, sql: "SELECT sealed FROM session_states WHERE record_id = ? AND state_key = ?",
@@ -152,21 +172,67 @@ extension SQLiteProtocolStore: SessionStore {
             }
             var part = try sealer.open(try blob(value, table: .sessionStates), table: .sessionStates, rowKey: names.rowKey + stateKey).bytes
             defer { SecureMemory.zero(&part) }
-            digests[stateKey] = SHA256.hash(part)
             previous.append(try session(part, stateKey: stateKey))
         }
-        var record = try SessionRecord(
-            restoringCurrentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum)
-        record.generation = row.generation
+        let record = try SessionRecord(
+            restoringCurrentSession: current, previousSessions: previous, requiresPostQuantum: requiresPostQuantum,
+            recoveryMarks: recoveryMarks)
         return SessionPartsCache.Entry(
-            recordID: row.id, generation: row.generation, record: record, previousOrder: previousOrder, previousDigests: digests,
-            slots: slots,
+            recordID: row.id, generation: row.generation, record: record, currentKey: currentKey, previousKeys: previousOrder,
             maxSequence: maxSequence)
     }
 
+    /// The skipped key of a `skipped_keys` row (its `slot_hash` and `sealed` columns) of the
+    /// session `stateKey`, opened and checked.
+    private static func openSkippedKey(
+        _ skippedRow: Row, stateKey: [UInt8], names: SessionRowNames, sealer: ValueSealer
+    ) throws -> SkippedMessageKeyEntry {
+        let slotHash = [UInt8](skippedRow["slot_hash"] as Data)
+        let opened = try sealer.open(
+            try blob(skippedRow["sealed"], table: .skippedKeys), table: .skippedKeys, rowKey: names.rowKey + stateKey + slotHash)
+        guard opened.count == SkippedMessageKeyEntry.slotByteCount + 32 else {
+            throw SQLiteStoreError.invalidValue(table: SealedTable.skippedKeys.name)
+        }
+        return try opened.withUnsafeBytes { buffer throws(SessionError) -> SkippedMessageKeyEntry in
+            let slot = Array(buffer.prefix(SkippedMessageKeyEntry.slotByteCount))
+            let key = SecureBytes(copying: UnsafeRawBufferPointer(rebasing: buffer[SkippedMessageKeyEntry.slotByteCount...]))
+            return try SkippedMessageKeyEntry(slot: slot, messageKey: key)
+        }
+    }
+
     /// The key of a session within its record: a keyed hash of its role and EK_A.
-    static func stateKey(of session: SessionState, sealer: ValueSealer) -> [UInt8] {
+    static func stateKey(of session: borrowing SessionState, sealer: ValueSealer) -> [UInt8] {
         sealer.rowKey([session.role.rawValue] + session.baseKey.rawRepresentation, in: .sessionState)
+    }
+}
+
+/// The manager's loads for a change come from the cache, checked by the commit.
+@_spi(Storage) extension SQLiteProtocolStore: CachingSessionStore {
+    /// The record for `address` as this store last read or wrote it, without a trip to the
+    /// file (the commit's compare-and-swap refuses it if another process changed the record
+    /// since); read from the file when this store holds none, with `currentSessionSuffices`
+    /// its current session only (when it has one).
+    /// - Throws: the errors of `loadSession(for:)`.
+    @_spi(Storage) public func loadSessionForUpdate(
+        for address: ProtocolAddress, currentSessionSuffices: Bool
+    ) async throws(SessionError) -> SessionRecord? {
+        if let cached = sessionCache.entry(for: address), currentSessionSuffices || !cached.isPartial { return cached.record }
+        guard currentSessionSuffices else { return try await loadSession(for: address) }
+        let names = SessionRowNames(address, sealer: sealer)
+        do {
+            let loaded = try await readTransaction { [sealer] db -> SessionPartsCache.Entry? in
+                guard let row = try Self.sessionRow(db, names) else { return nil }
+                return try Self.readRecord(db, names, row: row, sealer: sealer, currentSessionOnly: true)
+            }
+            guard let loaded else {
+                sessionCache.remove(address)
+                return nil
+            }
+            sessionCache.store(loaded, for: address)
+            return loaded.record
+        } catch {
+            throw Self.sessionError(error)
+        }
     }
 }
 

@@ -15,24 +15,20 @@ extension SQLiteProtocolStore: ProtocolStore {
 
     /// Applies every write of `commit` in one transaction, or none.
     /// - Throws: `SessionError.staleState` when a stored generation differs from the written
-    ///   state's, `.unknownPreKey` when a one-time prekey the commit uses up is no longer
-    ///   held, `.storage` naming the table when the file fails or a value is damaged; nothing
+    ///   state's or the commit's replay record is held already, `.unknownPreKey` when a
+    ///   one-time prekey the commit uses up is no longer held or the signed prekey's record is
+    ///   full, `.storage` naming the table when the file fails or a value is damaged; nothing
     ///   changed in every case.
     public func commit(_ commit: StoreCommit) async throws(SessionError) {
-        let plan = commit.session.map { SessionWritePlan($0, sealer: sealer) }
-        let cached = plan.flatMap { sessionCache.entry(for: $0.address) }
+        let plan = commit.session.map { SessionWritePlan($0, basis: sessionCache.entry(for: $0.address), sealer: sealer) }
         do {
-            let entry = try await writeTransaction { [sealer] db -> SessionPartsCache.Entry? in
+            let entry = try await writeTransaction { [sealer, preKeysCache] db -> SessionPartsCache.Entry? in
                 var entry: SessionPartsCache.Entry?
-                if let plan { entry = try Self.write(plan, cached: cached, db: db, sealer: sealer) }
+                if let plan { entry = try Self.write(plan, db: db, sealer: sealer) }
                 if let write = commit.sendingChain { try Self.write(write, db: db, sealer: sealer) }
                 if let write = commit.receiverState { try Self.write(write, db: db, sealer: sealer) }
                 try Self.writeGroupState(of: commit, db: db, sealer: sealer)
-                if commit.changesPreKeys {
-                    guard var keys = try Self.readPreKeys(db, sealer: sealer) else { throw SessionError.unknownPreKey }
-                    try commit.applyPreKeyChanges(to: &keys)
-                    try Self.writePreKeys(keys, db: db, sealer: sealer)
-                }
+                if commit.changesPreKeys { try Self.applyPreKeyChanges(of: commit, db: db, sealer: sealer, cache: preKeysCache) }
                 if let write = commit.identity {
                     _ = try Self.recordObservation(
                         write.identityKey, device: write.address.deviceID, user: TrustUserID(write.address),
@@ -49,41 +45,47 @@ extension SQLiteProtocolStore: ProtocolStore {
 
     // MARK: Sessions
 
-    /// Writes the parts of a record that changed since `cached` (or since what the file holds),
-    /// after comparing generations; returns what the file now holds.
-    private static func write(
-        _ plan: SessionWritePlan, cached: SessionPartsCache.Entry?, db: Database, sealer: ValueSealer
-    ) throws -> SessionPartsCache.Entry {
+    /// Writes the parts of a record that changed since the plan's basis (or, when the file no
+    /// longer holds the basis, since what the file holds), after comparing generations; returns
+    /// what the file now holds.
+    private static func write(_ plan: SessionWritePlan, db: Database, sealer: ValueSealer) throws -> SessionPartsCache.Entry {
         let row = try sessionRow(db, plan.names)
         guard (row?.generation ?? 0) == plan.expectedGeneration else { throw SessionError.staleState }
-        // What the file holds now: the cache when it is this row at this generation, else read
-        // the keys (previous sessions are then all rewritten, skipped keys diffed by slot).
-        var previousOrder: [[UInt8]]?     // nil: not known, write it
-        var previousDigests: [[UInt8]: [UInt8]] = [:]
+        let validBasis = plan.basis.flatMap { basis in
+            row.flatMap { $0.id == basis.recordID && $0.generation == basis.generation ? basis : nil }
+        }
+        // A plan measured against a basis the file no longer holds is stale (the generations
+        // above already refuse it; this keeps a plan of a partial record from ever being applied
+        // in full).
+        if plan.basis != nil, validBasis == nil { throw SessionError.staleState }
+        // A basis read without its previous sessions does not say what the file holds of them:
+        // a whole record is then compared with the file.
+        let basis = validBasis?.isPartial == true && !plan.record.omitsPreviousSessions ? nil : validBasis
+        // A record without its previous sessions commits its current session only, over the
+        // same current session (anything else needs the whole record: load it again).
+        if plan.record.omitsPreviousSessions, basis == nil || plan.current == nil || plan.current?.stateKey != basis?.current?.stateKey {
+            throw SessionError.staleState
+        }
+        // Without a basis: what the file holds (previous sessions are then all rewritten,
+        // skipped keys compared slot by slot).
         var storedPrevious = Set<[UInt8]>()
-        var slots: [[UInt8]: Set<[UInt8]>] = [:]
-        var maxSequence: Int64 = 0
-        if let row {
-            if let cached, cached.recordID == row.id, cached.generation == row.generation {
-                previousOrder = cached.previousOrder
-                previousDigests = cached.previousDigests
-                storedPrevious = Set(cached.previousDigests.keys)
-                slots = cached.slots
-                maxSequence = cached.maxSequence
-            } else {
-                for key in try Data.fetchAll(db, sql: "SELECT state_key FROM session_states WHERE record_id = ?", arguments: [row.id]) {
-                    storedPrevious.insert([UInt8](key))
-                }
-                let rows = try Row.fetchCursor(db, sql: "SELECT state_key, slot_hash, seq FROM skipped_keys WHERE record_id = ?",
-                                               arguments: [row.id])
-                while let skippedRow = try rows.next() {
-                    slots[[UInt8](skippedRow["state_key"] as Data), default: []].insert([UInt8](skippedRow["slot_hash"] as Data))
-                    maxSequence = max(maxSequence, skippedRow["seq"])
-                }
+        var storedSlots: [[UInt8]: Set<[UInt8]>] = [:]
+        var maxSequence = basis?.maxSequence ?? 0
+        if let row, basis == nil {
+            for key in try Data.fetchAll(db, sql: "SELECT state_key FROM session_states WHERE record_id = ?", arguments: [row.id]) {
+                storedPrevious.insert([UInt8](key))
+            }
+            let rows = try Row.fetchCursor(db, sql: "SELECT state_key, slot_hash, seq FROM skipped_keys WHERE record_id = ?",
+                                           arguments: [row.id])
+            while let skippedRow = try rows.next() {
+                storedSlots[[UInt8](skippedRow["state_key"] as Data), default: []].insert([UInt8](skippedRow["slot_hash"] as Data))
+                maxSequence = max(maxSequence, skippedRow["seq"])
             }
         }
         let generation = row == nil ? try firstGeneration(for: plan.names.rowKey, db: db) : plan.expectedGeneration + 1
-        var header = SessionRecordLayout.encode(current: plan.current?.bytes, requiresPostQuantum: plan.record.requiresPostQuantum)
+        var header = SessionRecordLayout.encode(
+            current: plan.current?.serialized(in: plan.record), requiresPostQuantum: plan.record.requiresPostQuantum,
+            recoveryMarks: plan.record.recoveryMarks)
         defer { SecureMemory.zero(&header) }
         let sealedHeader = Data(try sealer.seal(header, table: .sessions, rowKey: plan.names.rowKey))
         let recordID: Int64
@@ -96,9 +98,13 @@ extension SQLiteProtocolStore: ProtocolStore {
                            arguments: [Data(plan.names.userHash), Int64(plan.names.deviceID), Self.column(generation), sealedHeader])
             recordID = db.lastInsertedRowID
         }
-        // The order of the previous sessions: only when it changed.
-        let order = plan.previous.map(\.stateKey)
-        if previousOrder != order {
+        let parts = (plan.current.map { [$0] } ?? []) + plan.previous
+        // The order of the previous sessions and the set of sessions: compared as arrays (the
+        // usual case: nothing moved), as sets only when something did.
+        let formerOrder = basis?.previousOrder
+        let order = plan.previousAsInBasis ? formerOrder ?? [] : plan.previous.map(\.stateKey)
+        let sameSessions = basis.map { order == formerOrder && plan.current?.stateKey == $0.current?.stateKey } ?? false
+        if formerOrder != order {
             if order.isEmpty {
                 try db.execute(sql: "DELETE FROM session_orders WHERE record_id = ?", arguments: [recordID])
             } else {
@@ -107,37 +113,56 @@ extension SQLiteProtocolStore: ProtocolStore {
                                arguments: [recordID, Data(sealed)])
             }
         }
-        // Previous sessions: write the changed ones, delete the ones no longer previous.
-        var newDigests: [[UInt8]: [UInt8]] = [:]
-        for part in plan.previous {
-            newDigests[part.stateKey] = part.digest
-            guard previousDigests[part.stateKey].map({ !ConstantTime.equals($0, part.digest) }) ?? true else { continue }
-            let sealed = try sealer.seal(part.bytes, table: .sessionStates, rowKey: plan.names.rowKey + part.stateKey)
-            try db.execute(sql: "INSERT OR REPLACE INTO session_states (record_id, state_key, sealed) VALUES (?, ?, ?)",
-                           arguments: [recordID, Data(part.stateKey), Data(sealed)])
+        // Previous sessions: write the changed ones, delete the ones no longer previous, and
+        // the skipped keys of sessions no longer held.
+        for part in plan.previous where basis == nil || !part.isUnchangedPrevious {
+            let sealed = try sealer.seal(part.serialized(in: plan.record), table: .sessionStates, rowKey: plan.names.rowKey + part.stateKey)
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO session_states (record_id, state_key, sealed) VALUES (?, ?, ?)")
+                .execute(arguments: [recordID, Data(part.stateKey), Data(sealed)])
         }
-        for stateKey in storedPrevious where newDigests[stateKey] == nil {
-            try db.execute(sql: "DELETE FROM session_states WHERE record_id = ? AND state_key = ?",
-                           arguments: [recordID, Data(stateKey)])
-        }
-        // Skipped keys: delete the used and evicted ones, insert the new ones (oldest first).
-        let parts = (plan.current.map { [$0] } ?? []) + plan.previous
-        var newSlots: [[UInt8]: Set<[UInt8]>] = [:]
-        for part in parts { newSlots[part.stateKey] = Set(part.skipped.map(\.slotHash)) }
-        for (stateKey, stored) in slots {
-            let kept = newSlots[stateKey] ?? []
-            if kept.isEmpty {
-                try db.execute(sql: "DELETE FROM skipped_keys WHERE record_id = ? AND state_key = ?", arguments: [recordID, Data(stateKey)])
-                continue
+        if !sameSessions {
+            let previousKept = Set(order)
+            let kept = Set(parts.map(\.stateKey))
+            let formerPrevious = basis.map { Set($0.previousOrder) } ?? storedPrevious
+            for stateKey in formerPrevious where !previousKept.contains(stateKey) {
+                try db.cachedStatement(sql: "DELETE FROM session_states WHERE record_id = ? AND state_key = ?")
+                    .execute(arguments: [recordID, Data(stateKey)])
             }
-            for slotHash in stored where !kept.contains(slotHash) {
-                try db.execute(sql: "DELETE FROM skipped_keys WHERE record_id = ? AND state_key = ? AND slot_hash = ?",
-                               arguments: [recordID, Data(stateKey), Data(slotHash)])
+            let formerSessions = basis.map { Set($0.previousOrder + ($0.current.map { [$0.stateKey] } ?? [])) } ?? Set(storedSlots.keys)
+            for stateKey in formerSessions where !kept.contains(stateKey) {
+                try db.cachedStatement(sql: "DELETE FROM skipped_keys WHERE record_id = ? AND state_key = ?")
+                    .execute(arguments: [recordID, Data(stateKey)])
             }
         }
+        // Skipped keys, per session: the removed keys' rows are deleted and the added keys
+        // inserted (oldest first).
+        var remarked: [Int?] = []
         for part in parts {
-            let stored = slots[part.stateKey] ?? []
-            for skippedKey in part.skipped where !stored.contains(skippedKey.slotHash) {
+            let removed: [[UInt8]]
+            let added: [SessionWritePlan.SkippedKey]
+            if basis != nil, part.basisToken != nil, let changes = part.skippedChanges {
+                (removed, added) = (changes.removed, changes.added)
+            } else {
+                let all = part.allSkippedKeys(in: plan.record, sealer: sealer)
+                var stored = storedSlots[part.stateKey] ?? []
+                if basis != nil, part.basisToken != nil {
+                    // A session of the basis whose changes were not followed: read its slots.
+                    for slotHash in try Data.fetchAll(
+                        db, sql: "SELECT slot_hash FROM skipped_keys WHERE record_id = ? AND state_key = ?",
+                        arguments: [recordID, Data(part.stateKey)]) {
+                        stored.insert([UInt8](slotHash))
+                    }
+                }
+                let now = Set(all.map(\.slotHash))
+                removed = stored.filter { !now.contains($0) }
+                added = all.filter { !stored.contains($0.slotHash) }
+            }
+            if basis == nil || !part.isUnchangedPrevious { remarked.append(part.previousIndex) }
+            for slotHash in removed {
+                try db.cachedStatement(sql: "DELETE FROM skipped_keys WHERE record_id = ? AND state_key = ? AND slot_hash = ?")
+                    .execute(arguments: [recordID, Data(part.stateKey), Data(slotHash)])
+            }
+            for skippedKey in added {
                 let (slotHash, entry) = (skippedKey.slotHash, skippedKey.entry)
                 maxSequence += 1
                 var value: [UInt8] = []
@@ -146,16 +171,29 @@ extension SQLiteProtocolStore: ProtocolStore {
                 entry.messageKey.withUnsafeBytes { value.append(contentsOf: $0) }
                 defer { SecureMemory.zero(&value) }
                 let sealed = try sealer.seal(value, table: .skippedKeys, rowKey: plan.names.rowKey + part.stateKey + slotHash)
-                try db.execute(
-                    sql: "INSERT INTO skipped_keys (record_id, state_key, slot_hash, seq, sealed) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [recordID, Data(part.stateKey), Data(slotHash), maxSequence, Data(sealed)])
+                try db.cachedStatement(sql: "INSERT INTO skipped_keys (record_id, state_key, slot_hash, seq, sealed) VALUES (?, ?, ?, ?, ?)")
+                    .execute(arguments: [recordID, Data(part.stateKey), Data(slotHash), maxSequence, Data(sealed)])
             }
         }
+        // What the file holds now: the record, with the sessions written marked anew.
         var record = plan.record
         record.generation = generation
+        let token = UInt64.random(in: 1 ... UInt64.max)
+        record.markSkippedKeysPersisted(
+            token: token, current: remarked.contains { $0 == nil }, previousIndices: remarked.compactMap { $0 })
+        func stored(_ part: SessionWritePlan.Part, _ summary: SessionChangeSummary) -> SessionPartsCache.StoredPart {
+            let kept = basis != nil && part.isUnchangedPrevious
+            return SessionPartsCache.StoredPart(stateKey: part.stateKey, summary: summary, token: kept ? (part.basisToken ?? token) : token)
+        }
+        let current = plan.current.flatMap { part in record.currentSummary.map { stored(part, $0) } }
+        if let basis, plan.previousAsInBasis {
+            return SessionPartsCache.Entry(
+                recordID: recordID, generation: generation, record: record, current: current, previous: basis.previous,
+                maxSequence: maxSequence)
+        }
+        let summaries = record.sessionSummaries.previous
         return SessionPartsCache.Entry(
-            recordID: recordID, generation: generation, record: record, previousOrder: order, previousDigests: newDigests,
-            slots: newSlots,
-            maxSequence: maxSequence)
+            recordID: recordID, generation: generation, record: record, current: current,
+            previous: zip(plan.previous, summaries).map { stored($0.0, $0.1) }, maxSequence: maxSequence)
     }
 }

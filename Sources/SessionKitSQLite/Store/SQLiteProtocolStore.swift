@@ -52,10 +52,14 @@ public final class SQLiteProtocolStore: Sendable {
     let pool: DatabasePool
     /// The session records' parts as last read or written (`SessionPartsCache`).
     let sessionCache = SessionPartsCache()
+    /// The prekeys as last read or written (`PreKeysCache`).
+    let preKeysCache = PreKeysCache()
     /// Seals and opens values, hashes row keys (the file's subkeys).
     let sealer: ValueSealer
     /// This device's identity, read (or created) at open. It never changes.
     let identity: IdentityKeyPair
+    /// This installation's registration id (SPEC §9), read (or drawn) at open. It never changes.
+    let registrationID: RegistrationID
     /// Whether `close()` completed.
     private let closing = CloseOnce()
 
@@ -67,9 +71,12 @@ public final class SQLiteProtocolStore: Sendable {
     /// Opens the store at `path`, creating the file (mode 0600) and its identity when there is
     /// none.
     ///
-    /// On first open the store holds `identity`, or a new identity when `identity` is `nil`.
-    /// Later opens read the stored identity; passing one then checks it is the same.
-    /// An older file is migrated (in one transaction) before anything else. A file that is
+    /// On first open the store holds `identity`, or a new identity when `identity` is `nil`, and
+    /// draws the installation's registration id (SPEC §9; a store created for a restored
+    /// identity draws its own). Later opens read the stored identity and id; passing an
+    /// identity then checks it is the same. An older file is migrated (in one transaction)
+    /// before anything else, and a file from before registration ids draws its id in that
+    /// transaction. A file that is
     /// refused (another storage key, another identity, a newer schema, not a store, not a
     /// database) is read without writing first, so the refusal leaves it, its WAL and its
     /// `-shm` file byte for byte as they were.
@@ -77,7 +84,8 @@ public final class SQLiteProtocolStore: Sendable {
     ///   `.identityMismatch` when `identity` is not the stored one, `.newerSchema` for a file from
     ///   a newer library, `.notADatabase` / `.notAStore` / `.cannotOpen` (with the path) for a file
     ///   that is not a store or cannot be opened, `.damagedValue(table: "identity")` when the
-    ///   stored identity does not open, `.database` when SQLite fails.
+    ///   stored identity does not open (`"registration"`: the registration id), `.database` when
+    ///   SQLite fails.
     public init(
         path: String, storageKey: StorageKey, identity: IdentityKeyPair? = nil,
         options: SQLiteStoreOptions = SQLiteStoreOptions()
@@ -107,17 +115,19 @@ public final class SQLiteProtocolStore: Sendable {
         } catch {
             throw Self.openingError(error, path: path)
         }
-        let opened: (ValueSealer, IdentityKeyPair)
+        let opened: (ValueSealer, IdentityKeyPair, RegistrationID)
         do {
             opened = try pool.writeWithoutTransaction { db in
                 // GRDB turns WAL on after prepareDatabase and sets `synchronous = NORMAL` on the
                 // writer then: set what the options ask for again, before the first commit.
                 try db.execute(sql: "PRAGMA synchronous = \(options.durability.pragmaValue)")
-                var result: (ValueSealer, IdentityKeyPair)?
+                var result: (ValueSealer, IdentityKeyPair, RegistrationID)?
                 try db.inTransaction(.immediate) {
-                    try Schema.migrate(db, path: path)
+                    let found = try Schema.migrate(db, path: path)
                     let sealer = try Self.openKeys(db, storageKey: storageKey)
-                    result = (sealer, try Self.openIdentity(db, sealer: sealer, given: identity))
+                    try Schema.migrateValues(db, from: found, sealer: sealer)
+                    let storedIdentity = try Self.openIdentity(db, sealer: sealer, given: identity)
+                    result = (sealer, storedIdentity, try Self.openRegistrationID(db, sealer: sealer))
                     return .commit
                 }
                 guard let result else { throw SQLiteStoreError.database("opening transaction returned nothing") }
@@ -130,6 +140,7 @@ public final class SQLiteProtocolStore: Sendable {
         self.pool = pool
         sealer = opened.0
         self.identity = opened.1
+        registrationID = opened.2
     }
 
     /// Closes the file's connections, leaving every committed transaction in the database file
@@ -266,6 +277,26 @@ public final class SQLiteProtocolStore: Sendable {
         let sealed = try sealer.seal(bytes, table: .identity, rowKey: singleRowKey)
         try db.execute(sql: "INSERT INTO identity (id, sealed) VALUES (1, ?)", arguments: [Data(sealed)])
         return identity
+    }
+
+    /// Reads the stored registration id, or draws one and stores it (a new file, or one that
+    /// `SchemaRegistrationID` just migrated).
+    /// - Throws: `SQLiteStoreError.damagedValue(table: "registration")` when the value does not
+    ///   open, `.invalidValue(table: "registration")` when it is not an id in range.
+    private static func openRegistrationID(_ db: Database, sealer: ValueSealer) throws -> RegistrationID {
+        if let value = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM registration WHERE id = 1") {
+            let opened = try sealer.open(try blob(value, table: .registration), table: .registration, rowKey: singleRowKey).bytes
+            guard opened.count == 4, let id = RegistrationID(rawValue: opened.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) else {
+                throw SQLiteStoreError.invalidValue(table: SealedTable.registration.name)
+            }
+            return id
+        }
+        let id = RegistrationID.random()
+        var bytes: [UInt8] = []
+        bytes.appendBigEndian(id.rawValue)
+        let sealed = try sealer.seal(bytes, table: .registration, rowKey: singleRowKey)
+        try db.execute(sql: "INSERT INTO registration (id, sealed) VALUES (1, ?)", arguments: [Data(sealed)])
+        return id
     }
 
     /// The identity sealed in the `identity` row.

@@ -1,7 +1,7 @@
 import SessionKit
 
 /// One transaction per commit, and prekeys (`StoreConformanceRule.atomicCommits`,
-/// `.preKeyConsumption`, `.preKeyUpdates`).
+/// `.preKeyConsumption`, `.preKeyUpdates`, `.replayRecords`).
 enum CommitRules {
     static func atomicity(_ f: Fixture) async throws(StoreConformanceFailure) {
         let c = f.checker
@@ -166,6 +166,69 @@ enum CommitRules {
         try c.expect(result == 7, "updatePreKeys returned \(result), not what the update returned (7)")
         let afterUpdate = try await c.run("loading the prekeys") { try await f.store.loadPreKeys() }
         try c.expect(afterUpdate?.serialized() == replacement, "the prekeys an update left were not stored")
+    }
+
+    static func replayRecords(_ f: Fixture) async throws(StoreConformanceFailure) {
+        let c = f.checker
+        let upload = try await c.run("generating Bob's prekeys (maintainPreKeys)") { try await f.bob.maintainPreKeys() }
+        guard let bundle = upload.bundle(oneTimePreKey: nil) else { throw c.failure("Bob's first upload has no signed prekey") }
+        let alice = try await f.peer("conformance-alice")
+        let message = try await c.run("\(alice.address) starting a session with Bob") { () async throws -> [UInt8] in
+            try await alice.manager.processBundle(bundle, for: f.bobAddress)
+            return try await alice.manager.encrypt(Array("hello".utf8), to: f.bobAddress)
+        }
+        // SPEC §4: 0x22 || IK_A (32) || EK_A (32) || u32(spk_id) || ...
+        let record = try await c.run("reading EK_A from the prekey message") { () throws -> BaseKeyRecord in
+            BaseKeyRecord(signedPreKeyID: bundle.signedPreKeyID, baseKey: try X25519.PublicKey(rawRepresentation: Array(message[33 ..< 65])))
+        }
+        func isRecorded(_ what: String) async throws(StoreConformanceFailure) -> Bool {
+            try await c.run("looking the record up (hasRecordedBaseKey, \(what))") {
+                try await f.store.hasRecordedBaseKey(record.baseKey, signedPreKeyID: record.signedPreKeyID)
+            }
+        }
+        try c.expect(try await isRecorded("before any commit") == false, "a new store holds a replay record")
+        let held = try await heldBack(f, message, from: alice.address)
+        try c.expect(held.baseKeyRecord == record, "the commit of a prekey message does not carry its EK_A record")
+        try c.expect(try await isRecorded("after a commit was held back") == false, "a record is held though its commit never reached the store")
+
+        // The commit adds the record, in its transaction.
+        _ = try await c.run("decrypting the prekey message") { try await f.bob.decrypt(message, from: alice.address) }
+        try c.expect(try await isRecorded("after the commit"), "the commit of a prekey message did not add its EK_A record")
+
+        // The session goes; the held-back commit (its session matches generation 0 again) would
+        // create a second session from the same EK_A: the record refuses it.
+        try await c.run("deleting Bob's session with \(alice.address)") { try await f.store.deleteSession(for: alice.address) }
+        try await c.refusesCommit(
+            held, with: .staleState, "a commit whose EK_A record the store holds already (its session deleted meanwhile)",
+            on: f.store, unchanged: { () async throws(StoreConformanceFailure) -> StoreView in try await f.view(sessions: [alice.address]) })
+        // The manager finds the record before any DH.
+        try await c.refuses(.duplicateMessage, "decrypting the prekey message again once its session is gone") {
+            _ = try await f.bob.decrypt(message, from: alice.address)
+        }
+
+        // An update that throws deletes nothing; one that replaces the signed prekey deletes its records.
+        try await c.refuses(.invalidPayload, "an update that throws") {
+            try await f.store.updatePreKeys { (keys: inout LocalPreKeys?) throws(SessionError) in
+                keys = nil
+                throw .invalidPayload
+            }
+        }
+        try c.expect(try await isRecorded("after an update that threw"), "an update that threw deleted a replay record")
+        let identity = try await c.run("reading the local identity") { try await f.store.localIdentity() }
+        let replacement = try await c.run("generating other prekeys") { () async throws -> [UInt8] in
+            let other = InMemoryProtocolStore(identity: identity)
+            let manager = SessionManager(store: other, trust: TrustOnFirstUse(), localAddress: f.bobAddress)
+            _ = try await manager.maintainPreKeys()
+            guard let keys = await other.loadPreKeys() else { throw SessionError.invalidPayload }
+            return keys.serialized()
+        }
+        try await c.run("an update that replaces the prekeys (another signed prekey under the same id)") {
+            try await f.store.updatePreKeys { (keys: inout LocalPreKeys?) throws(SessionError) in
+                keys = try LocalPreKeys(serialized: replacement)
+            }
+        }
+        try c.expect(try await isRecorded("after its signed prekey was replaced") == false,
+                     "the replay record of a signed prekey an update replaced was kept")
     }
 
     /// The commit Bob's manager makes for `message` from `sender`, held back (nothing written).

@@ -26,6 +26,7 @@ actor CapturingStore: ProtocolStore {
     }
 
     func localIdentity() async throws(SessionError) -> IdentityKeyPair { try await base.localIdentity() }
+    func localRegistrationID() async throws(SessionError) -> RegistrationID { try await base.localRegistrationID() }
     func loadSession(for address: ProtocolAddress) async throws(SessionError) -> SessionRecord? { try await base.loadSession(for: address) }
     func deleteSession(for address: ProtocolAddress) async throws(SessionError) { try await base.deleteSession(for: address) }
     func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32] { try await base.deviceIDs(ofUser: userID) }
@@ -34,6 +35,9 @@ actor CapturingStore: ProtocolStore {
         _ update: @Sendable (inout LocalPreKeys?) throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         try await base.updatePreKeys(update)
+    }
+    func hasRecordedBaseKey(_ baseKey: X25519.PublicKey, signedPreKeyID: UInt32) async throws(SessionError) -> Bool {
+        try await base.hasRecordedBaseKey(baseKey, signedPreKeyID: signedPreKeyID)
     }
     func loadSendingChain(for group: GroupID) async throws(SessionError) -> SenderKeySendingChain? {
         try await base.loadSendingChain(for: group)

@@ -3,7 +3,7 @@ import SignalPrimitives
 
 /// SPEC §8 suite `bundle` (the §3 encoding). A success test gives the responder's keys
 /// (`identity_seed`, `spk_id`, `spk_sk`, optional `opk_id`/`opk_sk`, optional
-/// `kem_id`/`kem_seed`): the bundle built from them (the signed prekey signed with `kem` = 1
+/// `kem_id`/`kem_seed`, optional `registration_id`, SPEC §9's flag bit 2): the bundle built from them (the signed prekey signed with `kem` = 1
 /// exactly when a KEM prekey is given, the encapsulation key generated from `kem_seed`, the
 /// signatures deterministic Ed25519) must encode to exactly `bundle`, and `bundle` must decode
 /// to the same bundle and pass the initiator's checks. An error test gives `bundle` only: it is
@@ -30,7 +30,8 @@ public enum BundleSuite: ProtocolSuite {
             try KEMPreKey(id: try test.uint32("kem_id"), kind: .oneTime, seed: $0, signedBy: identity, kem: try VectorKEM.make())
         }
         let bundle = PreKeyBundle(
-            identityKey: identity.publicKey, signedPreKey: signedPreKey, oneTimePreKey: oneTimePreKey, kemPreKey: kemPreKey)
+            identityKey: identity.publicKey, signedPreKey: signedPreKey, oneTimePreKey: oneTimePreKey, kemPreKey: kemPreKey,
+            registrationID: try test.optionalRegistrationID())
         try ExpectedError.equal(bundle.serialized, encoded, "bundle")
         let decoded = try PreKeyBundle(serialized: encoded)
         guard decoded == bundle else { throw VectorFailure("bundle decodes to other fields than it was built from") }

@@ -118,13 +118,17 @@ public enum RatchetSuite: ProtocolSuite {
 
         let aliceIdentity = try IdentityKeyPair(seed: aliceFields.hex("identity_seed"))
         let aliceRandom = QueuedRandomSource(keys: try aliceFields.hexArray("ratchet_keys"))
+        // An optional `registration_id` in `alice` or `bob` (SPEC §9; §8 names it only for the
+        // `bundle` and `x3dh` suites, so this is the runner's reading): Alice's goes into her
+        // prefix P (flag bit 2), Bob's into his bundle.
         let bundle = PreKeyBundle(
-            identityKey: bobIdentity.publicKey, signedPreKey: signedPreKey, oneTimePreKey: oneTimePreKey, kemPreKey: kemPreKey)
+            identityKey: bobIdentity.publicKey, signedPreKey: signedPreKey, oneTimePreKey: oneTimePreKey, kemPreKey: kemPreKey,
+            registrationID: try bobFields.optionalRegistrationID())
         let aliceSession = try SessionState(
             initiatingWith: bundle, identity: aliceIdentity, localAddress: aliceAddress, remoteAddress: bobAddress,
             ephemeralKey: X25519.PrivateKey(rawRepresentation: aliceFields.hex("x3dh_ephemeral_sk")),
             encapsulation: try aliceFields.optionalEncapsulation("kem_encapsulation"),
-            configuration: configuration, random: aliceRandom)
+            registrationID: try aliceFields.optionalRegistrationID(), configuration: configuration, random: aliceRandom)
         try aliceRandom.check()
         var alice = Party(
             identity: aliceIdentity, address: aliceAddress, peer: bobAddress,

@@ -19,6 +19,8 @@ public enum SuiteRegistry {
             // safety-number, qr-payload (issue #4)
             SafetyNumberSuite.self,
             QRPayloadSuite.self,
+            // retry-notice (issue #19, SPEC §9)
+            RetryNoticeSuite.self,
             // attachment (issue #20, SPEC §10)
             AttachmentSuite.self,
         ] {

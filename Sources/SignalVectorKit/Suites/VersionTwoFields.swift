@@ -36,6 +36,18 @@ extension VectorTest {
         return type
     }
 
+    /// The optional `registration_id` of SPEC §8/§9 (absent or null: none, flag bit 2 clear).
+    /// - Throws: `VectorFailure` when present but not an integer in 1 … 2^31 − 1 (a success
+    ///   test cannot build a bundle or prefix with another; error tests give the bytes).
+    public func optionalRegistrationID(_ key: String = "registration_id") throws -> RegistrationID? {
+        guard has(key) else { return nil }
+        let value = try uint32(key)
+        guard let id = RegistrationID(rawValue: value) else {
+            throw VectorFailure("field '\(key)' is \(value), not a registration id (1 … 2147483647)")
+        }
+        return id
+    }
+
     /// A group id given as hex.
     /// - Throws: `VectorFailure` when `key` is missing, not hex, or not 1–255 bytes.
     public func groupID(_ key: String) throws -> GroupID {

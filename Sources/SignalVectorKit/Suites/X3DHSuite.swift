@@ -3,8 +3,9 @@ import SignalPrimitives
 
 /// SPEC §8 suite `x3dh` (§3, with an optional KEM prekey). Bob's bundle is built from the
 /// test's keys with the given signatures as they are (`kem` = 1 exactly when the four KEM
-/// fields are given). Alice checks it, takes `kem_encapsulation` as the result of Encaps, and
-/// must give `prefix` (P), `shared_secret` and `associated_data`; Bob decapsulates the
+/// fields are given). Alice checks it, takes `kem_encapsulation` as the result of Encaps, puts
+/// the optional `registration_id` (hers, SPEC §9) in P, and must give `prefix` (P),
+/// `shared_secret` and `associated_data`; Bob decapsulates the
 /// ciphertext with his KEM seed (which must give the encapsulation's secret) and must give
 /// the same secret and AD from P. Error tests expect the initiator's bundle checks to fail.
 public enum X3DHSuite: ProtocolSuite {
@@ -35,6 +36,7 @@ public enum X3DHSuite: ProtocolSuite {
             throw VectorFailure("bob_kem_seed and kem_encapsulation must be given together")
         }
         let signature = try test.hex("bob_spk_signature")
+        let registrationID = try test.optionalRegistrationID()
 
         func initiate() throws -> (PreKeyMessage.Prefix, X3DHAgreement) {
             let bundle = try PreKeyBundle(
@@ -47,7 +49,7 @@ public enum X3DHSuite: ProtocolSuite {
             }
             let prefix = PreKeyMessage.Prefix(
                 identityKey: alice.publicKey, baseKey: ephemeralKey.publicKey, signedPreKeyID: signedPreKeyID,
-                oneTimePreKeyID: oneTimePreKey?.id, kem: kemPart)
+                oneTimePreKeyID: oneTimePreKey?.id, kem: kemPart, registrationID: registrationID)
             let agreement = try X3DH.initiate(
                 identity: alice, localAddress: aliceAddress, remoteAddress: bobAddress, bundle: bundle, ephemeralKey: ephemeralKey,
                 prefix: prefix, kemSharedSecret: encapsulation?.sharedSecret)

@@ -65,6 +65,13 @@ public protocol TrustStore: IdentityTrustEvaluator {
 }
 
 extension TrustStore {
+    /// SessionKit's key lookup (`IdentityTrustEvaluator`): the key of `record(forUser:)`
+    /// (after a change that awaits acceptance, the new key).
+    /// - Throws: the errors of `record(forUser:)`.
+    public func trustedIdentityKey(forUser userID: String) async throws -> Ed25519.PublicKey? {
+        try await record(forUser: userID)?.identityKey
+    }
+
     /// SessionKit's acceptance step (`IdentityTrustEvaluator`): `acceptIdentityChange(_:forUser:)`.
     /// - Throws: `SessionError.untrustedIdentity` when a change to another key awaits
     ///   acceptance (`VerificationError.identityKeyMismatch`: the key changed again since the

@@ -3,9 +3,10 @@ import BenchmarkHarness
 /// Every case of the suite, in the order of the report.
 public enum BenchmarkCatalog {
     /// All cases: the primitives, the protocol operations, attachments (SPEC §10),
-    /// `SessionManager`'s throughput, then the SQLite store (time and bytes written per message).
+    /// `SessionManager`'s throughput, then the SQLite store (time and bytes written per message,
+    /// and per prekey message with few and many replay records).
     public static var all: [BenchmarkCase] {
-        PrimitiveCases.all + ProtocolCases.all + AttachmentCases.all + ManagerCases.all + StoreCases.all
+        PrimitiveCases.all + ProtocolCases.all + AttachmentCases.all + ManagerCases.all + StoreCases.all + ReplayRecordCases.all
     }
 
     /// The cases whose name contains any of `filters` (all cases for an empty list).

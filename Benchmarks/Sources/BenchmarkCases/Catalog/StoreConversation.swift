@@ -1,6 +1,7 @@
 import BenchmarkHarness
 import Foundation
 @_spi(Testing) import SessionKit
+import SessionKitSQLite
 import SignalPrimitives
 @_spi(Testing) import Verification
 
@@ -101,8 +102,9 @@ final class StoreConversation<Device: PersistingDevice> {
     /// Messages from Alice that Bob decrypts in the next batch, in order.
     private var pending: [[UInt8]] = []
 
-    /// Establishes the session (heavy: 40 previous sessions and 2,000 skipped keys on Bob's side).
-    init(bob: Device, heavy: Bool, plaintext: [UInt8]) throws {
+    /// Establishes the session (heavy: 40 previous sessions and 2,000 skipped keys on Bob's
+    /// side; with `skippedOnEverySession` as well, each of the 41 sessions holds 2,000 skipped keys).
+    init(bob: Device, heavy: Bool, skippedOnEverySession: Bool = false, plaintext: [UInt8]) throws {
         let aliceAddress = try Self.aliceAddress
         let alice = SessionManager(
             store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore(),
@@ -115,8 +117,13 @@ final class StoreConversation<Device: PersistingDevice> {
             for _ in 0..<(heavy ? 41 : 1) {
                 try await alice.processBundle(bundle, for: bob.address)
                 _ = try await bob.decrypt(try await alice.encrypt(plaintext, to: bob.address), from: aliceAddress)
+                guard skippedOnEverySession else { continue }
+                for _ in 0..<8 {
+                    for _ in 0..<250 { _ = try await alice.encrypt(plaintext, to: bob.address) }
+                    _ = try await bob.decrypt(try await alice.encrypt(plaintext, to: bob.address), from: aliceAddress)
+                }
             }
-            guard heavy else { return }
+            guard heavy, !skippedOnEverySession else { return }
             for _ in 0..<8 {
                 for _ in 0..<250 { _ = try await alice.encrypt(plaintext, to: bob.address) }
                 _ = try await bob.decrypt(try await alice.encrypt(plaintext, to: bob.address), from: aliceAddress)
@@ -218,5 +225,55 @@ final class StoreConversation<Device: PersistingDevice> {
                 try self.checkPersisted()
                 return received
             })
+    }
+}
+
+extension StoreConversation where Device == LibrarySQLiteDevice {
+    /// `store.sqlite.first-message-after-open.*`: for each message, a new `SQLiteProtocolStore`
+    /// on Bob's file (nothing cached) and a new manager over it, opened before the batch
+    /// (untimed), decrypt one message from Alice. The output: the last plaintext.
+    func reopenDecryptProbe() -> Probe {
+        let opened = OpenedStores()
+        return Probe(
+            workload: Workload(
+                prepare: { n in
+                    opened.closeAll()
+                    try self.prepareIncoming(n)
+                    for _ in 0..<n { opened.stores.append(try self.bob.openedAgain()) }
+                },
+                run: { _ in try self.decryptPending(in: opened) }),
+            output: {
+                opened.closeAll()
+                try self.prepareIncoming(1)
+                opened.stores.append(try self.bob.openedAgain())
+                try self.decryptPending(in: opened)
+                opened.closeAll()
+                return self.plaintext
+            })
+    }
+
+    /// Decrypts the prepared messages, each in the next store opened for it.
+    private func decryptPending(in opened: OpenedStores) throws {
+        let (messages, alice, plaintext) = (pending, aliceAddress, plaintext)
+        pending = []
+        let managers = opened.stores.map(\.1)
+        try CheckFailure.expect(managers.count == messages.count, "store.sqlite: one opened store per message")
+        try runBlocking { () async throws -> Void in
+            for (message, manager) in zip(messages, managers) {
+                guard try await manager.decrypt(message, from: alice).plaintext == plaintext else {
+                    throw CheckFailure("store.sqlite: a message decrypted to other bytes")
+                }
+            }
+        }
+    }
+}
+
+/// The stores a `reopenDecryptProbe` batch opened before it ran, closed before the next.
+private final class OpenedStores: @unchecked Sendable {
+    var stores: [(SQLiteProtocolStore, SessionManager)] = []
+
+    func closeAll() {
+        for (store, _) in stores { try? store.close() }
+        stores = []
     }
 }

@@ -1,7 +1,7 @@
 import BenchmarkHarness
 import GRDB
 @_spi(Testing) import SessionKit
-import SessionKitSQLite
+@_spi(Testing) import SessionKitSQLite
 import SignalPrimitives
 
 /// The library's side of the `store.sqlite.*` cases: Bob's `SessionManager` over a
@@ -16,6 +16,8 @@ final class LibrarySQLiteDevice: PersistingDevice {
     let manager: SessionManager
     /// The store (also the trust store).
     let store: SQLiteProtocolStore
+    /// The durability the store was opened with.
+    let durability: SQLiteStoreOptions.Durability
     /// The storage key, to read the file anew in the check.
     private let storageKey: StorageKey
     /// A second connection to the file, for `checkpoint()` (the store has no checkpoint call;
@@ -24,14 +26,17 @@ final class LibrarySQLiteDevice: PersistingDevice {
     /// The folder of the file, removed after the store closes.
     private let folder: TemporaryFolder
 
-    /// A new store in a new temporary folder.
-    init(address: ProtocolAddress) throws {
+    /// A new store in a new temporary folder, `.processCrash` durability.
+    convenience init(address: ProtocolAddress) throws { try self.init(address: address, durability: .processCrash) }
+
+    /// A new store in a new temporary folder with `durability`.
+    init(address: ProtocolAddress, durability: SQLiteStoreOptions.Durability) throws {
         self.address = address
         folder = try TemporaryFolder()
         let path = folder.path("bob.sqlite")
         storageKey = StorageKey.generate()
-        store = try SQLiteProtocolStore(
-            path: path, storageKey: storageKey, options: SQLiteStoreOptions(durability: .processCrash))
+        self.durability = durability
+        store = try SQLiteProtocolStore(path: path, storageKey: storageKey, options: SQLiteStoreOptions(durability: durability))
         manager = SessionManager(store: store, trust: store, localAddress: address)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -51,6 +56,13 @@ final class LibrarySQLiteDevice: PersistingDevice {
         try await manager.decrypt(message, from: peer).plaintext
     }
 
+    /// A second store on Bob's file (opened now, nothing cached) and a manager over it.
+    func openedAgain() throws -> (SQLiteProtocolStore, SessionManager) {
+        let reopened = try SQLiteProtocolStore(
+            path: store.path, storageKey: storageKey, options: SQLiteStoreOptions(createIfMissing: false, durability: durability))
+        return (reopened, SessionManager(store: reopened, trust: reopened, localAddress: address))
+    }
+
     func checkpoint() throws {
         try checkpointer.writeWithoutTransaction { db in try WALCheckpoint.truncate(db) }
     }
@@ -65,6 +77,32 @@ final class LibrarySQLiteDevice: PersistingDevice {
             throw CheckFailure("store.sqlite: the file holds no session")
         }
         return (live.serialized(), persisted.serialized())
+    }
+}
+
+/// The prekey-message rows: everything goes through the store (one transaction per message:
+/// the session, the prekeys, the record's row).
+extension LibrarySQLiteDevice: ReplayRecordDevice {
+    func localIdentity() async throws -> IdentityKeyPair { try await store.localIdentity() }
+
+    func loadPreKeys() async throws -> LocalPreKeys? { try await store.loadPreKeys() }
+
+    func updatePreKeys(_ update: @escaping @Sendable (inout LocalPreKeys?) throws(SessionError) -> Void) async throws {
+        try await store.updatePreKeys(update)
+    }
+
+    func addBaseKeyRecords(_ records: [BaseKeyRecord]) async throws { try await store.addBaseKeyRecords(records) }
+
+    func decryptPreKeyMessage(_ message: [UInt8], from peer: ProtocolAddress) async throws -> [UInt8] {
+        try await manager.decrypt(message, from: peer).plaintext
+    }
+
+    func persists(_ record: BaseKeyRecord) async throws -> Bool {
+        // A second store on the same file reads the row from the file.
+        let reader = try SQLiteProtocolStore(
+            path: store.path, storageKey: storageKey, options: SQLiteStoreOptions(createIfMissing: false, durability: .processCrash))
+        defer { try? reader.close() }
+        return try await reader.hasRecordedBaseKey(record.baseKey, signedPreKeyID: record.signedPreKeyID)
     }
 }
 

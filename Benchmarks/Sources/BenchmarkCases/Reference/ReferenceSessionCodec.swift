@@ -16,8 +16,12 @@ struct ReferenceSessionRecord<B: ReferenceBackend> {
     /// P, while an initiator has had no reply (its messages are then `0x22 || P || message`).
     var pendingPrefix: [UInt8]?
     var ratchet: ReferenceRatchet<B>
-    /// Whether a hybrid X3DH (with a KEM part) created the session (persisted last).
+    /// Whether a hybrid X3DH (with a KEM part) created the session.
     var isPostQuantum = false
+    /// The peer's registration id (SPEC §9), 0 for none.
+    var remoteRegistrationID: UInt32 = 0
+    /// Whether a retry notice archived the session (persisted last).
+    var isArchived = false
 
     /// Encrypts with the ratchet; a prekey message while `pendingPrefix` is set.
     mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
@@ -100,7 +104,7 @@ struct ReferencePeerRecord<B: ReferenceBackend> {
 }
 
 /// Session save and load, naively, in exactly the layout of SessionKit's persisted session
-/// (version 3, see `SessionStatePersistence.swift`): `"SKST" || 0x01 || 0x03 || body ||
+/// (version 4, see `SessionStatePersistence.swift`): `"SKST" || 0x01 || 0x04 || body ||
 /// SHA-256(…)[0..<16]`, the DHs public key recomputed on load. Fields are appended one by
 /// one to an array and parsed back strictly.
 enum ReferenceSessionCodec<B: ReferenceBackend> {
@@ -109,7 +113,7 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
     /// The serialized session.
     static func save(_ record: ReferenceSessionRecord<B>) -> [UInt8] {
         let session = record.ratchet
-        var bytes: [UInt8] = [0x53, 0x4b, 0x53, 0x54, 0x01, 0x03]  // "SKST", session, version 3
+        var bytes: [UInt8] = [0x53, 0x4b, 0x53, 0x54, 0x01, 0x04]  // "SKST", session, version 4
         bytes.append(record.role)
         bytes.appendU64(record.generation)
         bytes.appendU32(UInt32(session.maxSkip))
@@ -147,6 +151,8 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
             bytes += session.skipped[position] ?? ReferenceConstants.zero32
         }
         bytes.append(record.isPostQuantum ? 1 : 0)
+        bytes.appendU32(record.remoteRegistrationID)
+        bytes.append(record.isArchived ? 1 : 0)
         var checksum = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeBytes { input in checksum.withUnsafeMutableBytes { B.sha256(input, into: $0) } }
         return bytes + checksum[0..<16]
@@ -175,7 +181,7 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
             }
         }
         guard checksum[0..<16].elementsEqual(bytes[(bytes.count - 16)...]) else { throw ReferenceError.invalidPayload }
-        guard bytes[5] == 0x03 else { throw ReferenceError.unsupportedVersion }
+        guard bytes[5] == 0x04 else { throw ReferenceError.unsupportedVersion }
         let counterLimit = UInt64(UInt32.max) + 1
         var reader = Reader(bytes: bytes, offset: 6, end: bytes.count - 16)
         let role = try reader.byte()
@@ -196,15 +202,20 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
         if try reader.flag() {
             guard role == 1 else { throw ReferenceError.invalidPayload }
             let count = Int(try reader.u32())
-            guard count <= 69 + 4 + 4 + ReferenceConstants.kemCiphertextCount else { throw ReferenceError.invalidPayload }
+            guard count <= 69 + 4 + 4 + ReferenceConstants.kemCiphertextCount + 4 else { throw ReferenceError.invalidPayload }
             let prefix = try reader.take(count)
-            // Exactly one P: flags bits 0–1 only, the length they announce, a canonical EK_A;
-            // its IK_A, EK_A and digest are the session's.
-            guard prefix.count >= 69, prefix[68] & ~0x03 == 0 else { throw ReferenceError.invalidPayload }
+            // Exactly one P: flags bits 0–2 only, the length they announce, a canonical EK_A, a
+            // registration id (bit 2) in 1 … 2^31 − 1; its IK_A, EK_A and digest are the session's.
+            guard prefix.count >= 69, prefix[68] & ~0x07 == 0 else { throw ReferenceError.invalidPayload }
             let flags = prefix[68]
             let expected = 69 + (flags & 0x01 != 0 ? 4 : 0) + (flags & 0x02 != 0 ? 4 + ReferenceConstants.kemCiphertextCount : 0)
+                + (flags & 0x04 != 0 ? 4 : 0)
             guard prefix.count == expected, prefix[32..<64].withUnsafeBytes(isCanonicalX25519) else {
                 throw ReferenceError.invalidPayload
+            }
+            if flags & 0x04 != 0 {
+                let id = prefix.u32(at: expected - 4)
+                guard id >= 1, id <= 0x7FFF_FFFF else { throw ReferenceError.invalidPayload }
             }
             var digest = [UInt8](repeating: 0, count: 32)
             prefix.withUnsafeBytes { p in digest.withUnsafeMutableBytes { B.sha256(p, into: $0) } }
@@ -257,11 +268,15 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
         let isPostQuantum = try reader.flag()
         // A pending prefix with a KEM part (flags bit 1) belongs to a post-quantum session.
         if let pendingPrefix, (pendingPrefix[68] & 0x02 != 0) != isPostQuantum { throw ReferenceError.invalidPayload }
+        let remoteRegistrationID = try reader.u32()
+        guard remoteRegistrationID <= 0x7FFF_FFFF else { throw ReferenceError.invalidPayload }
+        let isArchived = try reader.flag()
         guard reader.offset == reader.end else { throw ReferenceError.invalidPayload }
         return ReferenceSessionRecord(
             role: role, generation: generation, localIdentityKey: localIdentityKey, remoteIdentityKey: remoteIdentityKey,
             localAddress: localAddress, remoteAddress: remoteAddress, baseKey: baseKey, prefixDigest: prefixDigest,
-            pendingPrefix: pendingPrefix, ratchet: session, isPostQuantum: isPostQuantum)
+            pendingPrefix: pendingPrefix, ratchet: session, isPostQuantum: isPostQuantum,
+            remoteRegistrationID: remoteRegistrationID, isArchived: isArchived)
     }
 
     /// A strict cursor over the body.

@@ -34,14 +34,28 @@ final class CatalogTests: XCTestCase {
 
     func testTheTargetsAreAttachedToTheirCases() throws {
         let cases = Dictionary(uniqueKeysWithValues: BenchmarkCatalog.all.map { ($0.name, $0.targets) })
-        // Every row: library / floor ≤ 1.10 (or tighter), except the bytes rows, whose target
-        // is absolute (at most 2,048 bytes written per message).
+        // Every row: library / floor ≤ 1.10 (or tighter), except the rows with an absolute
+        // target (at most 2,048 bytes written per message, 10 ms for a first message), the
+        // SQLite store's time rows (issue 18: ≤ 1.5 × the naive store at equal durability;
+        // a history ≤ 1.25 or 1.5 × a fresh peer) and the server's prekey merge (≤ 1.25).
+        let wider: Set<String> = [
+            "store.sqlite.encrypt", "store.sqlite.decrypt", "store.sqlite.encrypt.synchronous-full",
+            "store.sqlite.decrypt.synchronous-full", "store.sqlite.decrypt.history-40-sessions-2000-skipped",
+            "store.sqlite.decrypt.history-41-sessions-2000-skipped-each", "prekeys.published.merge.100000",
+        ]
         for (name, targets) in cases where targets.libraryMaximum == nil {
             let floor = try XCTUnwrap(targets.floor, "\(name) has no floor target")
-            XCTAssertLessThanOrEqual(floor, 1.10, name)
+            XCTAssertLessThanOrEqual(floor, wider.contains(name) ? 1.5 : 1.10, name)
         }
-        XCTAssertEqual(cases["store.sqlite.encrypt"], RatioTargets(floor: 1.10))
-        XCTAssertEqual(cases["store.sqlite.decrypt"], RatioTargets(floor: 1.10))
+        for name in ["store.sqlite.encrypt", "store.sqlite.decrypt", "store.sqlite.encrypt.synchronous-full",
+                     "store.sqlite.decrypt.synchronous-full"] {
+            XCTAssertEqual(cases[name], RatioTargets(floor: 1.5), name)
+        }
+        XCTAssertEqual(cases["store.sqlite.decrypt.history-40-sessions-2000-skipped"], RatioTargets(floor: 1.25))
+        XCTAssertEqual(cases["store.sqlite.decrypt.history-41-sessions-2000-skipped-each"], RatioTargets(floor: 1.5))
+        XCTAssertEqual(
+            cases["store.sqlite.first-message-after-open.history-41-sessions-2000-skipped-each"],
+            RatioTargets(libraryMaximum: 10_000_000))
         for name in ["store.sqlite.bytes-per-message.fresh", "store.sqlite.bytes-per-message.heavy"] {
             XCTAssertEqual(cases[name], RatioTargets(libraryMaximum: 2048), name)
         }
@@ -60,6 +74,11 @@ final class CatalogTests: XCTestCase {
         XCTAssertEqual(cases["manager.hub.100-peers"]?.baseline?.caseName, "manager.hub.1-peer")
         XCTAssertEqual(cases["manager.hub.100-peers"]?.baseline?.minimumThroughputRatio ?? 0, 1.6, accuracy: 1e-12)
         XCTAssertEqual(cases["aes256gcm.seal.64B.buffer"]?.floor, 1.10)
+        // Prekey messages with 100,000 replay records: no growth over 10 records (issue 18).
+        XCTAssertEqual(cases["store.sqlite.prekey-message.100000-records"]?.baseline,
+                       BaselineTarget(caseName: "store.sqlite.prekey-message.10-records", maximum: 1.25))
+        XCTAssertEqual(cases["store.sqlite.bytes-per-prekey-message.100000-records"]?.baseline,
+                       BaselineTarget(caseName: "store.sqlite.bytes-per-prekey-message.10-records", maximum: 1.10))
     }
 
     func testTheVersionTwoRowsAreInTheCatalog() {
@@ -69,7 +88,9 @@ final class CatalogTests: XCTestCase {
                      "senderkey.encrypt.64B", "senderkey.decrypt.64B", "ratchet.roundtrip.64B", "ratchet.dh-step.64B",
                      "forged.reject.0-previous", "forged.reject.40-previous", "session.save", "session.load",
                      "manager.hub.1-peer", "manager.hub.100-peers", "store.sqlite.encrypt", "store.sqlite.decrypt",
-                     "store.sqlite.bytes-per-message.fresh", "store.sqlite.bytes-per-message.heavy"] {
+                     "store.sqlite.bytes-per-message.fresh", "store.sqlite.bytes-per-message.heavy",
+                     "store.sqlite.prekey-message.10-records", "store.sqlite.prekey-message.100000-records",
+                     "store.sqlite.bytes-per-prekey-message.10-records", "store.sqlite.bytes-per-prekey-message.100000-records"] {
             XCTAssertTrue(names.contains(name), "missing \(name)")
         }
     }
@@ -90,13 +111,15 @@ final class CatalogTests: XCTestCase {
 
     func testTheStoreRowsAreWallClockTimesAndBytesPerMessage() {
         let cases = Dictionary(uniqueKeysWithValues: BenchmarkCatalog.all.map { ($0.name, $0) })
-        for name in ["store.sqlite.encrypt", "store.sqlite.decrypt"] {
+        for name in ["store.sqlite.encrypt", "store.sqlite.decrypt", "store.sqlite.prekey-message.10-records",
+                     "store.sqlite.prekey-message.100000-records"] {
             XCTAssertEqual(cases[name]?.group, .store, name)
             XCTAssertEqual(cases[name]?.unit, .nanosecondsPerOperation, name)
             // The work runs on the concurrency runtime's threads, not the measuring one.
             XCTAssertEqual(cases[name]?.requiredClock, .wall, name)
         }
-        for name in ["store.sqlite.bytes-per-message.fresh", "store.sqlite.bytes-per-message.heavy"] {
+        for name in ["store.sqlite.bytes-per-message.fresh", "store.sqlite.bytes-per-message.heavy",
+                     "store.sqlite.bytes-per-prekey-message.10-records", "store.sqlite.bytes-per-prekey-message.100000-records"] {
             XCTAssertEqual(cases[name]?.group, .store, name)
             XCTAssertEqual(cases[name]?.unit, .bytesPerMessage, name)
             XCTAssertEqual(cases[name]?.requiredClock, .bytesWritten, name)

@@ -18,4 +18,50 @@ final class StorePerformanceTests: XCTestCase {
 
     func testStoreSQLiteBytesHeavyLibrary() throws { try measureCase("store.sqlite.bytes-per-message.heavy", .library) }
     func testStoreSQLiteBytesHeavyFloor() throws { try measureCase("store.sqlite.bytes-per-message.heavy", .floor) }
+
+    func testStoreSQLitePreKeyMessageFewRecordsLibrary() throws { try measureCase("store.sqlite.prekey-message.10-records", .library) }
+    func testStoreSQLitePreKeyMessageFewRecordsFloor() throws { try measureCase("store.sqlite.prekey-message.10-records", .floor) }
+
+    func testStoreSQLitePreKeyMessageManyRecordsLibrary() throws { try measureCase("store.sqlite.prekey-message.100000-records", .library) }
+    func testStoreSQLitePreKeyMessageManyRecordsFloor() throws { try measureCase("store.sqlite.prekey-message.100000-records", .floor) }
+
+    func testStoreSQLiteBytesPreKeyFewRecordsLibrary() throws { try measureCase("store.sqlite.bytes-per-prekey-message.10-records", .library) }
+    func testStoreSQLiteBytesPreKeyFewRecordsFloor() throws { try measureCase("store.sqlite.bytes-per-prekey-message.10-records", .floor) }
+
+    func testStoreSQLiteBytesPreKeyManyRecordsLibrary() throws {
+        try measureCase("store.sqlite.bytes-per-prekey-message.100000-records", .library)
+    }
+    func testStoreSQLiteBytesPreKeyManyRecordsFloor() throws {
+        try measureCase("store.sqlite.bytes-per-prekey-message.100000-records", .floor)
+    }
+
+    func testStoreSQLiteEncryptFullLibrary() throws { try measureCase("store.sqlite.encrypt.synchronous-full", .library) }
+    func testStoreSQLiteEncryptFullFloor() throws { try measureCase("store.sqlite.encrypt.synchronous-full", .floor) }
+
+    func testStoreSQLiteDecryptFullLibrary() throws { try measureCase("store.sqlite.decrypt.synchronous-full", .library) }
+    func testStoreSQLiteDecryptFullFloor() throws { try measureCase("store.sqlite.decrypt.synchronous-full", .floor) }
+
+    func testStoreSQLiteDecryptHistoryLibrary() throws {
+        try measureCase("store.sqlite.decrypt.history-40-sessions-2000-skipped", .library)
+    }
+    func testStoreSQLiteDecryptHistoryFloor() throws {
+        try measureCase("store.sqlite.decrypt.history-40-sessions-2000-skipped", .floor)
+    }
+
+    func testStoreSQLiteDecryptLargestLibrary() throws {
+        try measureCase("store.sqlite.decrypt.history-41-sessions-2000-skipped-each", .library)
+    }
+    func testStoreSQLiteDecryptLargestFloor() throws {
+        try measureCase("store.sqlite.decrypt.history-41-sessions-2000-skipped-each", .floor)
+    }
+
+    func testStoreSQLiteFirstMessageAfterOpenLibrary() throws {
+        try measureCase("store.sqlite.first-message-after-open.history-41-sessions-2000-skipped-each", .library)
+    }
+    func testStoreSQLiteFirstMessageAfterOpenFloor() throws {
+        try measureCase("store.sqlite.first-message-after-open.history-41-sessions-2000-skipped-each", .floor)
+    }
+
+    func testPublishedPreKeysMergeLibrary() throws { try measureCase("prekeys.published.merge.100000", .library) }
+    func testPublishedPreKeysMergeFloor() throws { try measureCase("prekeys.published.merge.100000", .floor) }
 }

@@ -1,0 +1,102 @@
+import SignalPrimitives
+
+/// Recovery, the sending side (SPEC §9): a retry notice from a device that could not decrypt a
+/// message from this one.
+extension SessionManager {
+    /// Processes a retry notice that the transport says came from `sender` (`receive(_:)` does
+    /// this for an envelope of kind `.retryNotice`), in SPEC §9's order:
+    ///
+    /// 1. the notice's own checks (`RetryNotice`): type byte, lengths, kind and registration id,
+    ///    that it names `sender` and this device, IK_B's point, the MAC; a failure is thrown;
+    /// 2. IK_B against the trust record for `sender`: a changed key is reported
+    ///    (`RetryNoticeOutcome.Action.untrustedIdentity`) and nothing is done; a superseded key
+    ///    is refused (`supersededIdentity`); a device of the local user must present the local
+    ///    identity key (`ownDeviceIdentityMismatch`); without a record the key is accepted and
+    ///    nothing is recorded;
+    /// 3. a pairwise notice whose ratchet key is the one this device sends on now with `sender`
+    ///    (the DHs of the current session) archives that session (`sessionArchived`; it still
+    ///    decrypts late messages, never becomes current again, and the next message needs a new
+    ///    bundle: `encrypt` is `noSession` until then); any other ratchet key changes nothing
+    ///    (`ignored`: this device has moved on, which makes a replayed notice inert);
+    /// 4. a group notice for the chain this device still sends on in that group, from a member
+    ///    of it, encrypts the current distribution to `sender` again (`distributionResent`);
+    ///    otherwise nothing.
+    ///
+    /// Steps 3 and 4 act at most once per hour per peer device (`rateLimited` until then; the
+    /// time is kept in the device's record, so it holds across restarts). A forged, replayed,
+    /// re-attributed or re-addressed notice changes nothing.
+    /// - Throws: `SessionError.unsupportedVersion`, `.invalidMessage` or `.invalidKey` for a
+    ///   notice that fails its checks, `.supersededIdentity`, `.ownDeviceIdentityMismatch`,
+    ///   `.storage` or `.damagedState` when the store or the trust evaluator fails; nothing
+    ///   changed then.
+    public func processRetryNotice(_ bytes: [UInt8], from sender: ProtocolAddress) async throws(SessionError) -> RetryNoticeOutcome {
+        let identity = try await localIdentity()
+        let localAddress = localAddress
+        let notice = try await Self.compute { () throws(SessionError) -> RetryNotice in
+            try RetryNotice(verifying: bytes, from: sender, localAddress: localAddress, identity: identity)
+        }
+        let group: GroupID? = if case let .group(group, _, _) = notice.failure { group } else { nil }
+        func outcome(_ action: RetryNoticeOutcome.Action) -> RetryNoticeOutcome {
+            RetryNoticeOutcome(sender: sender, group: group, registrationID: notice.registrationID, action: action)
+        }
+        let decision = try await identityDecision(notice.senderIdentityKey, for: sender, knownDevice: true)
+        if decision.isSuperseded { throw .supersededIdentity }
+        if case .changed = decision.observation { return outcome(.untrustedIdentity(notice.senderIdentityKey)) }
+        switch notice.failure {
+        case let .pairwise(ratchetKey, _):
+            return outcome(try await archiveSession(with: sender, sendingOn: ratchetKey, notice: notice))
+        case let .group(group, chainID, _):
+            return outcome(try await redistribute(group, chain: chainID, to: sender))
+        }
+    }
+
+    /// Step 3: archives the current session with `sender` when it sends on `ratchetKey`.
+    private func archiveSession(
+        with sender: ProtocolAddress, sendingOn ratchetKey: [UInt8], notice: RetryNotice
+    ) async throws(SessionError) -> RetryNoticeOutcome.Action {
+        try await exclusive(.peer(sender)) { () async throws(SessionError) -> RetryNoticeOutcome.Action in
+            try await retryingStaleState { () async throws(SessionError) -> RetryNoticeOutcome.Action in
+                guard var record = try await loadSession(for: sender), let current = record.currentSession,
+                      current.ratchet.sendingRatchetKey.publicKey.rawRepresentation == ratchetKey else {
+                    return .ignored
+                }
+                let now = clock.now()
+                guard record.recoveryMarks.allowsAction(at: now) else { return .rateLimited }
+                record.archiveCurrentSessionForRetryNotice()
+                record.recoveryMarks.recordAction(at: now)
+                var commit = StoreCommit()
+                commit.store(record, for: sender)
+                try await store.commit(commit)
+                let reregistered = current.remoteRegistrationID.map { $0 != notice.registrationID } ?? false
+                return .sessionArchived(peerReregistered: reregistered)
+            }
+        }
+    }
+
+    /// Step 4: encrypts the current distribution of `group` to `sender` again when this device
+    /// still sends on `chainID` there and `sender` is a member.
+    private func redistribute(_ group: GroupID, chain chainID: [UInt8], to sender: ProtocolAddress) async throws(SessionError) -> RetryNoticeOutcome.Action {
+        guard let chain = try await loadSendingChain(for: group), chain.chainID.rawRepresentation == chainID,
+              try await loadGroupMembers(for: group).contains(sender) else {
+            return .ignored
+        }
+        // The hourly limit is noted in the sender's record first (under its lock, which
+        // encrypting the distribution takes again).
+        let allowed = try await exclusive(.peer(sender)) { () async throws(SessionError) -> Bool in
+            try await retryingStaleState { () async throws(SessionError) -> Bool in
+                var record = try await loadSession(for: sender) ?? SessionRecord()
+                let now = clock.now()
+                guard record.recoveryMarks.allowsAction(at: now) else { return false }
+                record.recoveryMarks.recordAction(at: now)
+                var commit = StoreCommit()
+                commit.store(record, for: sender)
+                try await store.commit(commit)
+                return true
+            }
+        }
+        guard allowed else { return .rateLimited }
+        let outcomes = try await distributeSenderKey(for: group, to: [sender])
+        guard let outcome = outcomes.first else { return .ignored }
+        return .distributionResent(outcome)
+    }
+}

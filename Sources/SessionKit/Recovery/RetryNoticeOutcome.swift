@@ -1,0 +1,65 @@
+import SignalPrimitives
+
+/// What `SessionManager.receive(_:)` did with a retry notice (SPEC §9): a peer device could not
+/// decrypt a message from this device and asked it to act.
+public struct RetryNoticeOutcome: Sendable, CustomStringConvertible {
+    /// What was done.
+    public enum Action: Sendable, CustomStringConvertible {
+        /// A pairwise notice for the chain this device sends on now: the session with the sender
+        /// was archived (it still decrypts late messages but never becomes current again). The
+        /// next message to the sender needs a new session: fetch its bundle and call
+        /// `SessionManager.processBundle(_:for:)`, then send again what the sender missed.
+        /// `peerReregistered`: the session had recorded another registration id than the
+        /// notice's, so the sender was reinstalled or restored (refresh its bundle and device
+        /// list).
+        case sessionArchived(peerReregistered: Bool)
+        /// A group notice for the chain this device still sends on in that group, from a member:
+        /// the current distribution was encrypted to the sender again (send `distribution`'s
+        /// envelope; its `error` says why it could not be, for example `noSession`).
+        case distributionResent(DeviceEncryption)
+        /// The notice would have made this device act, but a notice from the same device already
+        /// did in the last hour (`RecoveryMarks.interval`): nothing changed. A later notice can.
+        case rateLimited
+        /// The notice names the key of a sender that is not the one on record for its user (a
+        /// reinstall with a new identity, or someone else): nothing was done. Ask the user about
+        /// the new key (`SessionManager.acceptIdentityChange(_:forUser:)`) before anything is
+        /// sent to the device again.
+        case untrustedIdentity(Ed25519.PublicKey)
+        /// Nothing to do: this device has moved on from the named chain (a replayed or late
+        /// notice), no longer sends on the group chain, or the sender is not a member.
+        case ignored
+
+        /// The action's name.
+        public var description: String {
+            switch self {
+            case let .sessionArchived(reregistered): return "sessionArchived(peerReregistered: \(reregistered))"
+            case let .distributionResent(outcome): return "distributionResent(\(outcome))"
+            case .rateLimited: return "rateLimited"
+            case .untrustedIdentity: return "untrustedIdentity"
+            case .ignored: return "ignored"
+            }
+        }
+    }
+
+    /// The device that sent the notice (it could not decrypt).
+    public let sender: ProtocolAddress
+    /// The group of a group notice.
+    public let group: GroupID?
+    /// The sender's registration id, as the notice says.
+    public let registrationID: RegistrationID
+    /// What was done.
+    public let action: Action
+
+    /// An outcome.
+    init(sender: ProtocolAddress, group: GroupID?, registrationID: RegistrationID, action: Action) {
+        self.sender = sender
+        self.group = group
+        self.registrationID = registrationID
+        self.action = action
+    }
+
+    /// The sender, group and action.
+    public var description: String {
+        "RetryNoticeOutcome(from: \(sender)\(group.map { " in \($0)" } ?? ""), registrationID: \(registrationID), \(action))"
+    }
+}
