@@ -122,7 +122,9 @@ extension SQLiteProtocolStore: ProtocolStore {
         }
         if !sameSessions {
             let previousKept = Set(order)
-            let kept = Set(parts.map(\.stateKey))
+            // (`order`, not the plan's previous parts: those are left out when the previous
+            // sessions are the basis's.)
+            let kept = Set(order + (plan.current.map { [$0.stateKey] } ?? []))
             let formerPrevious = basis.map { Set($0.previousOrder) } ?? storedPrevious
             for stateKey in formerPrevious where !previousKept.contains(stateKey) {
                 try db.cachedStatement(sql: "DELETE FROM session_states WHERE record_id = ? AND state_key = ?")
