@@ -96,7 +96,7 @@ deps:
 		if command -v apt-get >/dev/null 2>&1; then \
 			echo "Run as root:  apt-get update && apt-get install -y $$packages" >&2; \
 		else \
-			echo "Debian/Ubuntu, as root:  apt-get update && apt-get install -y pkg-config libsodium-dev libsqlite3-dev strace" >&2; \
+			echo "Debian/Ubuntu, as root:  apt-get update && apt-get install -y pkg-config libsodium-dev libsqlite3-dev zlib1g-dev strace age" >&2; \
 			echo "macOS (Homebrew):        brew install libsodium pkg-config" >&2; \
 		fi; \
 		exit 1; \
