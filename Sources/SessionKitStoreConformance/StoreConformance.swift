@@ -94,7 +94,7 @@ public enum StoreConformanceRule: String, CaseIterable, Sendable, Hashable, Cust
     /// `removeReceiverState(for:sender:)`.
     case receiverChainIndex
     /// A commit is one transaction: when one of its parts is stale, none of the others (a
-    /// session, a sending chain, a receiver state, members, a pending message, released or
+    /// session (or several, for several devices), a sending chain, a receiver state, members, a pending message, released or
     /// expiring pending messages) is written; when none is, all of them are.
     case atomicCommits
     /// A one-time prekey is deleted by the commit of the session it created, in the same

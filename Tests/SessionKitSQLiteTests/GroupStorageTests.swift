@@ -4,6 +4,7 @@ import GRDB
 @testable import SessionKitSQLite
 import SignalPrimitives
 import TestSupport
+import Verification
 import XCTest
 
 /// Group members, kept group messages and the received-chain index in the SQLite store
@@ -104,6 +105,38 @@ final class GroupStorageTests: XCTestCase {
             XCTFail("expected \(expected)", file: file, line: line)
         } catch {
             XCTAssertEqual(error as? SessionError, expected, file: file, line: line)
+        }
+    }
+
+    /// A distribution to many members is one commit of many sessions: each is stored (the
+    /// file, read again after a reopen, goes on from the advanced sessions).
+    func testADistributionToManyMembersStoresEverySessionInTheFile() async throws {
+        let folder = try temporaryFolder()
+        let path = folder.appendingPathComponent("alice.sqlite").path
+        var a = try Device(alice, path: path)
+        let group = try GroupID("many")
+        var members: [(ProtocolAddress, SessionManager)] = []
+        for index in 0 ..< 40 {
+            let member = address("member-\(index)", 1)
+            let manager = SessionManager(store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore(), localAddress: member)
+            let upload = try await manager.maintainPreKeys()
+            try await a.manager.processBundle(try XCTUnwrap(upload.bundle(oneTimePreKey: upload.oneTimePreKeys.first)), for: member)
+            try await manager.setGroupMembers([alice], for: group)
+            members.append((member, manager))
+        }
+        try await a.manager.setGroupMembers(members.map(\.0), for: group)
+        let outcomes = try await a.manager.distributeSenderKey(for: group, to: members.map(\.0))
+        XCTAssertEqual(outcomes.count, members.count)
+        for ((member, manager), outcome) in zip(members, outcomes) {
+            try await manager.processSenderKeyDistribution(encrypted: try XCTUnwrap(outcome.ciphertext), for: group, from: alice)
+            XCTAssertEqual(outcome.address, member)
+        }
+        try a.store.close()
+        a = try Device(alice, path: path)
+        for (member, manager) in members {
+            let message = try await a.manager.encrypt(bytes("after the reopen"), to: member)
+            let read = try await manager.decrypt(message, from: alice)
+            XCTAssertEqual(read.plaintext, bytes("after the reopen"))
         }
     }
 

@@ -156,7 +156,7 @@ actor DiskStore: ProtocolStore {
 
     func commit(_ commit: StoreCommit) async throws(SessionError) {
         var changes: [String: [UInt8]?] = [:]
-        if let write = commit.session {
+        for write in commit.sessions {
             let name = Self.sessionName(write.address)
             guard try await storedGeneration(name) == write.record.generation else { throw .staleState }
             changes[name] = Self.stored(write.record.serialized(), generation: write.record.generation + 1)

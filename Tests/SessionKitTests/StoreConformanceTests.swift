@@ -89,7 +89,7 @@ actor MarkDroppingStore: ForwardingProtocolStore {
 
     func commit(_ commit: StoreCommit) async throws(SessionError) {
         var rewritten = commit
-        if let write = commit.session {
+        for write in commit.sessions {
             var record = try SessionRecord(
                 restoringCurrentSession: write.record.currentSession, previousSessions: write.record.previousSessions,
                 requiresPostQuantum: write.record.requiresPostQuantum)
@@ -117,7 +117,7 @@ actor LastWriterWinsStore: ForwardingProtocolStore {
 
     func commit(_ commit: StoreCommit) async throws(SessionError) {
         var rewritten = commit
-        if let write = commit.session {
+        for write in commit.sessions {
             var record = write.record
             record.generation = await base.loadSession(for: write.address)?.generation ?? 0
             rewritten.store(record, for: write.address)
@@ -145,7 +145,7 @@ actor PreKeyForgettingStore: ForwardingProtocolStore {
 
     func commit(_ commit: StoreCommit) async throws(SessionError) {
         var copy = StoreCommit()
-        copy.session = commit.session
+        for write in commit.sessions { copy.store(write.record, for: write.address) }
         copy.sendingChain = commit.sendingChain
         copy.receiverState = commit.receiverState
         copy.identity = commit.identity
@@ -174,12 +174,10 @@ actor HalfCommitStore: ForwardingProtocolStore {
     init(base: InMemoryProtocolStore) { self.base = base }
 
     func commit(_ commit: StoreCommit) async throws(SessionError) {
-        guard let session = commit.session else { return try await base.commit(commit) }
+        guard !commit.sessions.isEmpty else { return try await base.commit(commit) }
         var first = StoreCommit()
-        first.session = session
+        for write in commit.sessions { first.store(write.record, for: write.address) }
         try await base.commit(first)
-        var rest = commit
-        rest.session = nil
-        try await base.commit(rest)
+        try await base.commit(commit.removingSessions())
     }
 }

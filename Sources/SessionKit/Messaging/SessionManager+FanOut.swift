@@ -125,4 +125,57 @@ extension SessionManager {
         guard let fetched else { throw .noSession }
         try await processBundle(fetched, for: address)
     }
+
+    /// Encrypts `plaintext` to each of `devices` (distinct) that has a current session whose
+    /// identity may receive, holding every device's lock (taken in address order, so that two
+    /// such calls cannot wait for each other), and stores every advanced session in one store
+    /// commit. Returns the message of each device encrypted to; a device left out (no session,
+    /// an identity to accept, a policy, a stored record that did not load) is to be encrypted
+    /// to alone, which judges its failure on the stored record.
+    /// - Throws: the store's errors (`staleState` among them) when the commit fails: then
+    ///   nothing was stored and no message may be sent.
+    func encryptInOneCommit(
+        _ plaintext: [UInt8], to devices: [ProtocolAddress], contentType: MessagePadding.ContentType
+    ) async throws(SessionError) -> [ProtocolAddress: [UInt8]] {
+        let keys = devices.sorted {
+            $0.userIDBytes == $1.userIDBytes ? $0.deviceID < $1.deviceID : $0.userIDBytes.lexicographicallyPrecedes($1.userIDBytes)
+        }.map { LockKey.peer($0) }
+        guard let first = keys.first else { return [:] }
+        return try await exclusive(first) { () async throws(SessionError) -> [ProtocolAddress: [UInt8]] in
+            try await exclusive(nested: keys.dropFirst()) { () async throws(SessionError) -> [ProtocolAddress: [UInt8]] in
+                var records: [(ProtocolAddress, SessionRecord)] = []
+                for address in devices {
+                    do throws(SessionError) {
+                        guard let record = try await loadSessionForUpdate(for: address, currentSessionSuffices: true),
+                              let remote = record.remoteIdentityKey else { continue }
+                        try record.checkSendingPolicy(configuration)
+                        let decision = try await identityDecision(remote, for: address, knownDevice: true)
+                        guard !decision.isSuperseded, decision.allowsSending else { continue }
+                        records.append((address, record))
+                    } catch {
+                        continue
+                    }
+                }
+                guard !records.isEmpty else { return [:] }
+                let encrypted = try await Self.compute { [records] () throws(SessionError) -> [(ProtocolAddress, SessionRecord, [UInt8])] in
+                    var encrypted: [(ProtocolAddress, SessionRecord, [UInt8])] = []
+                    encrypted.reserveCapacity(records.count)
+                    for (address, record) in records {
+                        var record = record
+                        let message = try record.encrypt(plaintext, contentType: contentType)
+                        encrypted.append((address, record, message))
+                    }
+                    return encrypted
+                }
+                var commit = StoreCommit()
+                var messages: [ProtocolAddress: [UInt8]] = [:]
+                for (address, record, message) in encrypted {
+                    commit.store(record, for: address)
+                    messages[address] = message
+                }
+                try await store.commit(commit)
+                return messages
+            }
+        }
+    }
 }

@@ -60,6 +60,11 @@ extension SessionManager {
     /// apart from others is the app's envelope, but a server that relabels one cannot make it
     /// pass: `decrypt(_:from:)` refuses a distribution and
     /// `processSenderKeyDistribution(encrypted:for:from:)` anything else, as `invalidPadding`.
+    ///
+    /// One outcome per device, in the order of `members` (a device named twice once). The
+    /// sessions advanced are stored in one store commit (one transaction, however many
+    /// members); a member that cannot be sent to in it (no session, an identity to accept, a
+    /// commit the store refused) is then encrypted to alone and reports its own failure.
     /// - Throws: the errors of `senderKeyDistributionMessage(for:)`; per-device failures are
     ///   in the outcomes.
     public func distributeSenderKey(for group: GroupID, to members: [ProtocolAddress]) async throws(SessionError) -> [DeviceEncryption] {
@@ -140,15 +145,33 @@ extension SessionManager {
         guard try await loadGroupMembers(for: group).contains(sender) else { throw .notAGroupMember }
     }
 
-    /// Encrypts a distribution message to each member through its pairwise session, wiping
-    /// the encoded distribution (it holds the chain key) when done.
+    /// Encrypts a distribution message to each member (once per device) through its pairwise
+    /// session, wiping the encoded distribution (it holds the chain key) when done.
+    ///
+    /// The members whose sessions can send are encrypted to together and stored in one store
+    /// commit (`encryptInOneCommit`); a member that cannot (no session, an identity to accept, a
+    /// store that refused the batch) is then encrypted to alone, which reports its own outcome.
     func distribute(
         _ distribution: SenderKeyDistributionMessage, for group: GroupID, to members: [ProtocolAddress]
     ) async -> [DeviceEncryption] {
         var bytes = distribution.serialized
         defer { SecureMemory.zero(&bytes) }
+        var seen = Set<ProtocolAddress>()
+        let devices = members.filter { seen.insert($0).inserted }
+        var sent: [ProtocolAddress: [UInt8]] = [:]
+        if devices.count > 1 {
+            do throws(SessionError) {
+                sent = try await encryptInOneCommit(bytes, to: devices, contentType: .senderKeyDistribution)
+            } catch {
+                sent = [:]
+            }
+        }
         var outcomes: [DeviceEncryption] = []
-        for member in members {
+        for member in devices {
+            if let message = sent[member] {
+                outcomes.append(DeviceEncryption(from: localAddress, to: member, group: group, result: .success(message)))
+                continue
+            }
             do throws(SessionError) {
                 let message = try await encrypt(bytes, to: member, contentType: .senderKeyDistribution)
                 outcomes.append(DeviceEncryption(from: localAddress, to: member, group: group, result: .success(message)))

@@ -538,7 +538,7 @@ public actor SessionManager {
 
     /// Runs `body` holding every key of `keys`, taken in order, nested inside a lock the call
     /// already holds (the prekey locks inside the peer lock).
-    private func exclusive<Result: Sendable>(
+    func exclusive<Result: Sendable>(
         nested keys: some Collection<LockKey>, _ body: () async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         guard let first = keys.first else { return try await body() }

@@ -119,7 +119,7 @@ public actor InMemoryProtocolStore: ProtocolStore {
     ///   record is held already, `.unknownPreKey` when a one-time prekey the commit uses up is
     ///   not held or the signed prekey's record is full; nothing changed then.
     public func commit(_ commit: StoreCommit) throws(SessionError) {
-        if let write = commit.session {
+        for write in commit.sessions {
             guard write.record.generation == (sessions[write.address]?.generation ?? 0) else { throw .staleState }
         }
         if let write = commit.sendingChain {
@@ -139,7 +139,7 @@ public actor InMemoryProtocolStore: ProtocolStore {
         // Every check passed: apply everything.
         localPreKeys = preKeys
         if let record = commit.baseKeyRecord { baseKeyRecords[record.signedPreKeyID, default: []].insert(record.baseKey) }
-        if let write = commit.session {
+        for write in commit.sessions {
             var record = write.record
             record.generation = sessions[write.address] == nil
                 ? (retiredSessionGenerations[write.address] ?? 0) + 1 : record.generation + 1

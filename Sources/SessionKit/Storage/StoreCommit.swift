@@ -59,8 +59,10 @@ public struct StoreCommit: Sendable {
         public let members: Set<ProtocolAddress>
     }
 
-    /// The session record to store, if any.
-    public var session: SessionWrite?
+    /// The session records to store, at most one per peer device (usually one; several when
+    /// one operation sends to many devices, as `SessionManager.distributeSenderKey(for:to:)`
+    /// does). A store applies all of them or none: one stale record refuses the whole commit.
+    public private(set) var sessions: [SessionWrite] = []
     /// The one-time prekeys to delete and the EK_A to record, when a prekey message ran X3DH
     /// (`applyPreKeyChanges(to:)`, `baseKeyRecord`).
     var preKeyConsumption: PreKeyConsumption?
@@ -115,9 +117,21 @@ public struct StoreCommit: Sendable {
         try preKeys.apply(consumption)
     }
 
-    /// Stores `record` for `address`.
+    /// Stores `record` for `address` (replacing a record this commit already stores for it).
     public mutating func store(_ record: SessionRecord, for address: ProtocolAddress) {
-        session = SessionWrite(address: address, record: record)
+        let write = SessionWrite(address: address, record: record)
+        if let index = sessions.firstIndex(where: { $0.address == address }) {
+            sessions[index] = write
+        } else {
+            sessions.append(write)
+        }
+    }
+
+    /// This commit without its session records (for stores and tests that split a commit).
+    @_spi(Storage) public func removingSessions() -> StoreCommit {
+        var commit = self
+        commit.sessions = []
+        return commit
     }
 
     /// Stores our sending `chain` for `group`.

@@ -20,11 +20,10 @@ extension SQLiteProtocolStore: ProtocolStore {
     ///   full, `.storage` naming the table when the file fails or a value is damaged; nothing
     ///   changed in every case.
     public func commit(_ commit: StoreCommit) async throws(SessionError) {
-        let plan = commit.session.map { SessionWritePlan($0, basis: sessionCache.entry(for: $0.address), sealer: sealer) }
+        let plans = commit.sessions.map { SessionWritePlan($0, basis: sessionCache.entry(for: $0.address), sealer: sealer) }
         do {
-            let entry = try await writeTransaction { [sealer, preKeysCache] db -> SessionPartsCache.Entry? in
-                var entry: SessionPartsCache.Entry?
-                if let plan { entry = try Self.write(plan, db: db, sealer: sealer) }
+            let entries = try await writeTransaction { [sealer, preKeysCache] db -> [SessionPartsCache.Entry] in
+                let entries = try plans.map { plan throws -> SessionPartsCache.Entry in try Self.write(plan, db: db, sealer: sealer) }
                 if let write = commit.sendingChain { try Self.write(write, db: db, sealer: sealer) }
                 if let write = commit.receiverState { try Self.write(write, db: db, sealer: sealer) }
                 try Self.writeGroupState(of: commit, db: db, sealer: sealer)
@@ -34,11 +33,11 @@ extension SQLiteProtocolStore: ProtocolStore {
                         write.identityKey, device: write.address.deviceID, user: TrustUserID(write.address),
                         db: db, sealer: sealer)
                 }
-                return entry
+                return entries
             }
-            if let plan, let entry { sessionCache.store(entry, for: plan.address) }
+            for (plan, entry) in zip(plans, entries) { sessionCache.store(entry, for: plan.address) }
         } catch {
-            if let plan { sessionCache.remove(plan.address) }
+            for plan in plans { sessionCache.remove(plan.address) }
             throw Self.sessionError(error)
         }
     }

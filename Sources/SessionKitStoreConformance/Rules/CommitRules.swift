@@ -65,9 +65,37 @@ enum CommitRules {
             fourth, with: .staleState, "a commit whose sending chain is stale (releasing and expiring pending messages)",
             on: f.store, unchanged: view)
 
+        // Several sessions in one commit (a distribution sent to many members): one stale
+        // session refuses them all.
+        let dave = try await f.peer("conformance-dave")
+        try await f.startSession(to: dave)
+        let staleDaveSession = try await f.session(with: dave.address, "after the first commit")
+        try await c.run("encrypting to Dave") { _ = try await f.bob.encrypt(Array("one".utf8), to: dave.address) }
+        let daveSession = try await f.session(with: dave.address, "after encrypting")
+        let bothSessions = { () async throws(StoreConformanceFailure) -> StoreView in
+            try await f.view(sessions: [alice.address, dave.address])
+        }
+        var fifth = StoreCommit()
+        fifth.store(session, for: alice.address)
+        fifth.store(staleDaveSession, for: dave.address)
+        try await c.refusesCommit(
+            fifth, with: .staleState, "a commit of two sessions whose second is stale", on: f.store, unchanged: bothSessions)
+        var sixth = StoreCommit()
+        sixth.store(staleSession, for: alice.address)
+        sixth.store(daveSession, for: dave.address)
+        try await c.refusesCommit(
+            sixth, with: .staleState, "a commit of two sessions whose first is stale", on: f.store, unchanged: bothSessions)
+        var daveOnly = StoreCommit()
+        daveOnly.store(daveSession, for: dave.address)
+        try await c.run("a commit of one current session") { try await f.store.commit(daveOnly) }
+        let newDaveSession = try await f.session(with: dave.address, "after a commit of its session alone")
+        try c.expect(newDaveSession.generation == daveSession.generation + 1,
+                     "a commit of Dave's current session did not store it (generation \(newDaveSession.generation))")
+
         // Nothing stale: everything is written.
         var all = StoreCommit()
         all.store(session, for: alice.address)
+        all.store(newDaveSession, for: dave.address)
         all.store(chain, for: group)
         all.store(state, for: group, sender: carol.address)
         all.store(members: [alice.address, carol.address], for: group)
@@ -79,6 +107,9 @@ enum CommitRules {
         let newChain = try await SenderKeyRules.sendingChain(f, group, "after the full commit")
         let newState = try await SenderKeyRules.receiverState(f, group, carol.address, "after the full commit")
         try c.expect(newSession.generation == session.generation + 1, "the full commit did not store the session (generation \(newSession.generation))")
+        let lastDaveSession = try await f.session(with: dave.address, "after the full commit")
+        try c.expect(lastDaveSession.generation == newDaveSession.generation + 1,
+                     "the full commit did not store its second session (generation \(lastDaveSession.generation))")
         try c.expect(newChain.generation == chain.generation + 1, "the full commit did not store the sending chain (generation \(newChain.generation))")
         try c.expect(newState.generation == state.generation + 1, "the full commit did not store the receiver state (generation \(newState.generation))")
         let members = try await c.run("loading the members") { try await f.store.loadGroupMembers(for: group) }
@@ -238,7 +269,7 @@ enum CommitRules {
         try await c.refuses(.storage("held back by the store conformance kit"), "decrypting a prekey message (its commit held back)") {
             _ = try await f.bob.decrypt(message, from: sender)
         }
-        guard let commit = await f.proxy.captured, commit.changesPreKeys, commit.session != nil else {
+        guard let commit = await f.proxy.captured, commit.changesPreKeys, commit.sessions.count == 1 else {
             throw c.failure("the commit of a prekey message was not held back, or does not use a prekey")
         }
         return commit
