@@ -291,6 +291,27 @@ final class SessionStorageTests: XCTestCase {
         XCTAssertEqual(Set(outcomes.map { String(decoding: $0, as: UTF8.self) }), Set((0 ..< 30).map { "message \($0)" }))
     }
 
+    /// The store answers trust decisions from memory; a trust change made by another store on
+    /// the file (a second process) refuses the next commit built on the old answer, and the
+    /// manager decides again on the record read anew.
+    func testATrustChangeByASecondStoreIsSeenBeforeTheNextMessageIsSent() async throws {
+        let folder = try temporaryFolder()
+        let path = folder.appendingPathComponent("alice.sqlite").path
+        let a = try Device(alice, path: path)
+        let b = try Device(bob, path: folder.appendingPathComponent("bob.sqlite").path)
+        try await a.manager.processBundle(try await b.bundle(), for: bob)
+        let first = try await a.manager.encrypt(utf8("one"), to: bob)
+        _ = try await b.manager.decrypt(first, from: alice)
+        // The decision for Bob is now in memory; a second store on the file records another key
+        // for Bob (a change: nothing may be sent until the user accepts it).
+        let second = try SQLiteProtocolStore(
+            path: path, storageKey: try fixtureStorageKey(), options: SQLiteStoreOptions(durability: .processCrash))
+        let observation = try await second.observeIdentity(try IdentityKeyPair().publicKey, for: bob)
+        guard case .changed = observation else { return XCTFail("a change: \(observation)") }
+        await assertThrows(.untrustedIdentity) { try await a.manager.encrypt(utf8("two"), to: bob) }
+        try second.close()
+    }
+
     // MARK: Cost that does not grow with history
 
     func testPersistingAMessageRewritesOnlyTheRecordRowWhateverTheHistory() async throws {

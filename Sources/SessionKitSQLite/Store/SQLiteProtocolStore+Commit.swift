@@ -22,7 +22,11 @@ extension SQLiteProtocolStore: ProtocolStore {
     public func commit(_ commit: StoreCommit) async throws(SessionError) {
         let plans = commit.sessions.map { SessionWritePlan($0, basis: sessionCache.entry(for: $0.address), sealer: sealer) }
         do {
-            let entries = try await writeTransaction { [sealer, preKeysCache] db -> [SessionPartsCache.Entry] in
+            let entries = try await writeTransaction { [sealer, preKeysCache, trustCache] db -> [SessionPartsCache.Entry] in
+                // The trust decisions made on cached records still hold (`TrustRecordCache`).
+                for user in Set(plans.map { TrustUserID($0.address) }) {
+                    try Self.checkCachedTrust(of: user, cache: trustCache, db: db, sealer: sealer)
+                }
                 let entries = try plans.map { plan throws -> SessionPartsCache.Entry in try Self.write(plan, db: db, sealer: sealer) }
                 if let write = commit.sendingChain { try Self.write(write, db: db, sealer: sealer) }
                 if let write = commit.receiverState { try Self.write(write, db: db, sealer: sealer) }
@@ -36,8 +40,10 @@ extension SQLiteProtocolStore: ProtocolStore {
                 return entries
             }
             for (plan, entry) in zip(plans, entries) { sessionCache.store(entry, for: plan.address) }
+            if let write = commit.identity { trustCache.remove(TrustUserID(write.address)) }
         } catch {
             for plan in plans { sessionCache.remove(plan.address) }
+            if let write = commit.identity { trustCache.remove(TrustUserID(write.address)) }
             throw Self.sessionError(error)
         }
     }

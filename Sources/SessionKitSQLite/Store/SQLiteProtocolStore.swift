@@ -54,6 +54,8 @@ public final class SQLiteProtocolStore: Sendable {
     let sessionCache = SessionPartsCache()
     /// The prekeys as last read or written (`PreKeysCache`).
     let preKeysCache = PreKeysCache()
+    /// The trust records of the last trust decisions (`TrustRecordCache`).
+    let trustCache = TrustRecordCache()
     /// Seals and opens values, hashes row keys (the file's subkeys).
     let sealer: ValueSealer
     /// This device's identity, read (or created) at open. It never changes.

@@ -18,6 +18,7 @@ extension SQLiteProtocolStore: TrustStore {
     /// - Throws: `VerificationError.storage` when the file fails or the record is damaged.
     public func observeIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation {
         let user = TrustUserID(address)
+        defer { trustCache.remove(user) }
         do {
             return try await writeTransaction { [sealer] db in
                 try Self.recordObservation(identityKey, device: address.deviceID, user: user, db: db, sealer: sealer)
@@ -42,9 +43,31 @@ extension SQLiteProtocolStore: TrustStore {
     }
 
     /// SessionKit's check (`TrustRecord.decision`). Records nothing.
+    ///
+    /// A record whose answer is the everyday one (the user's key, sending allowed) is kept in
+    /// memory and answers without reading the file (`TrustRecordCache`); a commit that stores a
+    /// session of the user checks, inside its transaction, that the file still holds that
+    /// record (another process may have changed it) and is refused as stale otherwise, so that
+    /// the manager decides again on the record read anew. Every other answer reads the file.
     /// - Throws: `VerificationError.storage` when the file fails or the record is damaged.
     public func evaluateIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) -> TrustDecision {
-        TrustRecord.decision(for: identityKey, device: address.deviceID, in: try await record(of: TrustUserID(address)))
+        let user = TrustUserID(address)
+        // Only the everyday answer (the user's key, sending allowed) is taken from memory: any
+        // other is read again, so that a change another process made (an accepted key, say)
+        // is seen at once, not only at the next commit.
+        if let cached = trustCache.entry(for: user) {
+            let decision = TrustRecord.decision(for: identityKey, device: address.deviceID, in: cached.record)
+            if decision.observation == .unchanged, decision.allowsSending, !decision.isSuperseded { return decision }
+        }
+        let stored: StoredTrustRecord
+        do {
+            stored = try await readTransaction { [sealer] db in try Self.readUserRecord(db, user: user, sealer: sealer) }
+        } catch {
+            throw Self.verificationError(error)
+        }
+        // A record folded from per-device rows is not cached: it has no sealed value to compare.
+        if stored.legacyRowKeys.isEmpty { trustCache.store(.init(sealed: stored.sealed, record: stored.record), for: user) }
+        return TrustRecord.decision(for: identityKey, device: address.deviceID, in: stored.record)
     }
 
     /// SessionKit's record step, after an operation that saw `identityKey` succeeded:
@@ -102,6 +125,7 @@ extension SQLiteProtocolStore: TrustStore {
     ///   file fails.
     public func removeRecord(forUser userID: String) async throws(VerificationError) {
         let user = try TrustUserID(userID)
+        defer { trustCache.remove(user) }
         do {
             try await writeTransaction { [sealer] db in
                 try db.execute(
@@ -120,9 +144,11 @@ extension SQLiteProtocolStore: TrustStore {
 
     /// A user's record as read: the record (folded from per-device rows when `trust_users` has
     /// none) and the per-device rows it came from (to delete when it is written).
-    struct StoredTrustRecord {
+    struct StoredTrustRecord: Sendable {
         let record: TrustRecord?
         let legacyRowKeys: [[UInt8]]
+        /// The sealed `trust_users` value read (`nil` when the user has no row there).
+        var sealed: Data? = nil
     }
 
     /// The most device ids probed for per-device records of schema 1 and 2, besides the devices
@@ -143,6 +169,7 @@ extension SQLiteProtocolStore: TrustStore {
     private func trustWrite(
         _ user: TrustUserID, _ change: @escaping @Sendable (TrustRecord?) throws(VerificationError) -> TrustRecord?
     ) async throws(VerificationError) {
+        defer { trustCache.remove(user) }
         do {
             try await writeTransaction { [sealer] db in
                 let stored = try Self.readUserRecord(db, user: user, sealer: sealer)
@@ -155,14 +182,28 @@ extension SQLiteProtocolStore: TrustStore {
         }
     }
 
+    /// Inside a commit's transaction: throws `staleState` when the file no longer holds the
+    /// trust record the store's decisions for `user` were made on (`TrustRecordCache`).
+    static func checkCachedTrust(of user: TrustUserID, cache: TrustRecordCache, db: Database, sealer: ValueSealer) throws {
+        guard let cached = cache.entry(for: user) else { return }
+        let statement = try db.cachedStatement(sql: "SELECT sealed FROM trust_users WHERE user_hash = ?")
+        let value = try DatabaseValue.fetchOne(statement, arguments: [Data(sealer.rowKey(user.utf8, in: .trustUser))])
+        let sealed: Data? = switch value?.storage { case let .blob(data): data; default: nil }
+        guard value == nil ? cached.sealed == nil : sealed != nil && sealed == cached.sealed else {
+            cache.remove(user)
+            throw SessionError.staleState
+        }
+    }
+
     /// The record of `user` inside the caller's transaction: its `trust_users` row, else its
     /// per-device rows of schema 1 and 2, folded.
     static func readUserRecord(_ db: Database, user: TrustUserID, sealer: ValueSealer) throws -> StoredTrustRecord {
         let rowKey = sealer.rowKey(user.utf8, in: .trustUser)
         let statement = try db.cachedStatement(sql: "SELECT sealed FROM trust_users WHERE user_hash = ?")
         if let value = try DatabaseValue.fetchOne(statement, arguments: [Data(rowKey)]) {
-            let opened = try sealer.open(try blob(value, table: .trustUsers), table: .trustUsers, rowKey: rowKey)
-            return StoredTrustRecord(record: try TrustRecordCoding.decode(opened), legacyRowKeys: [])
+            let sealed = try blob(value, table: .trustUsers)
+            let opened = try sealer.open(sealed, table: .trustUsers, rowKey: rowKey)
+            return StoredTrustRecord(record: try TrustRecordCoding.decode(opened), legacyRowKeys: [], sealed: Data(sealed))
         }
         var devices: [(device: UInt32, record: TrustRecord)] = []
         var rowKeys: [[UInt8]] = []
