@@ -3,8 +3,8 @@ import SignalPrimitives
 /// Fan-out: one message to every device of a user (and to the local user's other devices),
 /// each device with its own session and outcome.
 extension SessionManager {
-    /// Encrypts `plaintext` for the devices of `userID`, each as `encrypt(_:to:)` does,
-    /// concurrently; with `includingOwnDevices`, also for this user's other devices that have a
+    /// Encrypts `plaintext` for the devices of `userID`, each as `encrypt(_:to:)` does, the
+    /// advanced sessions stored in one store commit (`encrypt(_:toDevices:)`); with `includingOwnDevices`, also for this user's other devices that have a
     /// session (live copies of what the user sends, SPEC §6: keep self-encryption for what
     /// future devices must read). Returns one outcome per device, by user (the recipient
     /// first) and ascending device id, each with its `envelope`.
@@ -46,15 +46,15 @@ extension SessionManager {
         } else if includingOwnDevices {
             addresses.removeAll { $0 == localAddress }
         }
-        return await encryptConcurrently(to: addresses) { address async throws(SessionError) -> [UInt8] in
-            try await self.encrypt(plaintext, to: address)
-        }
+        return await encryptTogether(plaintext, to: addresses, contentType: .application, group: nil)
     }
 
     /// Encrypts `plaintext` to every device your server lists for `userID` (`devices`) and for
     /// the local user (`ownDevices`, this device left out), starting a session from
     /// `bundle(for:)` with each listed device that has none, so that one call reaches every
-    /// device, new ones included. Returns one outcome per listed device, by user (the recipient
+    /// device, new ones included (the new sessions are started concurrently, then every
+    /// message is encrypted and its session stored in one store commit, as
+    /// `encrypt(_:toDevices:)` does). Returns one outcome per listed device, by user (the recipient
     /// first) and ascending device id, each with its `envelope`; a device with a session that
     /// is not listed is not encrypted to.
     ///
@@ -85,34 +85,29 @@ extension SessionManager {
                 addresses.append(try ProtocolAddress(userID: localAddress.userID, deviceID: device))
             }
         }
-        return await encryptConcurrently(to: addresses) { address async throws(SessionError) -> [UInt8] in
-            try await self.ensureSession(with: address, fetchingBundle: bundle)
-            return try await self.encrypt(plaintext, to: address)
-        }
-    }
-
-    /// Runs `encryptTo` for every address concurrently (devices are independent) and returns
-    /// one outcome per address, in the order of `addresses`.
-    private func encryptConcurrently(
-        to addresses: [ProtocolAddress], _ encryptTo: @escaping @Sendable (ProtocolAddress) async throws(SessionError) -> [UInt8]
-    ) async -> [DeviceEncryption] {
-        let order = Dictionary(addresses.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-        let sender = localAddress
-        let outcomes = await withTaskGroup(of: DeviceEncryption.self) { group in
+        // New sessions first (concurrently: each fetches a bundle), then one commit for all.
+        let failures = await withTaskGroup(of: (ProtocolAddress, SessionError?).self) { group in
             for address in addresses {
                 group.addTask {
                     do throws(SessionError) {
-                        return DeviceEncryption(from: sender, to: address, group: nil, result: .success(try await encryptTo(address)))
+                        try await self.ensureSession(with: address, fetchingBundle: bundle)
+                        return (address, nil)
                     } catch {
-                        return DeviceEncryption(from: sender, to: address, group: nil, result: .failure(error))
+                        return (address, error)
                     }
                 }
             }
-            var outcomes: [DeviceEncryption] = []
-            for await outcome in group { outcomes.append(outcome) }
-            return outcomes
+            var failures: [ProtocolAddress: SessionError] = [:]
+            for await (address, error) in group { if let error { failures[address] = error } }
+            return failures
         }
-        return outcomes.sorted { (order[$0.address] ?? 0) < (order[$1.address] ?? 0) }
+        let sent = await encryptTogether(
+            plaintext, to: addresses.filter { failures[$0] == nil }, contentType: .application, group: nil)
+        var outcomes = Dictionary(sent.map { ($0.address, $0) }, uniquingKeysWith: { first, _ in first })
+        for (address, error) in failures {
+            outcomes[address] = DeviceEncryption(from: localAddress, to: address, group: nil, result: .failure(error))
+        }
+        return addresses.compactMap { outcomes[$0] }
     }
 
     /// Starts a session with `address` from `bundle(address)` when it has no current session.
@@ -124,6 +119,55 @@ extension SessionManager {
         do { fetched = try await bundle(address) } catch { throw .storage("bundle for \(address): \(error)") }
         guard let fetched else { throw .noSession }
         try await processBundle(fetched, for: address)
+    }
+
+    /// Encrypts `plaintext` to each of `devices` through its pairwise session and stores every
+    /// advanced session in **one store commit** (one transaction, however many devices): a
+    /// burst to many peers, a pairwise fan-out to a group's members. Returns one outcome per
+    /// device, in the order given (a device named twice once), each with its `envelope`.
+    ///
+    /// Devices are independent: one that cannot be encrypted to with the others (no session,
+    /// an identity to accept, a sending policy, or a commit the store refused) is then
+    /// encrypted to alone, as `encrypt(_:to:)` does, and its outcome says why it failed; the
+    /// others' sessions advance and their messages should be sent.
+    /// - Throws: `SessionError.invalidConfiguration` for a plaintext over
+    ///   `maximumEnvelopePlaintextByteCount` bytes (nothing encrypted).
+    public func encrypt(_ plaintext: [UInt8], toDevices devices: [ProtocolAddress]) async throws(SessionError) -> [DeviceEncryption] {
+        try Self.checkEnvelopeSize(plaintext)
+        return await encryptTogether(plaintext, to: devices, contentType: .application, group: nil)
+    }
+
+    /// Encrypts `plaintext` to each of `devices` (once per device, in their order): those that
+    /// can be in one store commit (`encryptInOneCommit`), the others alone, each reporting its
+    /// own outcome.
+    func encryptTogether(
+        _ plaintext: [UInt8], to devices: [ProtocolAddress], contentType: MessagePadding.ContentType, group: GroupID?
+    ) async -> [DeviceEncryption] {
+        var seen = Set<ProtocolAddress>()
+        let devices = devices.filter { seen.insert($0).inserted }
+        var sent: [ProtocolAddress: [UInt8]] = [:]
+        if devices.count > 1 {
+            do throws(SessionError) {
+                sent = try await encryptInOneCommit(plaintext, to: devices, contentType: contentType)
+            } catch {
+                sent = [:]
+            }
+        }
+        var outcomes: [DeviceEncryption] = []
+        outcomes.reserveCapacity(devices.count)
+        for device in devices {
+            if let message = sent[device] {
+                outcomes.append(DeviceEncryption(from: localAddress, to: device, group: group, result: .success(message)))
+                continue
+            }
+            do throws(SessionError) {
+                let message = try await encrypt(plaintext, to: device, contentType: contentType)
+                outcomes.append(DeviceEncryption(from: localAddress, to: device, group: group, result: .success(message)))
+            } catch {
+                outcomes.append(DeviceEncryption(from: localAddress, to: device, group: group, result: .failure(error)))
+            }
+        }
+        return outcomes
     }
 
     /// Encrypts `plaintext` to each of `devices` (distinct) that has a current session whose

@@ -146,40 +146,14 @@ extension SessionManager {
     }
 
     /// Encrypts a distribution message to each member (once per device) through its pairwise
-    /// session, wiping the encoded distribution (it holds the chain key) when done.
-    ///
-    /// The members whose sessions can send are encrypted to together and stored in one store
-    /// commit (`encryptInOneCommit`); a member that cannot (no session, an identity to accept, a
-    /// store that refused the batch) is then encrypted to alone, which reports its own outcome.
+    /// session, all in one store commit where they can be (`encryptTogether`), wiping the
+    /// encoded distribution (it holds the chain key) when done.
     func distribute(
         _ distribution: SenderKeyDistributionMessage, for group: GroupID, to members: [ProtocolAddress]
     ) async -> [DeviceEncryption] {
         var bytes = distribution.serialized
         defer { SecureMemory.zero(&bytes) }
-        var seen = Set<ProtocolAddress>()
-        let devices = members.filter { seen.insert($0).inserted }
-        var sent: [ProtocolAddress: [UInt8]] = [:]
-        if devices.count > 1 {
-            do throws(SessionError) {
-                sent = try await encryptInOneCommit(bytes, to: devices, contentType: .senderKeyDistribution)
-            } catch {
-                sent = [:]
-            }
-        }
-        var outcomes: [DeviceEncryption] = []
-        for member in devices {
-            if let message = sent[member] {
-                outcomes.append(DeviceEncryption(from: localAddress, to: member, group: group, result: .success(message)))
-                continue
-            }
-            do throws(SessionError) {
-                let message = try await encrypt(bytes, to: member, contentType: .senderKeyDistribution)
-                outcomes.append(DeviceEncryption(from: localAddress, to: member, group: group, result: .success(message)))
-            } catch {
-                outcomes.append(DeviceEncryption(from: localAddress, to: member, group: group, result: .failure(error)))
-            }
-        }
-        return outcomes
+        return await encryptTogether(bytes, to: members, contentType: .senderKeyDistribution, group: group)
     }
 
     /// Stores the chain of a distribution message received from `sender` for `group` (SPEC §5:

@@ -3,9 +3,35 @@ import SignalPrimitives
 import TestSupport
 import XCTest
 
-/// `distributeSenderKey(for:to:)` stores every member's advanced session in one store commit,
-/// and a member it cannot encrypt to in that commit still gets its own outcome.
-final class GroupDistributionCommitTests: XCTestCase {
+/// `distributeSenderKey(for:to:)`, `encrypt(_:toDevices:)` and the fan-out store every
+/// device's advanced session in one store commit, and a device they cannot encrypt to in that
+/// commit still gets its own outcome.
+final class OneCommitEncryptionTests: XCTestCase {
+    func testABurstToManyDevicesIsOneCommitAndEachDeviceReadsItsMessage() async throws {
+        let server = FakeServer()
+        let hub = try await TestDevice("hub", 1, seed: 4300, server: server)
+        var peers: [TestDevice] = []
+        for index in 0 ..< 10 { peers.append(try await TestDevice("peer-\(index)", 1, seed: 4301 + UInt64(index), server: server)) }
+        for peer in peers.dropFirst() { try await hub.startSession(with: peer.address, server: server) }
+        let writes = await hub.store.writeAttempts
+        let outcomes = try await hub.manager.encrypt(utf8("burst"), toDevices: peers.map(\.address))
+        let commits = await hub.store.writeAttempts - writes
+        XCTAssertEqual(commits, 1, "nine sessions in one commit; the device without a session writes nothing")
+        XCTAssertEqual(outcomes.map(\.address), peers.map(\.address))
+        guard case .failure(.noSession) = outcomes.first?.result else { return XCTFail("the first peer has no session") }
+        for (peer, outcome) in zip(peers.dropFirst(), outcomes.dropFirst()) {
+            let read = try await peer.manager.decrypt(try XCTUnwrap(outcome.ciphertext), from: hub.address)
+            XCTAssertEqual(read.plaintext, utf8("burst"))
+        }
+        let tooLong = [UInt8](repeating: 0, count: SessionManager.maximumEnvelopePlaintextByteCount + 1)
+        do {
+            _ = try await hub.manager.encrypt(tooLong, toDevices: [peers[1].address])
+            XCTFail("a plaintext over the envelope limit")
+        } catch {
+            guard case .invalidConfiguration? = error as? SessionError else { return XCTFail("invalidConfiguration, not \(error)") }
+        }
+    }
+
     func testADistributionToManyMembersIsOneCommitAndEveryMemberReadsIt() async throws {
         let server = FakeServer()
         let team = try GroupID("many-members")
