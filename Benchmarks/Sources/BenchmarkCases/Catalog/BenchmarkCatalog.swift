@@ -6,7 +6,7 @@ public enum BenchmarkCatalog {
     /// `SessionManager`'s throughput, then the SQLite store (time and bytes written per message,
     /// and per prekey message with few and many replay records).
     public static var all: [BenchmarkCase] {
-        PrimitiveCases.all + ProtocolCases.all + AttachmentCases.all + ManagerCases.all + StoreCases.all + ReplayRecordCases.all
+        PrimitiveCases.all + ProtocolCases.all + AttachmentCases.all + ManagerCases.all + BurstCases.all + StoreCases.all + ReplayRecordCases.all
     }
 
     /// The cases whose name contains any of `filters` (all cases for an empty list).

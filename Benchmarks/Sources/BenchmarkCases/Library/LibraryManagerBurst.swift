@@ -1,0 +1,65 @@
+import BenchmarkHarness
+@_spi(Testing) import SessionKit
+import SignalPrimitives
+@_spi(Testing) import Verification
+
+/// The library's side of the `manager.burst.*` cases: one hub `SessionManager` and one per
+/// peer, each over its own `InMemoryProtocolStore` and `InMemoryTrustStore`, through the public
+/// API only.
+enum LibraryManagerBurst {
+    struct Parties: HubBurstParties {
+        let hub: SessionManager
+        let hubAddress: ProtocolAddress
+        let peerManagers: [SessionManager]
+        let peerAddresses: [ProtocolAddress]
+        let plaintext: [UInt8]
+
+        var peers: Int { peerManagers.count }
+
+        func round() async throws -> [[UInt8]] {
+            if peerManagers.count == 1 {
+                let wire = try await hub.encrypt(plaintext, to: peerAddresses[0])
+                return [try await peerManagers[0].decrypt(wire, from: hubAddress).plaintext]
+            }
+            let outcomes = try await hub.encrypt(plaintext, toDevices: peerAddresses)
+            let (managers, hubAddress) = (peerManagers, hubAddress)
+            return try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
+                for (index, outcome) in outcomes.enumerated() {
+                    let wire = try outcome.result.get()
+                    group.addTask { (index, try await managers[index].decrypt(wire, from: hubAddress).plaintext) }
+                }
+                var plaintexts = [[UInt8]](repeating: [], count: managers.count)
+                for try await (index, plaintext) in group { plaintexts[index] = plaintext }
+                return plaintexts
+            }
+        }
+    }
+
+    /// The hub and `peers` peers with established sessions (the hub's prekey message and each
+    /// peer's reply already exchanged, so that every timed message is a ratchet message and the
+    /// hub sends next). Untimed.
+    static func parties(peers: Int, plaintext: [UInt8]) throws -> Parties {
+        try runBlocking { () async throws -> Parties in
+            let hubAddress = try ProtocolAddress(userID: "hub", deviceID: 1)
+            let hub = SessionManager(
+                store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore(), localAddress: hubAddress)
+            var managers: [SessionManager] = []
+            var addresses: [ProtocolAddress] = []
+            for index in 0..<peers {
+                let peerAddress = try ProtocolAddress(userID: "peer-\(index)", deviceID: 1)
+                let peer = SessionManager(
+                    store: InMemoryProtocolStore(identity: try IdentityKeyPair()), trust: InMemoryTrustStore(), localAddress: peerAddress)
+                let upload = try await peer.maintainPreKeys()
+                guard let bundle = upload.bundle(oneTimePreKey: upload.oneTimePreKeys.first) else {
+                    throw CheckFailure("manager.burst: the peer's upload has no signed prekey")
+                }
+                try await hub.processBundle(bundle, for: peerAddress)
+                _ = try await peer.decrypt(try await hub.encrypt(plaintext, to: peerAddress), from: hubAddress)
+                _ = try await hub.decrypt(try await peer.encrypt(plaintext, to: hubAddress), from: peerAddress)
+                managers.append(peer)
+                addresses.append(peerAddress)
+            }
+            return Parties(hub: hub, hubAddress: hubAddress, peerManagers: managers, peerAddresses: addresses, plaintext: plaintext)
+        }
+    }
+}
