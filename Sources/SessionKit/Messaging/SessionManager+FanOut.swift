@@ -1,3 +1,4 @@
+import Foundation
 import SignalPrimitives
 
 /// Fan-out: one message to every device of a user (and to the local user's other devices),
@@ -201,16 +202,7 @@ extension SessionManager {
                     }
                 }
                 guard !records.isEmpty else { return [:] }
-                let encrypted = try await Self.compute { [records] () throws(SessionError) -> [(ProtocolAddress, SessionRecord, [UInt8])] in
-                    var encrypted: [(ProtocolAddress, SessionRecord, [UInt8])] = []
-                    encrypted.reserveCapacity(records.count)
-                    for (address, record) in records {
-                        var record = record
-                        let message = try record.encrypt(plaintext, contentType: contentType)
-                        encrypted.append((address, record, message))
-                    }
-                    return encrypted
-                }
+                let encrypted = try await Self.encrypt(records, plaintext: plaintext, contentType: contentType)
                 var commit = StoreCommit()
                 var messages: [ProtocolAddress: [UInt8]] = [:]
                 for (address, record, message) in encrypted {
@@ -221,5 +213,43 @@ extension SessionManager {
                 return messages
             }
         }
+    }
+
+    /// Encrypts `plaintext` with each record, off the actor: in as many tasks as the machine has
+    /// cores when there are enough records (at least 8 per task), else in one. Returns the
+    /// advanced records and their messages, in the order of `records`.
+    /// - Throws: the first encryption error (`tooManyMessages`, `primitive`).
+    nonisolated static func encrypt(
+        _ records: [(ProtocolAddress, SessionRecord)], plaintext: [UInt8], contentType: MessagePadding.ContentType
+    ) async throws(SessionError) -> [(ProtocolAddress, SessionRecord, [UInt8])] {
+        typealias Encrypted = [(ProtocolAddress, SessionRecord, [UInt8])]
+        @Sendable func encryptAll(_ slice: ArraySlice<(ProtocolAddress, SessionRecord)>) throws(SessionError) -> Encrypted {
+            var encrypted: Encrypted = []
+            encrypted.reserveCapacity(slice.count)
+            for (address, record) in slice {
+                var record = record
+                let message = try record.encrypt(plaintext, contentType: contentType)
+                encrypted.append((address, record, message))
+            }
+            return encrypted
+        }
+        let tasks = min(ProcessInfo.processInfo.activeProcessorCount, records.count / 8)
+        guard tasks > 1 else { return try await compute { () throws(SessionError) -> Encrypted in try encryptAll(records[...]) } }
+        let size = (records.count + tasks - 1) / tasks
+        let parts = await withTaskGroup(of: (Int, Result<Encrypted, SessionError>).self) { group in
+            for (index, start) in stride(from: 0, to: records.count, by: size).enumerated() {
+                let slice = records[start ..< min(start + size, records.count)]
+                group.addTask {
+                    do throws(SessionError) { return (index, .success(try encryptAll(slice))) } catch { return (index, .failure(error)) }
+                }
+            }
+            var parts: [(Int, Result<Encrypted, SessionError>)] = []
+            for await part in group { parts.append(part) }
+            return parts.sorted { $0.0 < $1.0 }
+        }
+        var encrypted: Encrypted = []
+        encrypted.reserveCapacity(records.count)
+        for (_, part) in parts { encrypted += try part.get() }
+        return encrypted
     }
 }
