@@ -28,7 +28,7 @@ final class OneCommitEncryptionTests: XCTestCase {
             _ = try await hub.manager.encrypt(tooLong, toDevices: [peers[1].address])
             XCTFail("a plaintext over the envelope limit")
         } catch {
-            guard case .invalidConfiguration? = error as? SessionError else { return XCTFail("invalidConfiguration, not \(error)") }
+            guard case .invalidConfiguration = error else { return XCTFail("invalidConfiguration, not \(error)") }
         }
     }
 
