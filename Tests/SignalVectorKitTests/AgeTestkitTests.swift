@@ -31,7 +31,8 @@ final class AgeTestkitTests: XCTestCase {
         XCTAssertEqual(report.failed, 0, report.renderTable())
         let skipped = report.files.filter { $0.skipped == 1 }
         XCTAssertTrue(skipped.allSatisfy { $0.skipReasons == [AgeTestkitRunner.postQuantumSkipReason: 1] })
-        // The vectors with a post-quantum identity (SOURCES.md: 20 use the hybrid recipient).
+        // The vectors with a post-quantum identity: armor_hybrid and the 18 hybrid_* files
+        // (SOURCES.md says 20 use the hybrid recipient; the files hold 19).
         var postQuantumOnly: [String] = []
         var postQuantumFiles = 0
         for file in report.files {
