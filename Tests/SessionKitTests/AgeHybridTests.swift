@@ -3,6 +3,7 @@ import SignalPrimitives
 import XCTest
 @_spi(Testing) import SessionKit
 import SessionKitMLKEM
+import TestSupport
 
 /// The age `mlkem768x25519` recipient type of SessionKitMLKEM (`AgeHybridRecipient`,
 /// `AgeHybridIdentity`): the `age.md` example key pair, round trips, the stanza checks of
@@ -29,6 +30,27 @@ final class AgeHybridTests: XCTestCase {
         // The description never shows the secret key.
         XCTAssertFalse("\(identity)".contains(Self.specIdentity))
         XCTAssertFalse(String(reflecting: identity).contains("XX76JRALNLXD"))
+    }
+
+    /// The example of SessionKitMLKEM.docc's "Post-quantum age files" is the code run here.
+    func testTheDocumentationExampleRuns() throws {
+        guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { throw XCTSkip(Self.skipMessage) }
+        // docs: begin
+        let identity = try AgeHybridIdentity()                          // AGE-SECRET-KEY-PQ-1…
+        let recipient = try AgeHybridRecipient(identity.recipient.string) // age1pq1…, to share
+        let file = try AgeEncryptor(recipients: [recipient]).encrypt(Data("hello".utf8))
+        let plaintext = try AgeDecryptor(identities: [identity]).decrypt(file)
+        // docs: end
+        XCTAssertEqual(plaintext, Data("hello".utf8))
+        XCTAssertTrue(identity.secretKeyString.hasPrefix("AGE-SECRET-KEY-PQ-1"))
+        XCTAssertTrue(recipient.string.hasPrefix("age1pq1"))
+        let shown = try PackageDocuments.firstSwiftBlock(
+            in: try PackageDocuments.text("Sources/SessionKitMLKEM/SessionKitMLKEM.docc/SessionKitMLKEM.md"),
+            after: "## Post-quantum age files")
+        let run = try PackageDocuments.lines(
+            of: try PackageDocuments.text("Tests/SessionKitTests/AgeHybridTests.swift"),
+            between: "        // docs: begin", and: "// docs: end", indentation: 8)
+        XCTAssertEqual(shown, run)
     }
 
     func testRoundTripsBinaryAndArmoredAtChunkBoundaries() throws {
