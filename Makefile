@@ -38,7 +38,8 @@ all: test vectors
 # systemLibrary targets CSodium and GRDBSQLite read them; on macOS SQLite comes with the SDK);
 # zlib for the conformance runner's compressed C2SP/CCTV age vectors (CZlib; the SDK's on macOS);
 # the `age` command (apt or Homebrew) and PyPI pyrage (pip), the two other age implementations
-# AgeInteropTests exchange files with (skipped without them unless CI is set).
+# AgeInteropTests exchange files with (skipped without them unless CI is set); PyPI cryptography
+# for the generator's Python mlkem768x25519 peer of AgeHybridInteropTests.
 # On Linux also strace, with which SyncCountTests counts the store's syncs per commit (skipped
 # without it). Installs what is missing with apt-get (sudo when not root) or Homebrew; otherwise
 # prints the command to run.
@@ -73,6 +74,12 @@ deps:
 		python3 -m pip install --quiet pyrage >/dev/null 2>&1 || python3 -m pip install --quiet --user pyrage >/dev/null 2>&1 \
 			|| python3 -m pip install --quiet --break-system-packages pyrage >/dev/null 2>&1 \
 			|| echo "pyrage could not be installed (pip install pyrage): AgeInteropTests will be skipped (and fail when CI is set)"; \
+	fi; \
+	if ! python3 -c 'import cryptography' >/dev/null 2>&1; then \
+		echo "PyPI cryptography not found (AgeHybridInteropTests' Python peer): installing it with pip"; \
+		python3 -m pip install --quiet cryptography >/dev/null 2>&1 || python3 -m pip install --quiet --user cryptography >/dev/null 2>&1 \
+			|| python3 -m pip install --quiet --break-system-packages cryptography >/dev/null 2>&1 \
+			|| echo "cryptography could not be installed (pip install cryptography): AgeHybridInteropTests will be skipped (and fail when CI is set)"; \
 	fi; \
 	if [ "$$(uname -s)" != Darwin ] && ! command -v strace >/dev/null 2>&1; then \
 		if command -v apt-get >/dev/null 2>&1; then \

@@ -7,8 +7,8 @@ import SignalPrimitives
 
 /// Decrypts age v1 files (C2SP `age.md`) with one or more identities: `X25519`
 /// (`AgeX25519Identity`), `scrypt` (`AgeScryptIdentity`) or an identity type of another
-/// module. Files whose stanzas are all of types no identity reads (such as the
-/// `mlkem768x25519` stanzas of post-quantum files) fail with `AgeError.noMatch`.
+/// module (such as SessionKitMLKEM's `mlkem768x25519` identity, `AgeHybridIdentity`). Files
+/// whose stanzas are all of types no identity reads fail with `AgeError.noMatch`.
 ///
 /// `decrypt(_:)` and `decrypt(contentsOf:to:)` release nothing unless the whole file verifies;
 /// `makeStream()` releases chunks as they verify (see `AgeDecryptingStream`).

@@ -32,7 +32,8 @@ public struct AgeEncryptor: Sendable {
     /// A stream for one new file (its header is computed now: scrypt recipients take their time
     /// here).
     /// - Throws: `AgeError.invalidRecipient` for no recipients, an scrypt recipient next to
-    ///   others, or a recipient that cannot be used; `AgeError.primitive`.
+    ///   others, recipients whose `labels` differ (a post-quantum recipient next to an
+    ///   `X25519` one), or a recipient that cannot be used; `AgeError.primitive`.
     public func makeStream() throws(AgeError) -> AgeEncryptingStream {
         try makeStream(fileKey: AgeFileKey(), nonce: SecureRandom.bytes(AgePayloadCipher.nonceByteCount))
     }
@@ -40,6 +41,9 @@ public struct AgeEncryptor: Sendable {
     /// `makeStream()` with a given file key and nonce (tests and vectors only).
     @_spi(Testing) public func makeStream(fileKey: AgeFileKey, nonce: [UInt8]) throws(AgeError) -> AgeEncryptingStream {
         guard !recipients.isEmpty else { throw .invalidRecipient("no recipients") }
+        if let first = recipients.first?.labels, recipients.contains(where: { $0.labels != first }) {
+            throw .invalidRecipient("incompatible recipients: a post-quantum (mlkem768x25519) recipient cannot be mixed with recipients that are not")
+        }
         var stanzas: [AgeStanza] = []
         for recipient in recipients { stanzas += try recipient.wrap(fileKey) }
         guard !stanzas.isEmpty else { throw .invalidRecipient("the recipients produced no stanza") }

@@ -16,8 +16,8 @@ public enum AgeError: Error, Equatable, Hashable, Sendable, CustomStringConverti
     /// stanza next to other stanzas. Also a file that ends before its payload nonce.
     case header(String)
     /// The header parses, but none of the identities unwraps any of its stanzas: a wrong key or
-    /// passphrase, or a file for other recipients (including `mlkem768x25519` stanzas, which this
-    /// product does not read).
+    /// passphrase, or a file for other recipients (including `mlkem768x25519` stanzas without
+    /// SessionKitMLKEM's `AgeHybridIdentity`).
     case noMatch
     /// A file key was unwrapped, but the header's MAC does not match it: the header was changed.
     case headerMAC

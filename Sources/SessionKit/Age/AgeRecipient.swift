@@ -9,6 +9,17 @@ public protocol AgeRecipient: Sendable {
     /// - Throws: `AgeError.invalidRecipient` when the recipient cannot be used, or
     ///   `AgeError.primitive`.
     func wrap(_ fileKey: AgeFileKey) throws(AgeError) -> [AgeStanza]
+
+    /// The labels of the stanzas this recipient writes (age's `RecipientWithLabels`): a file is
+    /// only encrypted to recipients with equal label sets, so that a recipient whose security
+    /// the others would undo cannot be mixed with them. The `mlkem768x25519` recipient is
+    /// labelled `postquantum`, so it cannot be mixed with `X25519`. Empty by default.
+    var labels: Set<String> { get }
+}
+
+extension AgeRecipient {
+    /// No labels: the recipient mixes with every other unlabelled recipient.
+    public var labels: Set<String> { [] }
 }
 
 /// An identity type of age: finds and unwraps the stanza addressed to it.

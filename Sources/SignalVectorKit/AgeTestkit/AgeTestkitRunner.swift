@@ -1,5 +1,6 @@
 import Foundation
 import SessionKit
+import SessionKitMLKEM
 import SignalPrimitives
 
 /// Runs C2SP/CCTV age vectors (`AgeTestkitVector`) against SessionKit's age v1: each file is
@@ -12,15 +13,17 @@ import SignalPrimitives
 ///   plaintext, for `payload failure` what verified before the failure), and nothing may be
 ///   released when the header fails, no identity matches or the MAC fails.
 ///
-/// A vector whose identities are all of the post-quantum type (`AGE-SECRET-KEY-PQ-1…`, the
-/// `mlkem768x25519` recipient, which lives with the ML-KEM product) and that has no passphrase
-/// is skipped and named, never passed; so is a file with a header key the reader does not know.
+/// Post-quantum identities (`AGE-SECRET-KEY-PQ-1…`, the `mlkem768x25519` recipient) are
+/// SessionKitMLKEM's `AgeHybridIdentity`. Where swift-crypto's X-Wing is unavailable (Apple
+/// platforms before 26), a vector whose identities are all of that type and that has no
+/// passphrase is skipped and named, never passed; so is a file with a header key the reader
+/// does not know.
 public enum AgeTestkitRunner {
     /// The `name` of testkit results (the suite column of the report).
     public static let name = "age (C2SP/CCTV)"
     /// The skip reason of vectors that need the hybrid post-quantum recipient type.
     public static let postQuantumSkipReason =
-        "needs the mlkem768x25519 recipient type (AGE-SECRET-KEY-PQ-1… identity), not in SessionKit's core age"
+        "needs the mlkem768x25519 recipient type (AGE-SECRET-KEY-PQ-1… identity): SessionKitMLKEM's X-Wing needs macOS/iOS/tvOS/watchOS/visionOS 26"
     /// The largest work factor the vectors' passphrase identities accept (the `age` tool's).
     static let maximumWorkFactor = AgeScryptIdentity.defaultMaximumWorkFactor
     /// The size of the pieces the file is fed in (not a divisor of the 64 KiB chunk, so chunk
@@ -62,7 +65,15 @@ public enum AgeTestkitRunner {
         var postQuantum = 0
         for text in vector.identities {
             if text.hasPrefix("AGE-SECRET-KEY-PQ-1") {
-                postQuantum += 1
+                if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                    do {
+                        identities.append(try AgeHybridIdentity(text))
+                    } catch {
+                        throw VectorFailure("the vector's post-quantum identity does not parse: \(error)")
+                    }
+                } else {
+                    postQuantum += 1
+                }
                 continue
             }
             do {
