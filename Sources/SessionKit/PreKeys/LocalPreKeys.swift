@@ -428,6 +428,39 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
             oneTimeKEMPreKeys: oneTimeKEM.map(PreKeyBundle.KEMKey.init))
     }
 
+    /// Prepares the prekeys of a store found restored from an older copy of itself
+    /// (`SessionKitSQLite`'s restore detection) for a rotation at the next upkeep: every
+    /// one-time prekey and one-time KEM prekey is dropped (the lost copy may have handed them out
+    /// and consumed them, and the server drops them anyway when the new registration id
+    /// arrives), the current signed prekey becomes due for rotation (`maintain` replaces it and
+    /// keeps it for its grace period, for prekey messages in flight), and every id counter jumps
+    /// ahead by `restoreIDJump`, so that no id the lost copy issued since the backup is issued
+    /// again for other keys. Nothing secret is created here: `SessionManager.maintainPreKeys()`
+    /// then generates the new keys and returns them to upload.
+    @_spi(Storage) @_spi(Testing) public mutating func discardForRestoredStore() {
+        oneTimePreKeys = []
+        oneTimeKEMPreKeys = []
+        currentSignedPreKey = SignedPreKeyEntry(
+            validKey: currentSignedPreKey.key, lastResortKEMPreKey: currentSignedPreKey.lastResortKEMPreKey,
+            createdAt: Timestamp(secondsSince1970: .min), retiredAt: nil,
+            recordedBaseKeyCount: currentSignedPreKey.recordedBaseKeyCount)
+        nextSignedPreKeyID = Self.jumped(nextSignedPreKeyID)
+        nextOneTimePreKeyID = Self.jumped(nextOneTimePreKeyID)
+        nextKEMPreKeyID = Self.jumped(nextKEMPreKeyID)
+    }
+
+    /// How far each id counter jumps after a restore (`discardForRestoredStore()`): 2^24, more
+    /// ids than a device issues between a backup and its restore, and far below the 2^31 − 1
+    /// within which `PublishedPreKeys` takes a signed prekey id as newer.
+    @_spi(Testing) public static let restoreIDJump: UInt32 = 1 << 24
+
+    /// `next` moved `restoreIDJump` ahead, wrapping past `UInt32.max` to 1 (0 is never issued).
+    private static func jumped(_ next: UInt32) -> UInt32 {
+        let (sum, overflow) = next.addingReportingOverflow(restoreIDJump)
+        guard overflow else { return sum == 0 ? 1 : sum }
+        return sum &+ 1
+    }
+
     // MARK: Ids
 
     /// The ids of every KEM prekey held (one-time and last resort).
