@@ -105,8 +105,10 @@ final class RegistrationIDStorageTests: XCTestCase {
         let oldID = try await aliceStore.localRegistrationID()
         try aliceStore.close()
         try withRawDatabase(alicePath) { db in
+            // Schema 5: before registration ids (and the store epoch of schema 7).
             try db.execute(sql: "DROP TABLE registration")
-            try db.execute(sql: "PRAGMA user_version = \(SQLiteProtocolStore.currentSchemaVersion - 1)")
+            try db.execute(sql: "DROP TABLE store_epoch")
+            try db.execute(sql: "PRAGMA user_version = 5")
         }
 
         aliceStore = try open(alicePath)

@@ -77,7 +77,9 @@ extension SessionManager {
     /// from them, and distributes the new chain to `remaining` through their pairwise sessions,
     /// so the removed devices cannot read anything sent next. Returns the pairwise messages for
     /// `remaining`, as `distributeSenderKey(for:to:)` does. A call that fails half-way (the
-    /// chains of some removed devices not yet forgotten) can be repeated.
+    /// chains of some removed devices not yet forgotten, or the distribution not encrypted) can
+    /// be repeated: the repeat starts another chain, forgets what is left and distributes, and
+    /// the removal is then complete (tested by interrupting each write).
     /// - Throws: `SessionError.storage` when the store fails, `.primitive` when libsodium is
     ///   unusable; per-device failures are in the outcomes.
     public func removeMembers(

@@ -428,6 +428,92 @@ public struct LocalPreKeys: Sendable, CustomStringConvertible, CustomDebugString
             oneTimeKEMPreKeys: oneTimeKEM.map(PreKeyBundle.KEMKey.init))
     }
 
+    /// Replenishes from the counts the *server* reports: the one-time prekeys (and one-time KEM
+    /// prekeys) it still holds for this device. A server hands a key out once, whether or not
+    /// the peer that took it ever sends a message, so the server's stock can run dry while this
+    /// device still holds every key (the count `maintain` looks at): a server that hands out
+    /// bundles nobody uses would otherwise keep new sessions without one-time prekeys.
+    ///
+    /// When the server holds fewer than `policy.oneTimePreKeyLowWaterMark`, generates enough to
+    /// bring it back to a full batch (`policy.oneTimePreKeyBatchSize` minus its count), and the
+    /// same for one-time KEM prekeys when `kem` is given with `serverOneTimeKEMPreKeyCount`. So
+    /// that keys handed out and never used cannot pile up here, at most
+    /// `heldOneTimePreKeyLimit(policy:)` of a kind are held: the oldest beyond it are dropped
+    /// first (a peer that took one of them long ago and sends only now gets `unknownPreKey`,
+    /// and recovers through a retry notice, SPEC §9). Returns the new keys to upload (no
+    /// signed prekey: run `maintain` for rotation).
+    /// - Throws: `SessionError.invalidConfiguration` for a negative count, `.primitive` when
+    ///   libsodium is unusable, the errors of `kem`; nothing changes then.
+    @_spi(Testing) public mutating func replenish(
+        serverOneTimePreKeyCount: Int, serverOneTimeKEMPreKeyCount: Int? = nil, identity: IdentityKeyPair,
+        policy: PreKeyPolicy = .default, kem: (any KeyEncapsulationMechanism)? = nil, random: any RandomSource = SystemRandomSource()
+    ) throws(SessionError) -> PreKeyUpload {
+        guard serverOneTimePreKeyCount >= 0, serverOneTimeKEMPreKeyCount ?? 0 >= 0 else {
+            throw .invalidConfiguration("a server's prekey count must not be negative")
+        }
+        var candidate = self
+        let limit = Self.heldOneTimePreKeyLimit(policy: policy)
+        var oneTime: [OneTimePreKey] = []
+        if serverOneTimePreKeyCount < policy.oneTimePreKeyLowWaterMark {
+            let count = policy.oneTimePreKeyBatchSize - serverOneTimePreKeyCount
+            let excess = candidate.oneTimePreKeys.count + count - limit
+            if excess > 0 { candidate.oneTimePreKeys.removeFirst(min(excess, candidate.oneTimePreKeys.count)) }
+            oneTime = try candidate.generateOneTimePreKeys(count: count, random: random)
+        }
+        var oneTimeKEM: [KEMPreKey] = []
+        if let kem, let reported = serverOneTimeKEMPreKeyCount, reported < policy.oneTimePreKeyLowWaterMark {
+            let count = policy.oneTimePreKeyBatchSize - reported
+            let excess = candidate.oneTimeKEMPreKeys.count + count - limit
+            if excess > 0 { candidate.oneTimeKEMPreKeys.removeFirst(min(excess, candidate.oneTimeKEMPreKeys.count)) }
+            oneTimeKEM = try candidate.generateOneTimeKEMPreKeys(count: count, identity: identity, kem: kem, random: random)
+        }
+        self = candidate
+        return PreKeyUpload(
+            identityKey: identity.publicKey, signedPreKey: nil,
+            oneTimePreKeys: oneTime.map { PreKeyBundle.OneTimeKey(id: $0.id, publicKey: $0.publicKey) },
+            oneTimeKEMPreKeys: oneTimeKEM.map(PreKeyBundle.KEMKey.init))
+    }
+
+    /// The most one-time prekeys (and, separately, one-time KEM prekeys) held after a
+    /// replenishment from the server's count (`replenish(serverOneTimePreKeyCount:…)`): ten
+    /// batches (500 with the default policy), at most `maximumOneTimePreKeyCount`.
+    @_spi(Testing) public static func heldOneTimePreKeyLimit(policy: PreKeyPolicy) -> Int {
+        min(maximumOneTimePreKeyCount, policy.oneTimePreKeyBatchSize * 10)
+    }
+
+    /// Prepares the prekeys of a store found restored from an older copy of itself
+    /// (`SessionKitSQLite`'s restore detection) for a rotation at the next upkeep: every
+    /// one-time prekey and one-time KEM prekey is dropped (the lost copy may have handed them out
+    /// and consumed them, and the server drops them anyway when the new registration id
+    /// arrives), the current signed prekey becomes due for rotation (`maintain` replaces it and
+    /// keeps it for its grace period, for prekey messages in flight), and every id counter jumps
+    /// ahead by `restoreIDJump`, so that no id the lost copy issued since the backup is issued
+    /// again for other keys. Nothing secret is created here: `SessionManager.maintainPreKeys()`
+    /// then generates the new keys and returns them to upload.
+    @_spi(Storage) @_spi(Testing) public mutating func discardForRestoredStore() {
+        oneTimePreKeys = []
+        oneTimeKEMPreKeys = []
+        currentSignedPreKey = SignedPreKeyEntry(
+            validKey: currentSignedPreKey.key, lastResortKEMPreKey: currentSignedPreKey.lastResortKEMPreKey,
+            createdAt: Timestamp(secondsSince1970: .min), retiredAt: nil,
+            recordedBaseKeyCount: currentSignedPreKey.recordedBaseKeyCount)
+        nextSignedPreKeyID = Self.jumped(nextSignedPreKeyID)
+        nextOneTimePreKeyID = Self.jumped(nextOneTimePreKeyID)
+        nextKEMPreKeyID = Self.jumped(nextKEMPreKeyID)
+    }
+
+    /// How far each id counter jumps after a restore (`discardForRestoredStore()`): 2^24, more
+    /// ids than a device issues between a backup and its restore, and far below the 2^31 − 1
+    /// within which `PublishedPreKeys` takes a signed prekey id as newer.
+    @_spi(Testing) public static let restoreIDJump: UInt32 = 1 << 24
+
+    /// `next` moved `restoreIDJump` ahead, wrapping past `UInt32.max` to 1 (0 is never issued).
+    private static func jumped(_ next: UInt32) -> UInt32 {
+        let (sum, overflow) = next.addingReportingOverflow(restoreIDJump)
+        guard overflow else { return sum == 0 ? 1 : sum }
+        return sum &+ 1
+    }
+
     // MARK: Ids
 
     /// The ids of every KEM prekey held (one-time and last resort).

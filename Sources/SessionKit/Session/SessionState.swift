@@ -65,6 +65,15 @@ import SignalPrimitives
     /// (`SessionKitSQLite`) takes a session at the generation it wrote as unchanged.
     public internal(set) var generation: UInt64
 
+    /// Archives this session for a store that found its file restored from an older copy
+    /// (`SessionKitSQLite`'s restore detection): as `isArchived` from a retry notice, it still
+    /// decrypts late messages but is never used to send again, because its sending chain may be
+    /// behind the one the lost copy used. Advances `generation` (the session changed).
+    @_spi(Storage) public mutating func archiveForRestoredStore() {
+        isArchived = true
+        generation &+= 1
+    }
+
     /// Assembles a session from its parts (construction and persistence).
     init(
         role: Role, configuration: SessionConfiguration, localIdentityKey: Ed25519.PublicKey,

@@ -35,4 +35,6 @@ struct RowKeyDomain: Sendable, Hashable {
     static let replaySignedPreKey = RowKeyDomain(label: "prekeys.replay.spk")
     /// A replay record (`u32(spk_id) || EK_A`) in `prekey_replay_records`.
     static let replayBaseKey = RowKeyDomain(label: "prekeys.replay.record")
+    /// The file's identity in its store epoch (`StoreEpoch.fileID`: the file salt, hashed).
+    static let storeEpochFile = RowKeyDomain(label: "store.epoch.file")
 }

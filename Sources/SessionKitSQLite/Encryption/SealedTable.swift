@@ -23,6 +23,8 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     static let preKeysBeforeSchema5 = SealedTable(name: "prekeys", valueVersion: 1)
     /// This installation's registration id (one row; `SchemaRegistrationID`, schema 6).
     static let registration = SealedTable(name: "registration", valueVersion: 6)
+    /// The store epoch (one row; `SchemaStoreEpoch`, schema 7).
+    static let storeEpoch = SealedTable(name: "store_epoch", valueVersion: 7)
     /// Trust records of schema 1 and 2, by hashed address (one per device); read only to fold
     /// them into `trustUsers`.
     static let trust = SealedTable(name: "trust", valueVersion: 1)

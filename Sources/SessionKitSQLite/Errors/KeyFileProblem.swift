@@ -30,6 +30,9 @@ public enum KeyFileProblem: Equatable, Hashable, Sendable, CustomStringConvertib
     case folderOwnedByAnotherUser(uid: UInt32)
     /// The file does not hold exactly 32 bytes (`found` bytes).
     case wrongLength(found: Int)
+    /// The file has the length of a version-2 key file (key and store epoch) but not its magic
+    /// and version, or an epoch that does not decode.
+    case unrecognizedFormat
     /// A system call failed with `errno`.
     case systemError(errno: Int32)
 
@@ -45,7 +48,8 @@ public enum KeyFileProblem: Equatable, Hashable, Sendable, CustomStringConvertib
         case let .folderWritableByOthers(mode):
             return "its folder's permissions 0\(String(mode & 0o7777, radix: 8)) let the group or others write there (go-w required)"
         case let .folderOwnedByAnotherUser(uid): return "its folder belongs to user \(uid), neither this process's user nor root"
-        case let .wrongLength(found): return "holds \(found) bytes (32 required)"
+        case let .wrongLength(found): return "holds \(found) bytes (32, or 61 for a key file with a store epoch, required)"
+        case .unrecognizedFormat: return "not a version-2 key file (magic, version or epoch)"
         case let .systemError(code): return "system error \(code) (\(String(cString: strerror(code))))"
         }
     }

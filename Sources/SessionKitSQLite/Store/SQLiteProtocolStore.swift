@@ -30,9 +30,12 @@ import SignalPrimitives
 /// it. Another process may open the same file: writes wait up to
 /// `SQLiteStoreOptions.busyTimeout` for its lock.
 ///
-/// A file replaced by an older copy of itself (a restored backup) is not detected: it opens,
-/// and its sessions send again under message keys they already used. See the article
-/// "Persistence".
+/// Restore detection. A file replaced by an older copy of itself (a restored backup) would send
+/// again under message keys its sessions already used. With a `StoreEpochKeeper` (the key file,
+/// or the Keychain), every open advances an epoch kept both in the file and beside the key, and
+/// a file found behind is recovered in its opening transaction, before anything can send
+/// (`restoredFromOlderCopy`, `StoreRestore`). Better still, keep the file out of backups
+/// (`excludeFromBackup(path:)` on Apple platforms). See the article "Persistence".
 ///
 /// Conformances: `ProtocolStore` with `IdentityKeyStore`, `PreKeyStore`, `SessionStore` and
 /// `SenderKeyStore` (SessionKit), and `TrustStore` (Verification). Each method is one SQLite
@@ -60,8 +63,19 @@ public final class SQLiteProtocolStore: Sendable {
     let sealer: ValueSealer
     /// This device's identity, read (or created) at open. It never changes.
     let identity: IdentityKeyPair
-    /// This installation's registration id (SPEC §9), read (or drawn) at open. It never changes.
+    /// This installation's registration id (SPEC §9), read (or drawn) at open. It changes only
+    /// at an open that finds the file restored from an older copy.
     let registrationID: RegistrationID
+    /// What this open found and did when the file was an older copy of itself (a restored
+    /// backup: its epoch behind the one the `StoreEpochKeeper` keeps), or `nil` when it was not
+    /// (or no keeper was given, or the keeper held no epoch of this file). Act on it: see
+    /// `StoreRestore`. Reported by the open that detected it only.
+    public let restoredFromOlderCopy: StoreRestore?
+    /// The file's epoch after this open (`StoreEpoch`): one more than the greater of the file's
+    /// and the kept one. (`advanceEpoch()` moves it on later without changing this value.)
+    public let epoch: StoreEpoch
+    /// Where the epoch is kept beside the storage key, if anywhere.
+    let epochKeeper: (any StoreEpochKeeper)?
     /// Whether `close()` completed.
     private let closing = CloseOnce()
 
@@ -71,7 +85,22 @@ public final class SQLiteProtocolStore: Sendable {
     static let keyCheckPlaintext = Array("SessionKitSQLite storage key check".utf8)
 
     /// Opens the store at `path`, creating the file (mode 0600) and its identity when there is
-    /// none.
+    /// none, and, with an `epochKeeper`, detects a file restored from an older copy of itself.
+    ///
+    /// Restore detection. The epoch kept beside the storage key is read first, then the opening
+    /// transaction reads the file's epoch: when the keeper holds an epoch of this file
+    /// (`StoreEpoch.fileID`) that the file's is below, the file is an older copy, and the same
+    /// transaction archives every session, drops the sending chains, prepares the prekeys for
+    /// rotation and draws a new registration id (`restoredFromOlderCopy`). Every open then
+    /// writes the next epoch, max(file, kept) + 1, into the file in that transaction, and only
+    /// after it committed hands it to the keeper. In this order a crash between the two writes
+    /// leaves the file ahead of the keeper, which is not a restore (no false alarm), and the next
+    /// open writes both again; the reverse order would leave the keeper ahead of a file that was
+    /// never restored. Nor can a crash lose a detection: the detection, the recovery and the new
+    /// file epoch commit together, so a recovered file is never found behind again, and one that
+    /// was not recovered still is. A file is only caught by an open after the copy was taken:
+    /// one copied while open and put back before the app opened the store again is not (see
+    /// `advanceEpoch()`).
     ///
     /// On first open the store holds `identity`, or a new identity when `identity` is `nil`, and
     /// draws the installation's registration id (SPEC §9; a store created for a restored
@@ -86,17 +115,21 @@ public final class SQLiteProtocolStore: Sendable {
     ///   `.identityMismatch` when `identity` is not the stored one, `.newerSchema` for a file from
     ///   a newer library, `.notADatabase` / `.notAStore` / `.cannotOpen` (with the path) for a file
     ///   that is not a store or cannot be opened, `.damagedValue(table: "identity")` when the
-    ///   stored identity does not open (`"registration"`: the registration id), `.database` when
-    ///   SQLite fails.
+    ///   stored identity does not open (`"registration"`: the registration id; `"store_epoch"`:
+    ///   the epoch), `.database` when SQLite fails, and the errors of `epochKeeper` (when its
+    ///   write fails, the file's epoch has advanced already: opening again writes it again).
     public init(
         path: String, storageKey: StorageKey, identity: IdentityKeyPair? = nil,
-        options: SQLiteStoreOptions = SQLiteStoreOptions()
+        epochKeeper: (any StoreEpochKeeper)? = nil, options: SQLiteStoreOptions = SQLiteStoreOptions()
     ) throws(SQLiteStoreError) {
         self.path = path
+        self.epochKeeper = epochKeeper
         // SQLite takes milliseconds in an Int32 (GRDB converts without clamping).
         let busyTimeout = options.busyTimeout.isNaN ? 0 : min(max(options.busyTimeout, 0), Double(Int32.max) / 1000)
         try Self.prepareFile(at: path, create: options.createIfMissing)
         try Self.inspect(path, storageKey: storageKey, identity: identity, busyTimeout: busyTimeout)
+        // The kept epoch before the file's (see above).
+        let kept = try epochKeeper?.readEpoch()
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.maximumReaderCount = max(1, options.maximumReaderCount)
@@ -117,32 +150,61 @@ public final class SQLiteProtocolStore: Sendable {
         } catch {
             throw Self.openingError(error, path: path)
         }
-        let opened: (ValueSealer, IdentityKeyPair, RegistrationID)
+        let opened: Opened
         do {
             opened = try pool.writeWithoutTransaction { db in
                 // GRDB turns WAL on after prepareDatabase and sets `synchronous = NORMAL` on the
                 // writer then: set what the options ask for again, before the first commit.
                 try db.execute(sql: "PRAGMA synchronous = \(options.durability.pragmaValue)")
-                var result: (ValueSealer, IdentityKeyPair, RegistrationID)?
+                var result: Opened?
                 try db.inTransaction(.immediate) {
                     let found = try Schema.migrate(db, path: path)
-                    let sealer = try Self.openKeys(db, storageKey: storageKey)
+                    let (sealer, salt) = try Self.openKeys(db, storageKey: storageKey)
                     try Schema.migrateValues(db, from: found, sealer: sealer)
                     let storedIdentity = try Self.openIdentity(db, sealer: sealer, given: identity)
-                    result = (sealer, storedIdentity, try Self.openRegistrationID(db, sealer: sealer))
+                    var registrationID = try Self.openRegistrationID(db, sealer: sealer)
+                    let fileID = Self.epochFileID(salt: salt, sealer: sealer)
+                    let fileEpoch = try Self.readFileEpoch(db, sealer: sealer)
+                    let keptValue = kept.flatMap { $0.fileID == fileID ? $0.value : nil }
+                    var restore: StoreRestore?
+                    if let keptValue, fileEpoch ?? 0 < keptValue {
+                        let recovery = try Self.recoverFromOlderCopy(db, sealer: sealer, registrationID: registrationID)
+                        restore = StoreRestore(
+                            fileEpoch: fileEpoch, keptEpoch: keptValue, archivedSessionCount: recovery.archived,
+                            droppedSendingChainCount: recovery.droppedChains, previousRegistrationID: registrationID,
+                            registrationID: recovery.registrationID)
+                        registrationID = recovery.registrationID
+                    }
+                    let (next, overflow) = max(fileEpoch ?? 0, keptValue ?? 0).addingReportingOverflow(1)
+                    let epoch = try StoreEpoch(fileID: fileID, value: overflow ? .max : next)
+                    try Self.writeFileEpoch(epoch.value, db: db, sealer: sealer)
+                    result = Opened(sealer: sealer, identity: storedIdentity, registrationID: registrationID, restore: restore, epoch: epoch)
                     return .commit
                 }
                 guard let result else { throw SQLiteStoreError.database("opening transaction returned nothing") }
                 return result
             }
+            // Only once the file's epoch is committed (see above).
+            try epochKeeper?.writeEpoch(opened.epoch)
         } catch {
             try? pool.close()
             throw Self.openingError(error, path: path)
         }
         self.pool = pool
-        sealer = opened.0
-        self.identity = opened.1
-        registrationID = opened.2
+        sealer = opened.sealer
+        self.identity = opened.identity
+        registrationID = opened.registrationID
+        restoredFromOlderCopy = opened.restore
+        epoch = opened.epoch
+    }
+
+    /// What the opening transaction read or set.
+    private struct Opened: Sendable {
+        let sealer: ValueSealer
+        let identity: IdentityKeyPair
+        let registrationID: RegistrationID
+        let restore: StoreRestore?
+        let epoch: StoreEpoch
     }
 
     /// Closes the file's connections, leaving every committed transaction in the database file
@@ -220,9 +282,9 @@ public final class SQLiteProtocolStore: Sendable {
 
     /// Reads (or, in a new file, creates) the file salt and the key check, and returns the
     /// sealer of the file's subkeys.
-    private static func openKeys(_ db: Database, storageKey: StorageKey) throws -> ValueSealer {
+    private static func openKeys(_ db: Database, storageKey: StorageKey) throws -> (ValueSealer, salt: [UInt8]) {
         if let salt = try metaValue(db, name: "fileSalt"), let check = try metaValue(db, name: "keyCheck") {
-            return try checkedSealer(storageKey: storageKey, salt: salt, keyCheck: check)
+            return (try checkedSealer(storageKey: storageKey, salt: salt, keyCheck: check), salt)
         }
         let salt: [UInt8]
         if let stored = try metaValue(db, name: "fileSalt") {
@@ -235,7 +297,7 @@ public final class SQLiteProtocolStore: Sendable {
         let sealer = ValueSealer(keys: try StoreKeys(storageKey: storageKey, fileSalt: salt))
         let sealed = try sealer.seal(keyCheckPlaintext, table: .meta, rowKey: keyCheckRow)
         try db.execute(sql: "INSERT INTO meta (name, value) VALUES ('keyCheck', ?)", arguments: [Data(sealed)])
-        return sealer
+        return (sealer, salt)
     }
 
     /// The row key of the key check (`meta.keyCheck`).
@@ -294,10 +356,7 @@ public final class SQLiteProtocolStore: Sendable {
             return id
         }
         let id = RegistrationID.random()
-        var bytes: [UInt8] = []
-        bytes.appendBigEndian(id.rawValue)
-        let sealed = try sealer.seal(bytes, table: .registration, rowKey: singleRowKey)
-        try db.execute(sql: "INSERT INTO registration (id, sealed) VALUES (1, ?)", arguments: [Data(sealed)])
+        try writeRegistrationID(id, db: db, sealer: sealer)
         return id
     }
 
