@@ -83,8 +83,9 @@ final class RegistrationIDStorageTests: XCTestCase {
         XCTAssertEqual(reopened, drawn)
     }
 
-    /// A file of the schema before registration ids (a current file with the table dropped and
-    /// `user_version` set back; its other tables are exactly the earlier schema's), holding a
+    /// A file of the schema before registration ids (a current file with the tables of that
+    /// step and the later ones dropped and `user_version` set back; its other tables are
+    /// exactly the earlier schema's), holding a
     /// session: it migrates, draws an id in the opening transaction, and its session keeps
     /// working (and the peer's id it recorded).
     func testAFileFromBeforeRegistrationIDsMigratesWithItsSessions() async throws {
@@ -105,8 +106,10 @@ final class RegistrationIDStorageTests: XCTestCase {
         let oldID = try await aliceStore.localRegistrationID()
         try aliceStore.close()
         try withRawDatabase(alicePath) { db in
+            // The registration step and the steps after it (the send log) undone.
             try db.execute(sql: "DROP TABLE registration")
-            try db.execute(sql: "PRAGMA user_version = \(SQLiteProtocolStore.currentSchemaVersion - 1)")
+            try db.execute(sql: "DROP TABLE send_log")
+            try db.execute(sql: "PRAGMA user_version = \(Int(SealedTable.registration.valueVersion) - 1)")
         }
 
         aliceStore = try open(alicePath)

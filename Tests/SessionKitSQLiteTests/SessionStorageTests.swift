@@ -463,7 +463,7 @@ final class SessionStorageTests: XCTestCase {
         let b = try Device(bob, path: try temporaryStorePath())
         var migrated = try Device(alice, path: path)
         let version = try await migrated.store.readTransaction { try Int.fetchOne($0, sql: "PRAGMA user_version") }
-        XCTAssertEqual(version, 6)
+        XCTAssertEqual(version, 7)
         try await migrated.manager.processBundle(try await b.bundle(), for: bob)
         let message = try await migrated.manager.encrypt(utf8("from a migrated file"), to: bob)
         let opened = try await b.manager.decrypt(message, from: alice).plaintext

@@ -28,6 +28,7 @@ enum Schema {
         SchemaVersion4.apply,
         SchemaVersion5.apply,
         SchemaRegistrationID.apply,
+        SchemaSendLog.apply,
     ]
 
     /// The newest schema this library reads and writes.
