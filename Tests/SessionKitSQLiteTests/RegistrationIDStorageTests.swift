@@ -83,8 +83,9 @@ final class RegistrationIDStorageTests: XCTestCase {
         XCTAssertEqual(reopened, drawn)
     }
 
-    /// A file of the schema before registration ids (a current file with the table dropped and
-    /// `user_version` set back; its other tables are exactly the earlier schema's), holding a
+    /// A file of the schema before registration ids (a current file with the tables of that
+    /// step and the later ones dropped and `user_version` set back; its other tables are
+    /// exactly the earlier schema's), holding a
     /// session: it migrates, draws an id in the opening transaction, and its session keeps
     /// working (and the peer's id it recorded).
     func testAFileFromBeforeRegistrationIDsMigratesWithItsSessions() async throws {
@@ -105,9 +106,10 @@ final class RegistrationIDStorageTests: XCTestCase {
         let oldID = try await aliceStore.localRegistrationID()
         try aliceStore.close()
         try withRawDatabase(alicePath) { db in
-            // Schema 5: before registration ids (and the store epoch of schema 7).
+            // Schema 5: before registration ids (and the store epoch and send log after them).
             try db.execute(sql: "DROP TABLE registration")
             try db.execute(sql: "DROP TABLE store_epoch")
+            try db.execute(sql: "DROP TABLE send_log")
             try db.execute(sql: "PRAGMA user_version = 5")
         }
 

@@ -42,12 +42,16 @@ extension SessionManager {
         try await retryingStaleState { () async throws(SessionError) -> SenderKeyDistributionMessage in
             var chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
             // Replaces the stored chain: compare and swap against its generation.
-            chain.generation = try await loadSendingChain(for: group)?.generation ?? 0
+            let replaced = try await loadSendingChain(for: group)
+            chain.generation = replaced?.generation ?? 0
             let distribution = try chain.distributionMessage()
             var commit = StoreCommit()
             commit.store(chain, for: group)
             if let members { commit.store(members: members, for: group) }
-            try await store.commit(commit)
+            // Nothing is sent on the old chain again, and a notice for it is ignored (SPEC §9):
+            // its logged messages go.
+            if let replaced { commit.sendLog = sendLogChanges(removing: .group(group, chainID: replaced.chainID.rawRepresentation)) }
+            try await commitWithSendLog(commit)
             return distribution
         }
     }
@@ -243,7 +247,8 @@ extension SessionManager {
                 }
                 var commit = StoreCommit()
                 commit.store(updated, for: group)
-                try await store.commit(commit)
+                commit.sendLog = sendLogChanges(logging: plaintext, on: .group(group, chainID: chain.chainID.rawRepresentation), at: chain.iteration)
+                try await commitWithSendLog(commit)
                 return message
             }
         }

@@ -36,49 +36,77 @@ extension SessionManager {
             try RetryNotice(verifying: bytes, from: sender, localAddress: localAddress, identity: identity)
         }
         let group: GroupID? = if case let .group(group, _, _) = notice.failure { group } else { nil }
-        func outcome(_ action: RetryNoticeOutcome.Action) -> RetryNoticeOutcome {
-            RetryNoticeOutcome(sender: sender, group: group, registrationID: notice.registrationID, action: action)
+        let failedPosition: UInt32
+        switch notice.failure {
+        case let .pairwise(_, counter): failedPosition = counter
+        case let .group(_, _, iteration): failedPosition = iteration
+        }
+        func outcome(_ action: RetryNoticeOutcome.Action, resend: [SendLogEntry] = []) -> RetryNoticeOutcome {
+            RetryNoticeOutcome(
+                sender: sender, group: group, registrationID: notice.registrationID, action: action, resend: resend,
+                failedPosition: failedPosition)
         }
         let decision = try await identityDecision(notice.senderIdentityKey, for: sender, knownDevice: true)
         if decision.isSuperseded { throw .supersededIdentity }
         if case .changed = decision.observation { return outcome(.untrustedIdentity(notice.senderIdentityKey)) }
         switch notice.failure {
         case let .pairwise(ratchetKey, _):
-            return outcome(try await archiveSession(with: sender, sendingOn: ratchetKey, notice: notice))
-        case let .group(group, chainID, _):
-            return outcome(try await redistribute(group, chain: chainID, to: sender))
+            let (action, resend) = try await archiveSession(with: sender, sendingOn: ratchetKey, notice: notice)
+            return outcome(action, resend: resend)
+        case let .group(group, chainID, iteration):
+            let (action, resend) = try await redistribute(group, chain: chainID, from: iteration, to: sender)
+            return outcome(action, resend: resend)
         }
     }
 
-    /// Step 3: archives the current session with `sender` when it sends on `ratchetKey`.
+    /// Step 3: archives the current session with `sender` when it sends on `ratchetKey`, and
+    /// takes the messages logged on that chain out of the send log in the same commit.
     private func archiveSession(
         with sender: ProtocolAddress, sendingOn ratchetKey: [UInt8], notice: RetryNotice
-    ) async throws(SessionError) -> RetryNoticeOutcome.Action {
-        try await exclusive(.peer(sender)) { () async throws(SessionError) -> RetryNoticeOutcome.Action in
-            try await retryingStaleState { () async throws(SessionError) -> RetryNoticeOutcome.Action in
+    ) async throws(SessionError) -> (RetryNoticeOutcome.Action, [SendLogEntry]) {
+        try await exclusive(.peer(sender)) { () async throws(SessionError) -> (RetryNoticeOutcome.Action, [SendLogEntry]) in
+            try await retryingStaleState { () async throws(SessionError) -> (RetryNoticeOutcome.Action, [SendLogEntry]) in
                 guard var record = try await loadSession(for: sender), let current = record.currentSession,
                       current.ratchet.sendingRatchetKey.publicKey.rawRepresentation == ratchetKey else {
-                    return .ignored
+                    return (.ignored, [])
                 }
                 let now = clock.now()
-                guard record.recoveryMarks.allowsAction(at: now) else { return .rateLimited }
+                guard record.recoveryMarks.allowsAction(at: now) else { return (.rateLimited, []) }
                 record.archiveCurrentSessionForRetryNotice()
                 record.recoveryMarks.recordAction(at: now)
+                // Under the peer lock, so no message is logged on the chain meanwhile.
+                let chain = SendLogChain.pairwise(recipient: sender, ratchetKey: ratchetKey)
+                let logged = try await loadSendLog(for: chain)
                 var commit = StoreCommit()
                 commit.store(record, for: sender)
-                try await store.commit(commit)
+                if !logged.isEmpty { commit.sendLog = sendLogChanges(removing: chain) }
+                try await commitWithSendLog(commit)
                 let reregistered = current.remoteRegistrationID.map { $0 != notice.registrationID } ?? false
-                return .sessionArchived(peerReregistered: reregistered)
+                return (.sessionArchived(peerReregistered: reregistered), logged)
             }
         }
     }
 
     /// Step 4: encrypts the current distribution of `group` to `sender` again when this device
-    /// still sends on `chainID` there and `sender` is a member.
-    private func redistribute(_ group: GroupID, chain chainID: [UInt8], to sender: ProtocolAddress) async throws(SessionError) -> RetryNoticeOutcome.Action {
+    /// still sends on `chainID` there and `sender` is a member, and returns the messages logged
+    /// on the chain from `iteration` on and before the distribution's iteration: the ones the
+    /// distribution cannot decrypt (it holds the chain key at its own iteration only).
+    private func redistribute(
+        _ group: GroupID, chain chainID: [UInt8], from iteration: UInt32, to sender: ProtocolAddress
+    ) async throws(SessionError) -> (RetryNoticeOutcome.Action, [SendLogEntry]) {
+        let (action, distributed) = try await redistribute(group, chain: chainID, to: sender)
+        guard case .distributionResent = action, let distributed else { return (action, []) }
+        let logged = try await loadSendLog(for: .group(group, chainID: chainID))
+        return (action, logged.filter { $0.position >= iteration && $0.position < distributed })
+    }
+
+    /// Step 4's distribution, with the iteration of the distribution sent.
+    private func redistribute(
+        _ group: GroupID, chain chainID: [UInt8], to sender: ProtocolAddress
+    ) async throws(SessionError) -> (RetryNoticeOutcome.Action, UInt32?) {
         guard let chain = try await loadSendingChain(for: group), chain.chainID.rawRepresentation == chainID,
               try await loadGroupMembers(for: group).contains(sender) else {
-            return .ignored
+            return (.ignored, nil)
         }
         // The hourly limit is noted in the sender's record first (under its lock, which
         // encrypting the distribution takes again).
@@ -94,9 +122,10 @@ extension SessionManager {
                 return true
             }
         }
-        guard allowed else { return .rateLimited }
-        let outcomes = try await distributeSenderKey(for: group, to: [sender])
-        guard let outcome = outcomes.first else { return .ignored }
-        return .distributionResent(outcome)
+        guard allowed else { return (.rateLimited, nil) }
+        let distribution = try await senderKeyDistributionMessage(for: group)
+        let outcomes = await distribute(distribution, for: group, to: [sender])
+        guard let outcome = outcomes.first else { return (.ignored, nil) }
+        return (.distributionResent(outcome), distribution.iteration)
     }
 }

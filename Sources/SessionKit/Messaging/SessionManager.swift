@@ -95,6 +95,13 @@ public actor SessionManager {
     public nonisolated let configuration: SessionConfiguration
     /// When prekeys are replenished, rotated and expired.
     public nonisolated let preKeyPolicy: PreKeyPolicy
+    /// Where the send log is kept (SPEC §9), or `nil` when this manager keeps none (the default).
+    public nonisolated let sendLog: (any SendLogStore)?
+    /// How long and how much the send log keeps.
+    public nonisolated let sendLogPolicy: SendLogPolicy
+    /// Whether the send log's changes go in the store's commits (`sendLog` is the store and
+    /// applies them there).
+    nonisolated let sendLogInCommits: Bool
     let clock: any WallClock
     let random: any RandomSource
     let locks = KeyedAsyncLock<LockKey>()
@@ -117,12 +124,24 @@ public actor SessionManager {
     ///   - clock: the time for prekey upkeep (the system clock by default).
     ///   - random: the randomness for keys (the system CSPRNG by default; pass another source
     ///     only in tests).
+    ///   - sendLog: where to keep the send log (SPEC §9), usually `store` itself
+    ///     (`InMemoryProtocolStore` and `SQLiteProtocolStore` are send-log stores, and then write
+    ///     each entry in the same transaction as the message's chain); `nil` (the default) keeps
+    ///     no log. With a log, every application message sent (pairwise and group) is kept for
+    ///     `sendLogPolicy`, and a retry notice that archives a session or re-sends a distribution
+    ///     returns the messages to send again (`RetryNoticeOutcome.resend`). The log keeps
+    ///     plaintexts on the device for a day: see the article "Recovering from Lost State".
+    ///   - sendLogPolicy: how long and how much the send log keeps (24 hours, 10,000 entries).
     public init(
         store: any ProtocolStore, trust: any IdentityTrustEvaluator, localAddress: ProtocolAddress,
         kem: (any KeyEncapsulationMechanism)? = nil, configuration: SessionConfiguration = .default,
         preKeyPolicy: PreKeyPolicy = .default, clock: any WallClock = SystemWallClock(),
-        random: any RandomSource = SystemRandomSource()
+        random: any RandomSource = SystemRandomSource(), sendLog: (any SendLogStore)? = nil,
+        sendLogPolicy: SendLogPolicy = .default
     ) {
+        self.sendLog = sendLog
+        self.sendLogPolicy = sendLogPolicy
+        sendLogInCommits = sendLog.map { $0.appliesSendLogInCommits && ($0 as AnyObject) === (store as AnyObject) } ?? false
         self.store = store
         self.trust = trust
         recordsIdentitiesInStore = store.appliesIdentityRecords && (store as AnyObject) === (trust as AnyObject)
@@ -259,7 +278,13 @@ public actor SessionManager {
                 }
                 var commit = StoreCommit()
                 commit.store(updated, for: address)
-                try await store.commit(commit)
+                // Application content only: a distribution holds our chain key.
+                if contentType == .application, let ratchet = record.currentSession?.ratchet {
+                    commit.sendLog = sendLogChanges(
+                        logging: plaintext, on: .pairwise(recipient: address, ratchetKey: ratchet.sendingRatchetKey.publicKey.rawRepresentation),
+                        at: ratchet.sendCounter)
+                }
+                try await commitWithSendLog(commit)
                 return message
             }
         }

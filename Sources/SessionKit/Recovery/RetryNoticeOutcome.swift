@@ -49,17 +49,42 @@ public struct RetryNoticeOutcome: Sendable, CustomStringConvertible {
     public let registrationID: RegistrationID
     /// What was done.
     public let action: Action
+    /// The messages to send the notice's sender again, from the manager's send log (SPEC §9;
+    /// empty when the manager keeps no log, or nothing was done), oldest first:
+    /// - after `sessionArchived`, every message logged on the archived session's sending chain
+    ///   (the chain the sender never answered on, so none of them is known to have been read;
+    ///   the notice's failed message is the one at `failedPosition`, and a sender that lost its
+    ///   state after reading the first ones gets those again). They are removed from the log:
+    ///   once a new session exists, encrypt each again to `sender` (`encrypt(_:to:)`).
+    /// - after `distributionResent`, the group messages logged on the chain from the notice's
+    ///   iteration up to the resent distribution's: a distribution holds the chain key at its
+    ///   own iteration only, so the sender cannot decrypt any of them with it (the ones it kept
+    ///   waiting for the chain are dropped when it arrives). SPEC §9 lets this device send them
+    ///   to the sender alone, pairwise (`encrypt(_:to:)`). They stay in the log (other members
+    ///   may ask too). A member that held the chain but could not use one iteration may have
+    ///   read later ones: put an id of your own in the content that the receiving app
+    ///   deduplicates.
+    public let resend: [SendLogEntry]
+    /// The position the notice names: the failed message's counter (header.n) or group
+    /// iteration.
+    public let failedPosition: UInt32
 
     /// An outcome.
-    init(sender: ProtocolAddress, group: GroupID?, registrationID: RegistrationID, action: Action) {
+    init(
+        sender: ProtocolAddress, group: GroupID?, registrationID: RegistrationID, action: Action, resend: [SendLogEntry] = [],
+        failedPosition: UInt32 = 0
+    ) {
         self.sender = sender
         self.group = group
         self.registrationID = registrationID
         self.action = action
+        self.resend = resend
+        self.failedPosition = failedPosition
     }
 
     /// The sender, group and action.
     public var description: String {
-        "RetryNoticeOutcome(from: \(sender)\(group.map { " in \($0)" } ?? ""), registrationID: \(registrationID), \(action))"
+        "RetryNoticeOutcome(from: \(sender)\(group.map { " in \($0)" } ?? ""), registrationID: \(registrationID), \(action), "
+            + "resend: \(resend.count))"
     }
 }

@@ -32,6 +32,9 @@ public actor InMemoryProtocolStore: ProtocolStore {
     private var groupMembers: [GroupID: Set<ProtocolAddress>] = [:]
     private var pendingGroupMessages: [SenderKeyName: [PendingGroupMessage]] = [:]
     private var nextPendingGroupMessageID: UInt64 = 1
+    /// The send log, oldest first.
+    private var sendLog: [SendLogEntry] = []
+    private var nextSendLogID: UInt64 = 1
 
     /// A store for the device with `identity`, holding `preKeys` (none yet when `nil`), for the
     /// installation `registrationID` (a new random one when `nil`: a store created for a
@@ -157,6 +160,7 @@ public actor InMemoryProtocolStore: ProtocolStore {
             receiverStates[receiverName] = state
         }
         applyGroupWrites(of: commit)
+        if let changes = commit.sendLog { applySendLog(changes) }
     }
 
     /// The group members and pending messages of `commit` (after its checks passed).
@@ -219,4 +223,40 @@ public actor InMemoryProtocolStore: ProtocolStore {
         let name = SenderKeyName(group: group, sender: sender)
         if let state = receiverStates.removeValue(forKey: name) { retiredReceiverGenerations[name] = state.generation }
     }
+}
+
+extension InMemoryProtocolStore: SendLogStore {
+    /// `true`: `commit(_:)` applies `StoreCommit.sendLog` with the rest of the commit.
+    public nonisolated var appliesSendLogInCommits: Bool { true }
+
+    /// The entries of `chain` that expire after `now`, oldest first.
+    public func loadSendLog(for chain: SendLogChain, now: Timestamp) -> [SendLogEntry] {
+        sendLog.filter { $0.chain == chain && $0.expiresAt > now }
+    }
+
+    /// Applies `changes` (expired and removed first, then the added, then the bound).
+    public func applySendLog(_ changes: SendLogChanges) {
+        // Entries are kept in the order they were logged, so their expiry increases (unless the
+        // clock went back: such an entry goes with the next ones, and `loadSendLog` skips it).
+        if let expiry = changes.expiringAt {
+            sendLog.removeFirst(sendLog.firstIndex { $0.expiresAt > expiry } ?? sendLog.count)
+        }
+        if !changes.removedChains.isEmpty {
+            let removed = Set(changes.removedChains)
+            sendLog.removeAll { removed.contains($0.chain) }
+        }
+        for entry in changes.added {
+            sendLog.append(SendLogEntry(
+                id: nextSendLogID, chain: entry.chain, position: entry.position, expiresAt: entry.expiresAt, plaintext: entry.plaintext))
+            nextSendLogID += 1
+        }
+        // Only the entries among the newest `maximum` ids logged stay (ids increase).
+        if let maximum = changes.maximumEntries, nextSendLogID > UInt64(maximum) {
+            let oldestKept = nextSendLogID - UInt64(maximum)
+            sendLog.removeFirst(sendLog.firstIndex { $0.id >= oldestKept } ?? sendLog.count)
+        }
+    }
+
+    /// How many entries the send log holds (for tests).
+    @_spi(Testing) public func sendLogCount() -> Int { sendLog.count }
 }

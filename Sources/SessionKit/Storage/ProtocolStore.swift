@@ -23,6 +23,8 @@ public protocol ProtocolStore: SessionStore, IdentityKeyStore, PreKeyStore, Send
     ///   oldest are dropped); released pending messages are deleted, and so are those expiring
     ///   at or before `expiringPendingGroupMessages`; a receiver state's chain ids are indexed
     ///   for `holdsReceiverChain(_:)`;
+    /// - the send log's changes (`StoreCommit.sendLog`) are applied only by a store that is a
+    ///   `SendLogStore` whose `appliesSendLogInCommits` is true;
     /// - the identity write is applied only when `appliesIdentityRecords` is true, last.
     /// - Throws: `SessionError.staleState` when a generation does not match or the replay
     ///   record is already held (another writer got there first: reload and retry),

@@ -84,6 +84,11 @@ public struct StoreCommit: Sendable {
     public var releasedPendingGroupMessages: [UInt64] = []
     /// Pending group messages whose `expiresAt` is at or before this time are deleted.
     public var expiringPendingGroupMessages: Timestamp?
+    /// The send log's changes (SPEC §9: the entry of a message sent, the entries a retry notice
+    /// used), applied in this commit's transaction by a store that is the manager's
+    /// `SendLogStore` and says so (`SendLogStore.appliesSendLogInCommits`); any other store
+    /// ignores it (the manager then applies it with `SendLogStore.applySendLog(_:)`).
+    public var sendLog: SendLogChanges?
 
     /// An empty commit.
     public init() {}

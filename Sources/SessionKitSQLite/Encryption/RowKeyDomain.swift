@@ -33,6 +33,8 @@ struct RowKeyDomain: Sendable, Hashable {
     static let senderKeySender = RowKeyDomain(label: "senderkeys.sender")
     /// A signed prekey id (`u32(spk_id)`) in `prekey_replay_records`.
     static let replaySignedPreKey = RowKeyDomain(label: "prekeys.replay.spk")
+    /// A send-log chain (`SendLogChain.identifyingBytes`) in `send_log`.
+    static let sendLogChain = RowKeyDomain(label: "sendlog.chain")
     /// A replay record (`u32(spk_id) || EK_A`) in `prekey_replay_records`.
     static let replayBaseKey = RowKeyDomain(label: "prekeys.replay.record")
     /// The file's identity in its store epoch (`StoreEpoch.fileID`: the file salt, hashed).

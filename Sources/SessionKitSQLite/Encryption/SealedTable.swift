@@ -34,6 +34,8 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     static let groupMembers = SealedTable(name: "group_members", valueVersion: 4)
     /// Group messages waiting for their distribution, by id (schema 4).
     static let pendingGroupMessages = SealedTable(name: "pending_group_messages", valueVersion: 4)
+    /// The send log, by hashed chain, id and expiry (`SchemaSendLog`, schema 8).
+    static let sendLog = SealedTable(name: "send_log", valueVersion: 8)
     /// The message archive, by hashed conversation and message ids.
     static let archive = SealedTable(name: "archive", valueVersion: 1)
 

@@ -29,6 +29,7 @@ enum Schema {
         SchemaVersion5.apply,
         SchemaRegistrationID.apply,
         SchemaStoreEpoch.apply,
+        SchemaSendLog.apply,
     ]
 
     /// The newest schema this library reads and writes.

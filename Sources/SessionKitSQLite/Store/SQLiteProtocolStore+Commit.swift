@@ -5,8 +5,8 @@ import SignalPrimitives
 import Verification
 
 /// `ProtocolStore`: every write of a `SessionManager` operation in one IMMEDIATE transaction
-/// (the session's parts, the prekeys X3DH used up, sender-key chains, and the peer's identity
-/// key in the trust table), each state compared and swapped on its generation, so that a second
+/// (the session's parts, the prekeys X3DH used up, sender-key chains, the send log's entries,
+/// and the peer's identity key in the trust table), each state compared and swapped on its generation, so that a second
 /// process on the file, or a stale copy, can never roll a state back.
 extension SQLiteProtocolStore: ProtocolStore {
     /// `true`: this store keeps the trust records, and a `SessionManager` whose trust evaluator
@@ -32,6 +32,7 @@ extension SQLiteProtocolStore: ProtocolStore {
                 if let write = commit.receiverState { try Self.write(write, db: db, sealer: sealer) }
                 try Self.writeGroupState(of: commit, db: db, sealer: sealer)
                 if commit.changesPreKeys { try Self.applyPreKeyChanges(of: commit, db: db, sealer: sealer, cache: preKeysCache) }
+                if let changes = commit.sendLog { try Self.writeSendLog(changes, db: db, sealer: sealer) }
                 if let write = commit.identity {
                     _ = try Self.recordObservation(
                         write.identityKey, device: write.address.deviceID, user: TrustUserID(write.address),

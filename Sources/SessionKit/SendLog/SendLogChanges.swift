@@ -1,0 +1,26 @@
+/// What one `SessionManager` operation changes in its send log, applied atomically by
+/// `SendLogStore.applySendLog(_:)` or, for a store that takes them in its commits
+/// (`SendLogStore.appliesSendLogInCommits`), in the operation's `ProtocolStore.commit(_:)`
+/// (`StoreCommit.sendLog`), in the same transaction as the state it goes with.
+///
+/// Order: expired entries and removed chains go first, then the added entries are kept, then,
+/// beyond `maximumEntries`, the oldest entries of the whole log go.
+public struct SendLogChanges: Sendable, Hashable {
+    /// Entries to keep (their `id` is ignored: the store assigns the next ones, in this order).
+    public var added: [SendLogEntry] = []
+    /// Chains whose entries are removed (used by a retry notice, or a chain that is no longer
+    /// sent on).
+    public var removedChains: [SendLogChain] = []
+    /// Entries whose `expiresAt` is at or before this time are removed.
+    public var expiringAt: Timestamp?
+    /// After the added entries are kept, only the entries among the newest this many ids the
+    /// store ever assigned stay (so at most this many; `nil`: no bound applied). Ids increase,
+    /// so the bound is one range deletion, whatever the log holds.
+    public var maximumEntries: Int?
+
+    /// No change.
+    public init() {}
+
+    /// Whether applying it changes nothing.
+    public var isEmpty: Bool { added.isEmpty && removedChains.isEmpty && expiringAt == nil }
+}

@@ -1,0 +1,213 @@
+import SignalPrimitives
+import TestSupport
+import XCTest
+@_spi(Testing) @testable import SessionKit
+
+/// The send log (SPEC §9, issue 19) on `InMemoryProtocolStore`: what is logged (application
+/// content, pairwise by recipient, ratchet key and counter; group by chain and iteration), what
+/// a retry notice returns and removes, expiry and the bound, the log off by default, and a log
+/// kept apart from the store (applied after the commit).
+final class SendLogTests: XCTestCase {
+    /// A device whose manager keeps its send log in its own store (the same commits).
+    private struct Device {
+        let address: ProtocolAddress
+        let identity: IdentityKeyPair
+        let store: InMemoryProtocolStore
+        let trust = TestTrustEvaluator()
+        let manager: SessionManager
+
+        init(
+            _ userID: String, _ deviceID: UInt32, seed: UInt64, server: FakeServer, clock: FakeClock, logging: Bool = true,
+            policy: SendLogPolicy = .default, identity: IdentityKeyPair? = nil
+        ) async throws {
+            address = TestSupport.address(userID, deviceID)
+            let random = SeededRandomSource(seed: seed)
+            self.identity = try identity ?? IdentityKeyPair(using: random)
+            store = InMemoryProtocolStore(identity: self.identity)
+            manager = SessionManager(
+                store: store, trust: trust, localAddress: address, clock: clock, random: random, sendLog: logging ? store : nil,
+                sendLogPolicy: policy)
+            await server.publish(try await manager.maintainPreKeys(), for: address)
+        }
+
+        func startSession(with peer: ProtocolAddress, server: FakeServer) async throws {
+            try await manager.processBundle(try await server.requireBundle(for: peer), for: peer)
+        }
+
+        /// The pairwise chain this device sends on to `peer` now.
+        func currentChain(to peer: ProtocolAddress) async throws -> SendLogChain {
+            let record = await store.loadSession(for: peer)
+            let session = try XCTUnwrap(record?.currentSession)
+            return .pairwise(recipient: peer, ratchetKey: session.ratchet.sendingRatchetKey.publicKey.rawRepresentation)
+        }
+    }
+
+    private let server = FakeServer()
+    private let clock = FakeClock()
+
+    /// Alice and Bob with a session both ways (Alice has read Bob's reply).
+    private func pair(seed: UInt64, logging: Bool = true, policy: SendLogPolicy = .default) async throws -> (Device, Device) {
+        let alice = try await Device("alice", 1, seed: seed, server: server, clock: clock, logging: logging, policy: policy)
+        let bob = try await Device("bob", 1, seed: seed + 1, server: server, clock: clock, logging: logging)
+        try await alice.startSession(with: bob.address, server: server)
+        _ = try await bob.manager.receive(try await alice.manager.encryptEnvelope(utf8("hello"), to: bob.address))
+        _ = try await alice.manager.receive(try await bob.manager.encryptEnvelope(utf8("hi"), to: alice.address))
+        return (alice, bob)
+    }
+
+    private func outcome(_ received: ReceivedMessage, file: StaticString = #filePath, line: UInt = #line) throws -> RetryNoticeOutcome {
+        guard case let .retryNotice(outcome) = received else {
+            XCTFail("expected a retry-notice outcome, got \(received)", file: file, line: line)
+            throw XCTSkip("no outcome")
+        }
+        return outcome
+    }
+
+    private func notice(_ received: ReceivedMessage, file: StaticString = #filePath, line: UInt = #line) throws -> MessageEnvelope {
+        guard case let .undecryptable(failure) = received, let notice = failure.retryNotice else {
+            XCTFail("expected an undecryptable message with a notice, got \(received)", file: file, line: line)
+            throw XCTSkip("no notice")
+        }
+        return notice
+    }
+
+    func testThePolicyRefusesNonPositiveBoundsAndTheDefaultIsADay() throws {
+        XCTAssertEqual(SendLogPolicy.default.retention, 86_400)
+        XCTAssertEqual(SendLogPolicy.default.maximumEntries, 10_000)
+        XCTAssertThrowsError(try SendLogPolicy(retention: 0))
+        XCTAssertThrowsError(try SendLogPolicy(maximumEntries: 0))
+        XCTAssertEqual(try SendLogPolicy(retention: 60, maximumEntries: 2).maximumEntries, 2)
+    }
+
+    /// Without `sendLog` nothing is kept, and a notice archives as before with nothing to resend.
+    func testTheLogIsOffByDefault() async throws {
+        let (alice, bob) = try await pair(seed: 5100, logging: false)
+        XCTAssertNil(alice.manager.sendLog)
+        await bob.store.deleteSession(for: alice.address)
+        let failed = try await bob.manager.receive(try await alice.manager.encryptEnvelope(utf8("lost"), to: bob.address))
+        let result = try outcome(try await alice.manager.receive(try notice(failed)))
+        guard case .sessionArchived = result.action else { return XCTFail("\(result)") }
+        XCTAssertEqual(result.resend, [])
+        let count = await alice.store.sendLogCount()
+        XCTAssertEqual(count, 0)
+    }
+
+    /// Each application message is logged under (recipient, ratchet key) at its counter; the
+    /// notice for the current chain returns the whole chain (none of it is known to be read),
+    /// names the failed position, and removes the chain's entries with the archive; a replay
+    /// returns nothing.
+    func testAPairwiseNoticeReturnsTheArchivedChainAndRemovesIt() async throws {
+        let (alice, bob) = try await pair(seed: 5110)
+        let chain = try await alice.currentChain(to: bob.address)
+        for text in ["a0", "a1"] {
+            _ = try await bob.manager.receive(try await alice.manager.encryptEnvelope(utf8(text), to: bob.address))
+        }
+        let logged = await alice.store.loadSendLog(for: chain, now: clock.now())
+        XCTAssertEqual(logged.map(\.position), [0, 1])
+        XCTAssertEqual(logged.map(\.plaintext), [utf8("a0"), utf8("a1")])
+        XCTAssertEqual(logged.map(\.expiresAt), Array(repeating: clock.now().adding(seconds: 86_400), count: 2))
+        let total = await alice.store.sendLogCount()
+        XCTAssertEqual(total, 3, "hello (Alice's first chain) and the two")
+
+        await bob.store.deleteSession(for: alice.address)
+        let noticed = try notice(try await bob.manager.receive(try await alice.manager.encryptEnvelope(utf8("a2"), to: bob.address)))
+        let result = try outcome(try await alice.manager.receive(noticed))
+        guard case .sessionArchived(peerReregistered: false) = result.action else { return XCTFail("\(result)") }
+        XCTAssertEqual(result.failedPosition, 2)
+        XCTAssertEqual(result.resend.map(\.plaintext), [utf8("a0"), utf8("a1"), utf8("a2")])
+        XCTAssertEqual(result.resend.map(\.position), [0, 1, 2])
+        XCTAssertEqual(result.resend.filter { $0.position >= result.failedPosition }.map(\.plaintext), [utf8("a2")])
+        let after = await alice.store.loadSendLog(for: chain, now: clock.now())
+        XCTAssertEqual(after, [], "used entries are removed with the archive")
+        let remaining = await alice.store.sendLogCount()
+        XCTAssertEqual(remaining, 1, "only hello, on a chain Bob answered, until it expires")
+        XCTAssertFalse(result.description.contains("a0"))
+
+        let replay = try outcome(try await alice.manager.receive(noticed))
+        guard case .ignored = replay.action else { return XCTFail("\(replay)") }
+        XCTAssertEqual(replay.resend, [])
+        let taken = try await alice.manager.takeLoggedMessages(ofArchivedSessionWith: bob.address)
+        XCTAssertEqual(taken, [], "the notice took them already")
+    }
+
+    /// Distributions (which hold the chain key) are never logged; group messages are logged by
+    /// chain and iteration; a group notice returns the entries from its iteration on and keeps
+    /// them; rotating the chain removes its entries.
+    func testGroupMessagesAreLoggedByIterationAndDistributionsNever() async throws {
+        let (alice, bob) = try await pair(seed: 5120)
+        let group = try GroupID("logged club")
+        try await alice.manager.setGroupMembers([bob.address], for: group)
+        try await bob.manager.setGroupMembers([alice.address], for: group)
+        let before = await alice.store.sendLogCount()
+        _ = try await alice.manager.distributeSenderKey(for: group, to: [bob.address])
+        let afterDistribution = await alice.store.sendLogCount()
+        XCTAssertEqual(afterDistribution, before, "a distribution is not logged")
+        let loadedChain = await alice.store.loadSendingChain(for: group)
+        let chainID = try XCTUnwrap(loadedChain).chainID.rawRepresentation
+        for index in 0 ..< 4 { _ = try await alice.manager.groupEncrypt(utf8("g\(index)"), for: group) }
+        let chain = SendLogChain.group(group, chainID: chainID)
+        let logged = await alice.store.loadSendLog(for: chain, now: clock.now())
+        XCTAssertEqual(logged.map(\.position), [0, 1, 2, 3])
+
+        let notice = try RetryNotice(
+            from: bob.identity, at: bob.address, to: alice.address, recipientIdentityKey: alice.identity.publicKey,
+            registrationID: try await bob.manager.localRegistrationID(), failure: .group(group, chainID: chainID, iteration: 2))
+        let result = try await alice.manager.processRetryNotice(notice.serialized, from: bob.address)
+        guard case .distributionResent = result.action else { return XCTFail("\(result)") }
+        XCTAssertEqual(result.failedPosition, 2)
+        XCTAssertEqual(result.resend.map(\.plaintext), [utf8("g2"), utf8("g3")])
+        let kept = await alice.store.loadSendLog(for: chain, now: clock.now())
+        XCTAssertEqual(kept.count, 4, "group entries stay for the other members")
+
+        _ = try await alice.manager.rotateSenderKey(for: group)
+        let rotated = await alice.store.loadSendLog(for: chain, now: clock.now())
+        XCTAssertEqual(rotated, [], "the old chain's entries go with it")
+    }
+
+    /// Entries expire after the retention (they are no longer returned, and the next write
+    /// removes them), and only the newest `maximumEntries` stay.
+    func testEntriesExpireAndTheLogIsBounded() async throws {
+        let (alice, bob) = try await pair(seed: 5130, policy: try SendLogPolicy(retention: 100, maximumEntries: 3))
+        let chain = try await alice.currentChain(to: bob.address)
+        for index in 0 ..< 5 { _ = try await alice.manager.encrypt(utf8("m\(index)"), to: bob.address) }
+        let bounded = await alice.store.loadSendLog(for: chain, now: clock.now())
+        XCTAssertEqual(bounded.map(\.position), [2, 3, 4])
+        let count = await alice.store.sendLogCount()
+        XCTAssertEqual(count, 3)
+        clock.advance(bySeconds: 99)
+        let live = await alice.store.loadSendLog(for: chain, now: clock.now())
+        XCTAssertEqual(live.count, 3)
+        clock.advance(bySeconds: 1)
+        let expired = await alice.store.loadSendLog(for: chain, now: clock.now())
+        XCTAssertEqual(expired, [])
+        _ = try await alice.manager.encrypt(utf8("m5"), to: bob.address)
+        let afterWrite = await alice.store.sendLogCount()
+        XCTAssertEqual(afterWrite, 1, "the write removed the expired entries")
+    }
+
+    /// A log kept apart from the store (here the device's in-memory store behind a forwarding
+    /// store, so not the same object) is written right after each commit and still serves the
+    /// notice; after a device-list mismatch, the archived chain's messages are taken once.
+    func testALogApartFromTheStoreAndTakingAfterADeviceListMismatch() async throws {
+        let clock = FakeClock()
+        let alice = try await TestDevice("alice", 1, seed: 5140, server: server, clock: clock)
+        let bob = try await TestDevice("bob", 1, seed: 5141, server: server, clock: clock)
+        let logging = SessionManager(
+            store: alice.store, trust: alice.trust, localAddress: alice.address, clock: clock, sendLog: alice.base)
+        XCTAssertFalse(logging.sendLogInCommits)
+        try await logging.processBundle(try await server.requireBundle(for: bob.address), for: bob.address)
+        for text in ["x0", "x1"] {
+            _ = try await bob.manager.receive(try await logging.encryptEnvelope(utf8(text), to: bob.address))
+        }
+        let logged = await alice.base.sendLogCount()
+        XCTAssertEqual(logged, 2)
+        try await logging.applyDeviceListMismatch(DeviceListMismatch(stale: [1]), forUser: "bob")
+        let taken = try await logging.takeLoggedMessages(ofArchivedSessionWith: bob.address)
+        XCTAssertEqual(taken.map(\.plaintext), [utf8("x0"), utf8("x1")])
+        XCTAssertEqual(taken.map(\.chain), Array(repeating: taken[0].chain, count: 2))
+        let again = try await logging.takeLoggedMessages(ofArchivedSessionWith: bob.address)
+        XCTAssertEqual(again, [], "taken once")
+        let left = await alice.base.sendLogCount()
+        XCTAssertEqual(left, 0)
+    }
+}
