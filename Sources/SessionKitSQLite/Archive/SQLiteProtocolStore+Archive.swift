@@ -55,8 +55,10 @@ extension SQLiteProtocolStore {
         var arguments: StatementArguments = [Data(conversation)]
         if let cursor {
             if let hash = cursor.messageHash {
-                sql += " AND (timestamp < ? OR (timestamp = ? AND message_hash < ?))"
-                arguments += [cursor.timestamp, cursor.timestamp, Data(hash)]
+                // A row-value comparison, which SQLite answers with a range of the index (an OR
+                // of the two conditions made it scan every older row for each page).
+                sql += " AND (timestamp, message_hash) < (?, ?)"
+                arguments += [cursor.timestamp, Data(hash)]
             } else {
                 sql += " AND timestamp < ?"
                 arguments += [cursor.timestamp]
