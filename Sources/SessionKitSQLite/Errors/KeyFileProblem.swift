@@ -32,6 +32,11 @@ public enum KeyFileProblem: Equatable, Hashable, Sendable, CustomStringConvertib
     case wrongLength(found: Int)
     /// A system call failed with `errno`.
     case systemError(errno: Int32)
+    /// A passphrase key file does not open with the passphrase given (age "no match").
+    case wrongPassphrase
+    /// A passphrase key file is not an age file with one `scrypt` stanza holding a 32-byte key,
+    /// or is damaged (`reason` says which part; never the key).
+    case notAPassphraseKeyFile(reason: String)
 
     /// A short description (never the key).
     public var description: String {
@@ -47,6 +52,8 @@ public enum KeyFileProblem: Equatable, Hashable, Sendable, CustomStringConvertib
         case let .folderOwnedByAnotherUser(uid): return "its folder belongs to user \(uid), neither this process's user nor root"
         case let .wrongLength(found): return "holds \(found) bytes (32 required)"
         case let .systemError(code): return "system error \(code) (\(String(cString: strerror(code))))"
+        case .wrongPassphrase: return "the passphrase does not open it"
+        case let .notAPassphraseKeyFile(reason): return "not a passphrase key file: \(reason)"
         }
     }
 }
