@@ -55,8 +55,10 @@ extension SQLiteProtocolStore {
         var arguments: StatementArguments = [Data(conversation)]
         if let cursor {
             if let hash = cursor.messageHash {
-                sql += " AND (timestamp < ? OR (timestamp = ? AND message_hash < ?))"
-                arguments += [cursor.timestamp, cursor.timestamp, Data(hash)]
+                // A row-value comparison, which SQLite answers with a range of the index (an OR
+                // of the two conditions made it scan every older row for each page).
+                sql += " AND (timestamp, message_hash) < (?, ?)"
+                arguments += [cursor.timestamp, Data(hash)]
             } else {
                 sql += " AND timestamp < ?"
                 arguments += [cursor.timestamp]
@@ -150,7 +152,7 @@ extension SQLiteProtocolStore {
         let sealed: [UInt8]
     }
 
-    private func sealArchivedMessage(
+    func sealArchivedMessage(
         _ plaintext: UnsafeRawBufferPointer, messageID: String, conversationID: String, timestamp: Int64
     ) throws(SQLiteStoreError) -> SealedArchiveRow {
         let conversation = try conversationHash(conversationID)
@@ -174,13 +176,13 @@ extension SQLiteProtocolStore {
         }
     }
 
-    private func conversationHash(_ conversationID: String) throws(SQLiteStoreError) -> [UInt8] {
+    func conversationHash(_ conversationID: String) throws(SQLiteStoreError) -> [UInt8] {
         let bytes = Array(conversationID.utf8)
         guard !bytes.isEmpty else { throw .invalidArgument("empty conversation id") }
         return sealer.rowKey(bytes, in: .archiveConversation)
     }
 
-    private func messageHash(_ messageID: String, conversation: [UInt8]) throws(SQLiteStoreError) -> [UInt8] {
+    func messageHash(_ messageID: String, conversation: [UInt8]) throws(SQLiteStoreError) -> [UInt8] {
         let bytes = Array(messageID.utf8)
         guard !bytes.isEmpty else { throw .invalidArgument("empty message id") }
         guard bytes.count <= ArchiveValueCoding.maximumMessageIDByteCount else {

@@ -35,6 +35,11 @@ public enum KeyFileProblem: Equatable, Hashable, Sendable, CustomStringConvertib
     case unrecognizedFormat
     /// A system call failed with `errno`.
     case systemError(errno: Int32)
+    /// A passphrase key file does not open with the passphrase given (age "no match").
+    case wrongPassphrase
+    /// A passphrase key file is not an age file with one `scrypt` stanza holding a 32-byte key,
+    /// or is damaged (`reason` says which part; never the key).
+    case notAPassphraseKeyFile(reason: String)
 
     /// A short description (never the key).
     public var description: String {
@@ -51,6 +56,8 @@ public enum KeyFileProblem: Equatable, Hashable, Sendable, CustomStringConvertib
         case let .wrongLength(found): return "holds \(found) bytes (32, or 61 for a key file with a store epoch, required)"
         case .unrecognizedFormat: return "not a version-2 key file (magic, version or epoch)"
         case let .systemError(code): return "system error \(code) (\(String(cString: strerror(code))))"
+        case .wrongPassphrase: return "the passphrase does not open it"
+        case let .notAPassphraseKeyFile(reason): return "not a passphrase key file: \(reason)"
         }
     }
 }

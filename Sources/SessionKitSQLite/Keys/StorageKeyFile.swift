@@ -76,7 +76,7 @@ extension StorageKey {
     }
 
     /// The folder holding `path`.
-    private static func folder(of path: String) -> String {
+    static func folder(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
@@ -85,7 +85,7 @@ extension StorageKey {
     /// `path`: nobody else can put another key file there.
     /// - Throws: `SQLiteStoreError.keyFile` with `.folderWritableByOthers`,
     ///   `.folderOwnedByAnotherUser`, or `.systemError` when the folder cannot be examined.
-    private static func checkFolder(of path: String) throws(SQLiteStoreError) {
+    static func checkFolder(of path: String) throws(SQLiteStoreError) {
         var info = stat()
         guard stat(folder(of: path), &info) == 0 else { throw .keyFile(path: path, problem: .systemError(errno: errno)) }
         let owner = UInt32(info.st_uid)
@@ -98,7 +98,7 @@ extension StorageKey {
 
     /// Best effort: makes the new directory entry durable (a crash right after creating the key
     /// must not lose the file while the database written with the key survives).
-    private static func syncParentFolder(of path: String) {
+    static func syncParentFolder(of path: String) {
         let fd = open(folder(of: path), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         _ = fsync(fd)

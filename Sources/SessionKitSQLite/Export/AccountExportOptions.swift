@@ -1,0 +1,70 @@
+import SessionKit
+
+/// What an account export holds besides the identity: the account's user id (the header's
+/// `user`), the contacts whose trust records go in, and the conversations whose archived
+/// messages go in.
+///
+/// The store keeps user and conversation ids only as keyed hashes (the file does not list
+/// contacts), so it cannot name them itself: the app passes the ids it knows (its contact and
+/// conversation lists). What the store holds under ids not passed here is counted in the
+/// report (`AccountExportReport.unlistedTrustRecordCount`,
+/// `.unlistedConversationCount`), never dropped silently.
+public struct AccountExportContents: Sendable, Equatable {
+    /// The account's user id.
+    public var userID: String
+    /// The users whose trust records are exported.
+    public var contacts: [String]
+    /// The conversations whose archived messages are exported.
+    public var conversations: [String]
+
+    /// Contents for `userID` with these contacts and conversations.
+    public init(userID: String, contacts: [String], conversations: [String]) {
+        self.userID = userID
+        self.contacts = contacts
+        self.conversations = conversations
+    }
+}
+
+/// One export file to write: where, for whom, binary or armored.
+public struct AccountExportDestination: Sendable {
+    /// How the file is encrypted.
+    public enum Protection: Sendable {
+        /// To a recovery code: the recipient of an `AgeX25519Identity` whose
+        /// `secretKeyString` (`AGE-SECRET-KEY-1…`) the app shows the user
+        /// (`AccountExport.newRecoveryCode()`).
+        case recoveryCode(AgeX25519Recipient)
+        /// To a passphrase (age `scrypt`, the file's only stanza), at a work factor of at least
+        /// `AccountExport.minimumWorkFactor` (16); `AgeScryptRecipient`'s default is 18.
+        case passphrase(AgeScryptRecipient)
+    }
+
+    /// The path of the file (replaced when it exists, only once the new file is complete).
+    public var path: String
+    /// The recipient.
+    public var protection: Protection
+    /// Whether the file is ASCII-armored (`-----BEGIN AGE ENCRYPTED FILE-----`).
+    public var armored: Bool
+
+    /// A destination at `path` for `protection`, binary unless `armored`.
+    public init(path: String, protection: Protection, armored: Bool = false) {
+        self.path = path
+        self.protection = protection
+        self.armored = armored
+    }
+}
+
+/// Account export constants and the recovery code.
+public enum AccountExport {
+    /// The smallest scrypt work factor (log2 N) an export accepts: 16 (SPEC §10).
+    public static let minimumWorkFactor = 16
+    /// The export version this library writes and the highest it reads.
+    public static let version = ExportFormat.version
+
+    /// A new recovery code: an age X25519 identity. Show `secretKeyString`
+    /// (`AGE-SECRET-KEY-1…`) to the user once, export to its `recipient`, and read it back with
+    /// `AgeX25519Identity(_:)` to restore.
+    /// - Throws: `AgeError.primitive` when libsodium is unusable.
+    public static func newRecoveryCode() throws(AgeError) -> AgeX25519Identity {
+        try AgeX25519Identity()
+    }
+}

@@ -1,0 +1,56 @@
+import SessionKit
+
+/// What `SQLiteProtocolStore.exportAccount` wrote (the same into every destination).
+public struct AccountExportReport: Sendable, Equatable {
+    /// Trust records written.
+    public let trustRecordCount: Int
+    /// Archived messages written.
+    public let messageCount: Int
+    /// Contacts passed in `AccountExportContents.contacts` that have no trust record (nothing
+    /// written for them).
+    public let contactsWithoutRecord: [String]
+    /// Archive rows of the listed conversations that do not open (damaged on disk): not
+    /// written.
+    public let damagedMessageCount: Int
+    /// Trust records in the store under user ids the contents did not list: not written.
+    public let unlistedTrustRecordCount: Int
+    /// Conversations in the archive under ids the contents did not list: not written.
+    public let unlistedConversationCount: Int
+    /// The most archived messages held at once while writing (one page), for the tests of
+    /// bounded memory.
+    let largestPageCount: Int
+}
+
+/// What `SQLiteProtocolStore.restoreAccount` imported, and each item it skipped with the reason.
+public struct AccountRestoreReport: Sendable {
+    /// The header's user id.
+    public let userID: String
+    /// The header's creation time (Unix seconds).
+    public let created: Int64
+    /// The registration id the new store drew (SPEC §9: a restored device never reuses one).
+    public let registrationID: RegistrationID
+    /// Trust records imported.
+    public let importedTrustRecordCount: Int
+    /// Archived messages imported.
+    public let importedMessageCount: Int
+    /// The items not imported, in file order.
+    public let skipped: [AccountRestoreSkippedItem]
+    /// The most items held at once before being written (one batch), for the tests of bounded
+    /// memory.
+    let largestBatchCount: Int
+    /// The longest plaintext line held, in bytes.
+    let largestLineByteCount: Int
+}
+
+/// An export line that restore did not import.
+public struct AccountRestoreSkippedItem: Sendable, Equatable, Hashable, CustomStringConvertible {
+    /// The line number (the header is line 1).
+    public let line: Int
+    /// The item's `kind`, when the line has one (at most 64 characters).
+    public let kind: String?
+    /// Why it was skipped (no value of the item).
+    public let reason: String
+
+    /// The line, kind and reason.
+    public var description: String { "line \(line) (\(kind ?? "no kind")): \(reason)" }
+}
