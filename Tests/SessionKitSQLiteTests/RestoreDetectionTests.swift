@@ -253,6 +253,7 @@ final class RestoreDetectionTests: XCTestCase {
         // A copy from schema 6, before the store epoch: no table, no value.
         try withRawDatabase(path) { db in
             try db.execute(sql: "DROP TABLE store_epoch")
+            try db.execute(sql: "DROP TABLE send_log")
             try db.execute(sql: "PRAGMA user_version = 6")
         }
         let b = try Bob(path: path, keyPath: keyPath, bob: bob)
@@ -266,6 +267,7 @@ final class RestoreDetectionTests: XCTestCase {
         try SQLiteProtocolStore(path: plain, storageKey: try fixtureStorageKey()).close()
         try withRawDatabase(plain) { db in
             try db.execute(sql: "DROP TABLE store_epoch")
+            try db.execute(sql: "DROP TABLE send_log")
             try db.execute(sql: "PRAGMA user_version = 6")
         }
         let migrated = try SQLiteProtocolStore(path: plain, storageKey: try fixtureStorageKey())
