@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 @_spi(Testing) import SessionKit
 @testable import SessionKitSQLite
 import SignalPrimitives
@@ -276,6 +277,63 @@ final class RestoreDetectionTests: XCTestCase {
         try migrated.close()
     }
 
+    func testACrashAfterTheRecoveryCommittedButBeforeTheKeeperWasWrittenLosesNothing() async throws {
+        let folder = try temporaryFolder()
+        let path = folder.appendingPathComponent("bob.sqlite").path
+        let copyPath = folder.appendingPathComponent("copy.sqlite").path
+        let keeper = MemoryEpochKeeper()
+        func open() throws -> SQLiteProtocolStore {
+            try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey(), epochKeeper: keeper)
+        }
+        // Bob has a session with Alice; the file is copied, then opened again (the keeper moves on).
+        let aliceStore = try SQLiteProtocolStore(path: folder.appendingPathComponent("alice.sqlite").path, storageKey: try fixtureStorageKey())
+        let alice = SessionManager(store: aliceStore, trust: aliceStore, localAddress: self.alice)
+        var store = try open()
+        let bobManager = SessionManager(store: store, trust: store, localAddress: bob)
+        var published = try PublishedPreKeys(registering: try await bobManager.maintainPreKeys())
+        try await alice.processBundle(published.takeBundle(), for: bob)
+        _ = try await bobManager.decrypt(try await alice.encrypt(Array("hi".utf8), to: bob), from: self.alice)
+        _ = try await bobManager.encrypt(Array("hello".utf8), to: self.alice)
+        let oldID = try await store.localRegistrationID()
+        try store.close()
+        try FileManager.default.copyItem(atPath: path, toPath: copyPath)
+        try open().close()
+
+        // The old copy is put back; the open that detects it dies before the keeper's write.
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: copyPath, toPath: path)
+        keeper.failsWrites = true
+        XCTAssertThrowsError(try open()) { XCTAssertEqual($0 as? SQLiteStoreError, .database("the keeper's disk is full")) }
+
+        // The next open finds the file ahead of the keeper (no second detection), and the
+        // recovery that committed with the file's epoch is there.
+        keeper.failsWrites = false
+        store = try open()
+        XCTAssertNil(store.restoredFromOlderCopy)
+        let newID = try await store.localRegistrationID()
+        XCTAssertNotEqual(newID, oldID)
+        let record = try await store.loadSession(for: self.alice)
+        XCTAssertNil(record?.currentSession)
+        XCTAssertEqual(record?.previousSessions.first?.isArchived, true)
+        XCTAssertEqual(keeper.epoch, store.epoch)
+        try store.close()
+        try aliceStore.close()
+    }
+
+    func testTheFileEpochIsSealed() throws {
+        let folder = try temporaryFolder()
+        let path = folder.appendingPathComponent("bob.sqlite").path
+        let other = folder.appendingPathComponent("other.sqlite").path
+        try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey()).close()
+        try SQLiteProtocolStore(path: other, storageKey: try fixtureStorageKey()).close()
+        // Another file's sealed epoch (another salt, so other subkeys) does not open here.
+        let foreign = try withRawDatabase(other) { try Data.fetchOne($0, sql: "SELECT sealed FROM store_epoch WHERE id = 1") }
+        try withRawDatabase(path) { try $0.execute(sql: "UPDATE store_epoch SET sealed = ? WHERE id = 1", arguments: [foreign]) }
+        XCTAssertThrowsError(try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())) {
+            XCTAssertEqual($0 as? SQLiteStoreError, .damagedValue(table: "store_epoch"))
+        }
+    }
+
     func testAKeyFileWithTheLengthOfVersion2ButNoMagicIsRefused() throws {
         let folder = try temporaryFolder()
         let keyPath = folder.appendingPathComponent("odd.key").path
@@ -292,5 +350,29 @@ final class RestoreDetectionTests: XCTestCase {
         XCTAssertEqual(try StoreEpoch(serialized: epoch.serialized), epoch)
         XCTAssertThrowsError(try StoreEpoch(serialized: Array(epoch.serialized.dropLast())))
         XCTAssertThrowsError(try StoreEpoch(fileID: [1, 2, 3], value: 1))
+    }
+}
+
+/// A keeper in memory, whose writes can be made to fail (a crash between the file's commit and
+/// the keeper's write).
+private final class MemoryEpochKeeper: StoreEpochKeeper, @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: StoreEpoch?
+    private var failing = false
+
+    var failsWrites: Bool {
+        get { lock.withLock { failing } }
+        set { lock.withLock { failing = newValue } }
+    }
+
+    var epoch: StoreEpoch? { lock.withLock { stored } }
+
+    func readEpoch() throws(SQLiteStoreError) -> StoreEpoch? { epoch }
+
+    func writeEpoch(_ epoch: StoreEpoch) throws(SQLiteStoreError) {
+        lock.lock()
+        defer { lock.unlock() }
+        if failing { throw .database("the keeper's disk is full") }
+        stored = epoch
     }
 }

@@ -177,6 +177,9 @@ final class GroupMembershipTests: XCTestCase {
         let old = try await g.alice.manager.groupEncryptEnvelope(utf8("old"), for: g.team)
         await assertThrowsAsync(.unknownChain) { try await g.bob.manager.receive(old) }
         g.clock.advance(bySeconds: SessionManager.pendingGroupMessageLifetime + 1)
+        // Alice's chain is past its age (`SenderKeyPolicy`): she replaces it (the distribution
+        // is not delivered, so Bob keeps the next messages too).
+        _ = try await g.alice.manager.rotateSenderKeyIfDue(for: g.team)
         let fresh = try await g.alice.manager.groupEncryptEnvelope(utf8("fresh"), for: g.team)
         await assertThrowsAsync(.unknownChain) { try await g.bob.manager.receive(fresh) }
         let kept = await g.bob.base.loadPendingGroupMessages(for: g.team, sender: g.alice.address)

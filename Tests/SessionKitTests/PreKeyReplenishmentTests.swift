@@ -81,3 +81,44 @@ final class PreKeyReplenishmentTests: XCTestCase {
         XCTAssertEqual(upload.oneTimePreKeys.count, 50)
     }
 }
+
+/// `LocalPreKeys.discardForRestoredStore()`, which a store that found its file restored from an
+/// older copy runs (SessionKitSQLite's restore detection): no one-time key survives, the signed
+/// prekey rotates at the next upkeep, and no id the lost copy may have issued comes back.
+final class RestoredPreKeysTests: XCTestCase {
+    func testARestoredSetRotatesAtTheNextUpkeepWithIdsAheadOfTheLostCopy() throws {
+        let random = SeededRandomSource(seed: 11)
+        let identity = try IdentityKeyPair(using: random)
+        let start = Timestamp(secondsSince1970: 1_700_000_000)
+        var keys = try LocalPreKeys(identity: identity, now: start, random: random)
+        let (nextSigned, nextOneTime) = (keys.nextSignedPreKeyID, keys.nextOneTimePreKeyID)
+        let signedID = keys.currentSignedPreKey.key.id
+
+        keys.discardForRestoredStore()
+        XCTAssertEqual(keys.oneTimePreKeyCount, 0)
+        XCTAssertEqual(keys.nextSignedPreKeyID, nextSigned + LocalPreKeys.restoreIDJump)
+        XCTAssertEqual(keys.nextOneTimePreKeyID, nextOneTime + LocalPreKeys.restoreIDJump)
+        XCTAssertTrue(keys.isSignedPreKeyRotationDue(now: start), "due at once, whatever the clock says")
+        // The state persists as it is (a store writes it in the opening transaction).
+        let reloaded = try LocalPreKeys(serialized: keys.serialized())
+        XCTAssertTrue(reloaded.isSignedPreKeyRotationDue(now: start))
+
+        // A minute later the upkeep rotates it and refills the batch, with ids past the jump.
+        let upload = try keys.maintain(identity: identity, now: start.adding(seconds: 60), random: random)
+        let newSigned = try XCTUnwrap(upload.signedPreKey)
+        XCTAssertEqual(newSigned.id, nextSigned + LocalPreKeys.restoreIDJump)
+        XCTAssertEqual(upload.oneTimePreKeys.map(\.id), Array((nextOneTime + LocalPreKeys.restoreIDJump) ..< (nextOneTime + LocalPreKeys.restoreIDJump + 50)))
+        XCTAssertEqual(keys.previousSignedPreKeys.map(\.key.id), [signedID], "the replaced key is kept for messages in flight")
+    }
+
+    func testTheIdCountersWrapPastZero() throws {
+        let random = SeededRandomSource(seed: 12)
+        let identity = try IdentityKeyPair(using: random)
+        let keys = try LocalPreKeys(identity: identity, now: Timestamp(secondsSince1970: 0), random: random)
+        var high = keys
+        for _ in 0 ..< 256 { high.discardForRestoredStore() }
+        // 256 jumps of 2^24 wrap the 32-bit counter exactly once: 0 is skipped, so it lands one further.
+        XCTAssertEqual(high.nextOneTimePreKeyID, keys.nextOneTimePreKeyID + 1)
+        XCTAssertNotEqual(high.nextSignedPreKeyID, 0)
+    }
+}

@@ -96,7 +96,7 @@ final class SenderKeyPersistenceTests: XCTestCase {
         assertLoadFails(.invalidPayload, try SenderKeyReceiverState(serialized: chains[0].serialized()))
         assertLoadFails(.invalidPayload, try SenderKeySendingChain(serialized: receiver.serialized()))
         // Version 1 (chains without a group or sender) is unsupported like any unknown version.
-        for version: UInt8 in [0, 1, 3, 0xff] {
+        for version: UInt8 in [0, 1, 4, 0xff] {
             var sender = StateWriter(kind: .senderKeySender, version: version)
             sender.writeFixed(GroupTestSupport.encodeGroup("g") + encodeAddress("a", 1) + [UInt8](repeating: 1, count: 32 + 8 + 32 + 32))
             assertLoadFails(.unsupportedVersion, try SenderKeySendingChain(serialized: sender.finish()))

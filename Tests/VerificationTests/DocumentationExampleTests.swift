@@ -250,6 +250,10 @@ final class DocumentationExampleTests: XCTestCase {
         }
 
         // Then every group message: one encryption, the same envelope for every member device.
+        // First replace the chain when it is due (after 1,000 messages or 7 days: SenderKeyPolicy).
+        for outcome in try await alice.rotateSenderKeyIfDue(for: group) {
+            if let envelope = outcome.envelope { try await server.send(envelope.encodedText()) }
+        }
         let groupMessage = try await alice.groupEncryptEnvelope(Array("Chapter 1".utf8), for: group)
         try await server.sendToGroup(groupMessage.encodedText(), group: group)
         // --- end ---

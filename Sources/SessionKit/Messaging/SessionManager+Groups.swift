@@ -14,7 +14,7 @@ extension SessionManager {
         try await exclusive(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage in
             try await retryingStaleState { () async throws(SessionError) -> SenderKeyDistributionMessage in
                 if let chain = try await loadSendingChain(for: group) { return try chain.distributionMessage() }
-                let chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
+                let chain = try SenderKeySendingChain(group: group, sender: localAddress, createdAt: clock.now(), using: random)
                 let distribution = try chain.distributionMessage()
                 var commit = StoreCommit()
                 commit.store(chain, for: group)
@@ -40,7 +40,7 @@ extension SessionManager {
     /// `members` the group's members, in one commit.
     private func rotate(_ group: GroupID, members: Set<ProtocolAddress>?) async throws(SessionError) -> SenderKeyDistributionMessage {
         try await retryingStaleState { () async throws(SessionError) -> SenderKeyDistributionMessage in
-            var chain = try SenderKeySendingChain(group: group, sender: localAddress, using: random)
+            var chain = try SenderKeySendingChain(group: group, sender: localAddress, createdAt: clock.now(), using: random)
             // Replaces the stored chain: compare and swap against its generation.
             let replaced = try await loadSendingChain(for: group)
             chain.generation = replaced?.generation ?? 0
@@ -54,6 +54,25 @@ extension SessionManager {
             try await commitWithSendLog(commit)
             return distribution
         }
+    }
+
+    /// Replaces our sending chain for `group` when the `senderKeyPolicy` says it is due (it has
+    /// sent `maximumMessages`, or is `maximumAge` old), and distributes the new chain to the
+    /// group's members (`groupMembers(of:)`) through their pairwise sessions; returns the
+    /// pairwise messages to send (as `distributeSenderKey(for:to:)` does), or nothing when the
+    /// chain is not due (or there is none: `senderKeyDistributionMessage(for:)` creates it).
+    /// Call it before `groupEncrypt(_:for:)`, which sends nothing on a chain that is due.
+    /// - Throws: `SessionError.storage` when the store fails (the old chain stays),
+    ///   `.primitive` when libsodium is unusable; per-device failures are in the outcomes.
+    public func rotateSenderKeyIfDue(for group: GroupID) async throws(SessionError) -> [DeviceEncryption] {
+        let distribution = try await exclusive(.groupSending(group)) { () async throws(SessionError) -> SenderKeyDistributionMessage? in
+            guard let chain = try await loadSendingChain(for: group), senderKeyPolicy.isRotationDue(chain, now: clock.now()) else {
+                return nil
+            }
+            return try await rotate(group, members: nil)
+        }
+        guard let distribution else { return [] }
+        return await distribute(distribution, for: group, to: try await groupMembers(of: group))
     }
 
     /// Sends our distribution message for `group` to each of `members` through its pairwise
@@ -232,14 +251,20 @@ extension SessionManager {
 
     /// Encrypts `plaintext` once for every member of `group` with our sending chain and
     /// stores the advanced chain before returning the message.
+    ///
+    /// A chain the `senderKeyPolicy` says is due (1,000 messages or 7 days by default) sends
+    /// nothing more: call `rotateSenderKeyIfDue(for:)` before sending (it replaces the chain and
+    /// distributes the new one when due, and does nothing otherwise), and send what it returns.
     /// - Throws: `SessionError.noSession` when we have no chain for `group` (create it with
     ///   `senderKeyDistributionMessage(for:)` and distribute it first), `.chainExhausted` after
-    ///   2^32 messages (rotate the sender key), `.damagedState(.senderKeySendingChain)`,
+    ///   2^32 messages or when the `senderKeyPolicy` says the chain is due (rotate the sender
+    ///   key: `rotateSenderKeyIfDue(for:)`), `.damagedState(.senderKeySendingChain)`,
     ///   `.storage`; nothing changed then.
     public func groupEncrypt(_ plaintext: [UInt8], for group: GroupID) async throws(SessionError) -> [UInt8] {
         try await exclusive(.groupSending(group)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
                 guard let chain = try await loadSendingChain(for: group) else { throw .noSession }
+                if senderKeyPolicy.isRotationDue(chain, now: clock.now()) { throw .chainExhausted }
                 let (updated, message) = try await Self.compute { [chain] () throws(SessionError) in
                     var chain = chain
                     let message = try chain.encrypt(plaintext)

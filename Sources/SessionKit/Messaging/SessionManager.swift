@@ -102,6 +102,8 @@ public actor SessionManager {
     /// Whether the send log's changes go in the store's commits (`sendLog` is the store and
     /// applies them there).
     nonisolated let sendLogInCommits: Bool
+    /// When this device's sender-key chains are replaced (besides when a member leaves).
+    public nonisolated let senderKeyPolicy: SenderKeyPolicy
     let clock: any WallClock
     let random: any RandomSource
     let locks = KeyedAsyncLock<LockKey>()
@@ -121,6 +123,8 @@ public actor SessionManager {
     ///   - configuration: the limits of sessions created here (SPEC §4 defaults) and the
     ///     post-quantum policy.
     ///   - preKeyPolicy: prekey batch size, low-water mark, rotation and grace period.
+    ///   - senderKeyPolicy: after how many messages or how long our sender-key chains are
+    ///     replaced (1,000 messages or 7 days by default).
     ///   - clock: the time for prekey upkeep (the system clock by default).
     ///   - random: the randomness for keys (the system CSPRNG by default; pass another source
     ///     only in tests).
@@ -135,9 +139,9 @@ public actor SessionManager {
     public init(
         store: any ProtocolStore, trust: any IdentityTrustEvaluator, localAddress: ProtocolAddress,
         kem: (any KeyEncapsulationMechanism)? = nil, configuration: SessionConfiguration = .default,
-        preKeyPolicy: PreKeyPolicy = .default, clock: any WallClock = SystemWallClock(),
-        random: any RandomSource = SystemRandomSource(), sendLog: (any SendLogStore)? = nil,
-        sendLogPolicy: SendLogPolicy = .default
+        preKeyPolicy: PreKeyPolicy = .default, senderKeyPolicy: SenderKeyPolicy = .default,
+        clock: any WallClock = SystemWallClock(), random: any RandomSource = SystemRandomSource(),
+        sendLog: (any SendLogStore)? = nil, sendLogPolicy: SendLogPolicy = .default
     ) {
         self.sendLog = sendLog
         self.sendLogPolicy = sendLogPolicy
@@ -149,6 +153,7 @@ public actor SessionManager {
         self.kem = kem
         self.configuration = configuration
         self.preKeyPolicy = preKeyPolicy
+        self.senderKeyPolicy = senderKeyPolicy
         self.clock = clock
         self.random = random
     }

@@ -16,9 +16,12 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     /// generation 0, which matches only when none is stored.
     public var generation: UInt64 = 0
 
-    /// The version of the persisted layout written by `serialized()` (version 1, SPEC version
-    /// 1's chains without a group or a sender, is `unsupportedVersion`).
-    @_spi(Testing) public static let stateVersion: UInt8 = 2
+    /// The version of the persisted layout written by `serialized()`: 3 adds the creation time
+    /// (version 2, without it, still loads; version 1, SPEC version 1's chains without a group
+    /// or a sender, is `unsupportedVersion`).
+    @_spi(Testing) public static let stateVersion: UInt8 = 3
+    /// The oldest persisted layout `init(serialized:)` loads.
+    static let oldestLoadedStateVersion: UInt8 = 2
 
     /// The group the chain belongs to.
     @_spi(Testing) public let group: GroupID
@@ -28,6 +31,9 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     @_spi(Testing) public let chainID: SenderChainID
     private var chainKey: SenderChainKey
     private let signingKey: Ed25519.PrivateKey
+    /// When the chain was created (the manager's clock), for `SenderKeyPolicy`'s age limit;
+    /// `nil` for a chain created without a time or stored before times were kept (version 2).
+    @_spi(Testing) public let createdAt: Timestamp?
 
     /// The iteration the next message will use, 0 … 2^32; 2^32 once the chain is exhausted.
     @_spi(Testing) public var iteration: UInt64 { chainKey.iteration }
@@ -38,16 +44,18 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     /// The public half of the chain's signing key.
     @_spi(Testing) public var signingPublicKey: Ed25519.PublicKey { signingKey.publicKey }
 
-    /// Creates a new chain for `group`, sent from `sender` (our address): a random chain key,
-    /// then a random signing seed, both drawn from `random` (the system CSPRNG by default; pass
-    /// another source only for tests).
+    /// Creates a new chain for `group`, sent from `sender` (our address), created at
+    /// `createdAt`: a random chain key, then a random signing seed, both drawn from `random`
+    /// (the system CSPRNG by default; pass another source only for tests).
     /// - Throws: `SessionError.primitive` when libsodium cannot be initialised.
-    @_spi(Testing) public init(group: GroupID, sender: ProtocolAddress, using random: any RandomSource = SystemRandomSource()) throws(SessionError) {
+    @_spi(Testing) public init(
+        group: GroupID, sender: ProtocolAddress, createdAt: Timestamp? = nil, using random: any RandomSource = SystemRandomSource()
+    ) throws(SessionError) {
         let initialKey = SecureBytes(count: SenderChainKey.byteCount) { random.fill($0) }
         let seed = SecureBytes(count: Ed25519.keyByteCount) { random.fill($0) }
         let signing: Ed25519.PrivateKey
         do { signing = try Ed25519.PrivateKey(seedStorage: seed) } catch { throw .primitive(error) }
-        self.init(group: group, sender: sender, initialChainKey: initialKey, signingKey: signing, iteration: 0)
+        self.init(group: group, sender: sender, initialChainKey: initialKey, signingKey: signing, iteration: 0, createdAt: createdAt)
     }
 
     /// Recreates a chain from its chain key at iteration 0 and its signing key, moved forward
@@ -60,10 +68,14 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     ) throws(SessionError) {
         guard initialChainKey.count == SenderChainKey.byteCount else { throw .invalidKey }
         self.init(group: group, sender: sender, initialChainKey: SecureBytes(copying: initialChainKey), signingKey: signingKey,
-                  iteration: iteration)
+                  iteration: iteration, createdAt: nil)
     }
 
-    private init(group: GroupID, sender: ProtocolAddress, initialChainKey: SecureBytes, signingKey: Ed25519.PrivateKey, iteration: UInt32) {
+    private init(
+        group: GroupID, sender: ProtocolAddress, initialChainKey: SecureBytes, signingKey: Ed25519.PrivateKey, iteration: UInt32,
+        createdAt: Timestamp?
+    ) {
+        self.createdAt = createdAt
         self.group = group
         self.sender = sender
         chainID = SenderChainID(initialChainKey: initialChainKey)
@@ -127,11 +139,13 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
 
     // MARK: Persistence
 
-    /// The chain as a persisted state (kind `senderKeySender`, version 2). Body layout:
+    /// The chain as a persisted state (kind `senderKeySender`, version 3). Body layout:
     ///
     ///     Encode(group) || Encode(sender) || chain_id (32) || u64(iteration, 0 … 2^32)
     ///     || chain_key (32) || signing_seed (32)
+    ///     || u8(has_created_at, 0 or 1) || [i64(created_at, seconds since 1970)]
     ///
+    /// (Version 2 ends after the signing seed.)
     /// The blob holds secrets: store it protected and wipe copies (`SecureMemory.zero`).
     public func serialized() -> [UInt8] {
         var writer = StateWriter(kind: .senderKeySender, version: Self.stateVersion)
@@ -141,6 +155,12 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
         writer.write(chainKey.iteration)
         writer.writeFixed(chainKey.key)
         signingKey.withUnsafeSeedBytes { seed in writer.writeFixed(SecureBytes(copying: seed)) }
+        if let createdAt {
+            writer.write(UInt8(1))
+            writer.write(UInt64(bitPattern: createdAt.secondsSince1970))
+        } else {
+            writer.write(UInt8(0))
+        }
         return writer.finish()
     }
 
@@ -149,7 +169,7 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     ///   truncated or extra field or an iteration above 2^32; `SessionError.unsupportedVersion`
     ///   for an unknown version.
     public init(serialized blob: [UInt8]) throws(SessionError) {
-        var reader = try StateReader(blob, kind: .senderKeySender, supportedVersions: Self.stateVersion ... Self.stateVersion)
+        var reader = try StateReader(blob, kind: .senderKeySender, supportedVersions: Self.oldestLoadedStateVersion ... Self.stateVersion)
         let group = try reader.readGroupID()
         let sender = try reader.readAddress()
         let id = try reader.readFixed(SenderChainID.byteCount)
@@ -157,7 +177,16 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
         guard iteration <= SenderChainKey.endOfChain else { throw .invalidPayload }
         let key = try reader.readSecret(SenderChainKey.byteCount)
         let seed = try reader.readSecret(Ed25519.keyByteCount)
+        var createdAt: Timestamp?
+        if reader.version >= 3 {
+            switch try reader.readByte() {
+            case 0: break
+            case 1: createdAt = Timestamp(secondsSince1970: Int64(bitPattern: try reader.readUInt64()))
+            default: throw .invalidPayload
+            }
+        }
         try reader.finish()
+        self.createdAt = createdAt
         do { signingKey = try Ed25519.PrivateKey(seedStorage: seed) } catch { throw .invalidPayload }
         self.group = group
         self.sender = sender
@@ -168,7 +197,7 @@ public struct SenderKeySendingChain: Sendable, CustomStringConvertible, CustomDe
     /// A redacted description: group, sender, chain id and iteration only.
     public var description: String {
         "SenderKeySendingChain(\(group), sender: \(sender), chain: \(Hex.encode(chainID.rawRepresentation)), "
-            + "iteration: \(iteration), secrets redacted)"
+            + "iteration: \(iteration), createdAt: \(createdAt.map { String($0.secondsSince1970) } ?? "unknown"), secrets redacted)"
     }
     /// A redacted description.
     public var debugDescription: String { description }
