@@ -71,6 +71,21 @@ final class SendLogTests: XCTestCase {
         return notice
     }
 
+    func testMessagesSentInOneCommitToManyDevicesAreLoggedPerDevice() async throws {
+        let alice = try await Device("alice", 1, seed: 5200, server: server, clock: clock)
+        let bob = try await Device("bob", 1, seed: 5201, server: server, clock: clock)
+        let carol = try await Device("carol", 1, seed: 5202, server: server, clock: clock)
+        for peer in [bob, carol] { try await alice.startSession(with: peer.address, server: server) }
+        let chains = [try await alice.currentChain(to: bob.address), try await alice.currentChain(to: carol.address)]
+        let outcomes = try await alice.manager.encrypt(utf8("to both"), toDevices: [bob.address, carol.address])
+        XCTAssertEqual(outcomes.compactMap(\.ciphertext).count, 2)
+        for chain in chains {
+            let logged = try await alice.store.loadSendLog(for: chain, now: clock.now())
+            XCTAssertEqual(logged.map(\.plaintext), [utf8("to both")], "\(chain)")
+            XCTAssertEqual(logged.map(\.position), [0])
+        }
+    }
+
     func testThePolicyRefusesNonPositiveBoundsAndTheDefaultIsADay() throws {
         XCTAssertEqual(SendLogPolicy.default.retention, 86_400)
         XCTAssertEqual(SendLogPolicy.default.maximumEntries, 10_000)

@@ -209,7 +209,16 @@ extension SessionManager {
                     commit.store(record, for: address)
                     messages[address] = message
                 }
-                try await store.commit(commit)
+                // Application content goes to the send log (a distribution holds our chain key).
+                if contentType == .application {
+                    for (address, record) in records {
+                        guard let ratchet = record.currentSession?.ratchet, let changes = sendLogChanges(
+                            logging: plaintext, on: .pairwise(recipient: address, ratchetKey: ratchet.sendingRatchetKey.publicKey.rawRepresentation),
+                            at: ratchet.sendCounter) else { continue }
+                        if commit.sendLog == nil { commit.sendLog = changes } else { commit.sendLog?.added += changes.added }
+                    }
+                }
+                try await commitWithSendLog(commit)
                 return messages
             }
         }
