@@ -445,6 +445,33 @@ final class SessionStorageTests: XCTestCase {
 
     // MARK: Damage and migration
 
+    /// A row's value is sealed for its generation: an older value of the same row put back
+    /// under the current generation (the old sending chain, whose next key was used) does not
+    /// load, for a session record and for a group's sending chain alike.
+    func testAnOlderValuePutBackUnderTheCurrentGenerationDoesNotLoad() async throws {
+        let folder = try temporaryFolder()
+        let alicePath = folder.appendingPathComponent("alice.sqlite").path
+        var a = try Device(alice, path: alicePath)
+        let b = try Device(bob, path: folder.appendingPathComponent("bob.sqlite").path)
+        let group = try GroupID("generation-bound")
+        try await a.manager.processBundle(try await b.bundle(), for: bob)
+        _ = try await a.manager.senderKeyDistributionMessage(for: group)
+        let older = try withRawDatabase(alicePath) { db in
+            (try Data.fetchOne(db, sql: "SELECT sealed FROM sessions"), try Data.fetchOne(db, sql: "SELECT sealed FROM sending_chains"))
+        }
+        _ = try await a.manager.encrypt(utf8("advances the session"), to: bob)
+        _ = try await a.manager.groupEncrypt(utf8("advances the chain"), for: group)
+        try a.store.close()
+        try withRawDatabase(alicePath) { db in
+            try db.execute(sql: "UPDATE sessions SET sealed = ?", arguments: [older.0])
+            try db.execute(sql: "UPDATE sending_chains SET sealed = ?", arguments: [older.1])
+        }
+        a = try Device(alice, path: alicePath)
+        await assertThrows(.damagedState(.session)) { try await a.store.loadSession(for: bob) }
+        await assertThrows(.damagedState(.senderKeySendingChain)) { try await a.store.loadSendingChain(for: group) }
+        await assertThrows(.damagedState(.session, peer: bob)) { try await a.manager.encrypt(utf8("never from the old chain"), to: bob) }
+    }
+
     func testADamagedSessionIsATypedErrorAndOtherPeersStayUsable() async throws {
         let folder = try temporaryFolder()
         let alicePath = folder.appendingPathComponent("alice.sqlite").path

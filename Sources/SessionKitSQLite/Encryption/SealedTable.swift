@@ -40,8 +40,10 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     static let archive = SealedTable(name: "archive", valueVersion: 1)
 
     /// Session records, one row per peer device: the current session without its skipped keys
-    /// (schema 2).
-    static let sessions = SealedTable(name: "sessions", valueVersion: 2)
+    /// (schema 2), sealed for the row key and the row's generation (`SchemaGenerationBinding`).
+    static let sessions = SealedTable(name: "sessions", valueVersion: 9)
+    /// `sessions` before schema 9 (sealed for the row key alone).
+    static let sessionsBeforeSchema9 = SealedTable(name: "sessions", valueVersion: 2)
     /// The order of a record's previous sessions (their state keys), one row per record that
     /// has previous sessions (schema 2).
     static let sessionOrders = SealedTable(name: "session_orders", valueVersion: 2)
@@ -49,10 +51,16 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     static let sessionStates = SealedTable(name: "session_states", valueVersion: 2)
     /// Skipped message keys, one row per key (schema 2).
     static let skippedKeys = SealedTable(name: "skipped_keys", valueVersion: 2)
-    /// Our sending chains, by hashed group (schema 2).
-    static let sendingChains = SealedTable(name: "sending_chains", valueVersion: 2)
-    /// Received chains, by hashed group and sender (schema 2).
-    static let receiverStates = SealedTable(name: "receiver_states", valueVersion: 2)
+    /// Our sending chains, by hashed group (schema 2), sealed for the row key and the row's
+    /// generation (`SchemaGenerationBinding`).
+    static let sendingChains = SealedTable(name: "sending_chains", valueVersion: 9)
+    /// `sending_chains` before schema 9.
+    static let sendingChainsBeforeSchema9 = SealedTable(name: "sending_chains", valueVersion: 2)
+    /// Received chains, by hashed group and sender (schema 2), sealed for the row key and the
+    /// row's generation (`SchemaGenerationBinding`).
+    static let receiverStates = SealedTable(name: "receiver_states", valueVersion: 9)
+    /// `receiver_states` before schema 9.
+    static let receiverStatesBeforeSchema9 = SealedTable(name: "receiver_states", valueVersion: 2)
 
     var description: String { name }
 }

@@ -108,6 +108,17 @@ struct ValueSealer: Sendable {
         }
     }
 
+    /// The row key of a value sealed for its row *and* the row's generation (the tables whose
+    /// rows have a `generation` column: `sessions`, `sending_chains`, `receiver_states`):
+    /// `rowKey || u64(generation)`. A value written at another generation of the same row (an
+    /// older copy put back under the current generation) does not open.
+    static func rowKey(_ rowKey: [UInt8], generation: UInt64) -> [UInt8] {
+        var bound = rowKey
+        bound.reserveCapacity(rowKey.count + 8)
+        bound.appendBigEndian(Int64(bitPattern: generation))
+        return bound
+    }
+
     /// The keyed hash of `id` in `domain`: the row key stored in place of an id that would tell
     /// who the user talks to.
     func rowKey(_ id: [UInt8], in domain: RowKeyDomain) -> [UInt8] {

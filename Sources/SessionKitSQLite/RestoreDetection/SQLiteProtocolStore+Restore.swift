@@ -73,7 +73,8 @@ extension SQLiteProtocolStore {
             let recordID: Int64 = row["id"]
             let names = SessionRowNames(userHash: [UInt8](row["user_hash"] as Data), deviceID: UInt32(truncatingIfNeeded: row["device_id"] as Int64))
             let generation = try rowGeneration(row, table: .sessions)
-            let opened = try sealer.open(try blob(row["sealed"], table: .sessions), table: .sessions, rowKey: names.rowKey)
+            let opened = try sealer.open(
+                try blob(row["sealed"], table: .sessions), table: .sessions, rowKey: ValueSealer.rowKey(names.rowKey, generation: generation))
             var header: SessionRecordLayout.Header
             do { header = try SessionRecordLayout.decodeCurrent(opened) } catch {
                 throw SQLiteStoreError.invalidValue(table: SealedTable.sessions.name)
@@ -109,7 +110,7 @@ extension SQLiteProtocolStore {
             var newHeader = SessionRecordLayout.encode(
                 current: nil, requiresPostQuantum: header.requiresPostQuantum, recoveryMarks: header.recoveryMarks)
             defer { SecureMemory.zero(&newHeader) }
-            let sealedHeader = try sealer.seal(newHeader, table: .sessions, rowKey: names.rowKey)
+            let sealedHeader = try sealer.seal(newHeader, table: .sessions, rowKey: ValueSealer.rowKey(names.rowKey, generation: generation + 1))
             try db.execute(sql: "UPDATE sessions SET generation = ?, sealed = ? WHERE id = ?",
                            arguments: [column(generation + 1), Data(sealedHeader), recordID])
             archived += 1

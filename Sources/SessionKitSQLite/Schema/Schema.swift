@@ -30,6 +30,7 @@ enum Schema {
         SchemaRegistrationID.apply,
         SchemaStoreEpoch.apply,
         SchemaSendLog.apply,
+        SchemaGenerationBinding.apply,
     ]
 
     /// The newest schema this library reads and writes.
@@ -80,8 +81,10 @@ enum Schema {
 
     /// The steps that move sealed values (they need the file's keys), for a file that was at
     /// `version` before `migrate(_:path:)`, inside the same transaction once the storage key is
-    /// checked: schema 5 moves the replay records out of the prekeys blob.
+    /// checked: schema 5 moves the replay records out of the prekeys blob, schema 9 re-seals the
+    /// values of the rows with a generation for it.
     static func migrateValues(_ db: Database, from version: Int, sealer: ValueSealer) throws {
         if version >= 1, version < SchemaVersion5.version { try SchemaVersion5.moveReplayRecords(db, sealer: sealer) }
+        if version >= 2, version < SchemaGenerationBinding.version { try SchemaGenerationBinding.resealValues(db, sealer: sealer) }
     }
 }

@@ -16,10 +16,13 @@ extension SQLiteProtocolStore: SenderKeyStore {
             return try await readTransaction { [sealer] db -> SenderKeySendingChain? in
                 guard let row = try Row.fetchOne(db, sql: "SELECT generation, sealed FROM sending_chains WHERE group_hash = ?",
                                                  arguments: [Data(groupHash)]) else { return nil }
-                var bytes = try sealer.open(try Self.blob(row["sealed"], table: .sendingChains), table: .sendingChains, rowKey: groupHash).bytes
+                let generation = try Self.rowGeneration(row, table: .sendingChains)
+                var bytes = try sealer.open(
+                    try Self.blob(row["sealed"], table: .sendingChains), table: .sendingChains,
+                    rowKey: ValueSealer.rowKey(groupHash, generation: generation)).bytes
                 defer { SecureMemory.zero(&bytes) }
                 var chain = try SenderKeySendingChain(serialized: bytes)
-                chain.generation = try Self.rowGeneration(row, table: .sendingChains)
+                chain.generation = generation
                 return chain
             }
         } catch {
@@ -36,11 +39,13 @@ extension SQLiteProtocolStore: SenderKeyStore {
                 guard let row = try Row.fetchOne(
                     db, sql: "SELECT generation, sealed FROM receiver_states WHERE group_hash = ? AND sender_hash = ?",
                     arguments: [Data(groupHash), Data(senderHash)]) else { return nil }
+                let generation = try Self.rowGeneration(row, table: .receiverStates)
                 var bytes = try sealer.open(
-                    try Self.blob(row["sealed"], table: .receiverStates), table: .receiverStates, rowKey: groupHash + senderHash).bytes
+                    try Self.blob(row["sealed"], table: .receiverStates), table: .receiverStates,
+                    rowKey: ValueSealer.rowKey(groupHash + senderHash, generation: generation)).bytes
                 defer { SecureMemory.zero(&bytes) }
                 var state = try SenderKeyReceiverState(serialized: bytes)
-                state.generation = try Self.rowGeneration(row, table: .receiverStates)
+                state.generation = generation
                 return state
             }
         } catch {
@@ -77,7 +82,7 @@ extension SQLiteProtocolStore: SenderKeyStore {
         guard try storedGeneration(stored, table: .sendingChains) == write.chain.generation else { throw SessionError.staleState }
         var bytes = write.chain.serialized()
         defer { SecureMemory.zero(&bytes) }
-        let sealed = try sealer.seal(bytes, table: .sendingChains, rowKey: groupHash)
+        let sealed = try sealer.seal(bytes, table: .sendingChains, rowKey: ValueSealer.rowKey(groupHash, generation: write.chain.generation + 1))
         try db.execute(sql: "INSERT OR REPLACE INTO sending_chains (group_hash, generation, sealed) VALUES (?, ?, ?)",
                        arguments: [Data(groupHash), column(write.chain.generation + 1), Data(sealed)])
     }
@@ -92,7 +97,7 @@ extension SQLiteProtocolStore: SenderKeyStore {
         let generation = stored == nil ? try firstGeneration(for: groupHash + senderHash, db: db) : write.state.generation + 1
         var bytes = write.state.serialized()
         defer { SecureMemory.zero(&bytes) }
-        let sealed = try sealer.seal(bytes, table: .receiverStates, rowKey: groupHash + senderHash)
+        let sealed = try sealer.seal(bytes, table: .receiverStates, rowKey: ValueSealer.rowKey(groupHash + senderHash, generation: generation))
         try db.execute(
             sql: "INSERT OR REPLACE INTO receiver_states (group_hash, sender_hash, generation, sealed) VALUES (?, ?, ?, ?)",
             arguments: [Data(groupHash), Data(senderHash), column(generation), Data(sealed)])

@@ -100,7 +100,8 @@ extension SQLiteProtocolStore: SessionStore {
         guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT sealed FROM sessions WHERE id = ?", arguments: [row.id]) else {
             throw SQLiteStoreError.damagedValue(table: SealedTable.sessions.name)
         }
-        let header = try sealer.open(try blob(value, table: .sessions), table: .sessions, rowKey: names.rowKey)
+        let header = try sealer.open(
+            try blob(value, table: .sessions), table: .sessions, rowKey: ValueSealer.rowKey(names.rowKey, generation: row.generation))
         var currentPart: [UInt8]?
         let requiresPostQuantum: Bool
         let recoveryMarks: RecoveryMarks

@@ -93,7 +93,8 @@ extension SQLiteProtocolStore: ProtocolStore {
             current: plan.current?.serialized(in: plan.record), requiresPostQuantum: plan.record.requiresPostQuantum,
             recoveryMarks: plan.record.recoveryMarks)
         defer { SecureMemory.zero(&header) }
-        let sealedHeader = Data(try sealer.seal(header, table: .sessions, rowKey: plan.names.rowKey))
+        let sealedHeader = Data(try sealer.seal(
+            header, table: .sessions, rowKey: ValueSealer.rowKey(plan.names.rowKey, generation: generation)))
         let recordID: Int64
         if let row {
             try db.cachedStatement(sql: "UPDATE sessions SET generation = ?, sealed = ? WHERE id = ?")
