@@ -196,4 +196,39 @@ final class AccountExportTests: XCTestCase {
         }
         XCTAssertEqual(try files(in: folder), [])
     }
+
+    func testADamagedArchiveRowIsCountedAndLeftOutAndBadIdsAreRefused() async throws {
+        let source = try await makeSource()
+        let conversation = source.sealer.rowKey(Array("bob".utf8), in: .archiveConversation)
+        try withRawDatabase(source.path) { db in
+            try db.execute(
+                sql: "UPDATE archive SET sealed = substr(sealed, 1, 30) || x'00' || substr(sealed, 32) WHERE conversation_hash = ? AND timestamp = 1000",
+                arguments: [Data(conversation)])
+        }
+        let folder = try temporaryFolder()
+        let code = try AgeX25519Identity()
+        let path = folder.appendingPathComponent("a.age").path
+        let report = try await source.exportAccount(contents, to: [AccountExportDestination(path: path, protection: .recoveryCode(code.recipient))])
+        XCTAssertEqual(report.damagedMessageCount, 1)
+        XCTAssertEqual(report.messageCount, messages.count - 1)
+        let plaintext = try AgeDecryptor(identities: [code]).decrypt(Data(contentsOf: URL(fileURLWithPath: path)))
+        XCTAssertFalse([UInt8](plaintext).contains(subsequence: Array(#""id":"m1","timestamp":1000"#.utf8)))
+
+        for (bad, expected) in [
+            (AccountExportContents(userID: "", contacts: [], conversations: []), "the user id is not 1 to 255 UTF-8 bytes"),
+            (AccountExportContents(userID: "alice", contacts: [String(repeating: "x", count: 256)], conversations: []),
+             "a contact id is not 1 to 255 UTF-8 bytes"),
+            (AccountExportContents(userID: "alice", contacts: [], conversations: [""]), "an empty conversation id"),
+        ] {
+            let target = folder.appendingPathComponent("bad.age").path
+            do {
+                _ = try await source.exportAccount(bad, to: [AccountExportDestination(path: target, protection: .recoveryCode(code.recipient))])
+                XCTFail("accepted \(bad)")
+            } catch {
+                XCTAssertEqual(error, .invalidArgument(expected))
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: target))
+        }
+        XCTAssertEqual(try files(in: folder), ["a.age"])
+    }
 }
