@@ -18,7 +18,8 @@ extension SQLiteProtocolStore {
     /// The archive is read a page at a time and each line goes straight to the age streams, so
     /// memory stays bounded by a page whatever the archive's size. Each file is written under a
     /// temporary name in its folder and renamed into place (replacing a file there) only when
-    /// every file is complete; on an error none of them appears. Writes that other tasks make
+    /// every file is complete; on an error before that none of them appears (should renaming
+    /// the second file fail, the first is already in place). Writes that other tasks make
     /// meanwhile may or may not be included (the pages are separate reads).
     ///
     /// The files hold the identity key: keep them as safe as the recovery code or passphrase
