@@ -176,7 +176,7 @@ final class AccountExportTests: XCTestCase {
         }
     }
 
-    func testTheDefaultWorkFactorIs18AndAWorkFactorBelow16IsRefusedWithoutWritingAFile() async throws {
+    func testTheDefaultWorkFactorIs18AndAWorkFactorOutside16To22IsRefusedWithoutWritingAFile() async throws {
         XCTAssertEqual(try AgeScryptRecipient(passphrase: passphrase).workFactor, 18)
         let source = try await makeSource()
         let folder = try temporaryFolder()
@@ -187,6 +187,13 @@ final class AccountExportTests: XCTestCase {
             XCTFail("a work factor of 15 was accepted")
         } catch {
             XCTAssertEqual(error as? AccountExportError, .invalidArgument("an scrypt work factor of 15 (at least 16)"))
+        }
+        do {
+            _ = try await source.exportAccount(
+                contents, to: [AccountExportDestination(path: path, protection: .passphrase(try AgeScryptRecipient(passphrase: passphrase, workFactor: 23)))])
+            XCTFail("a work factor of 23 was accepted")
+        } catch {
+            XCTAssertEqual(error as? AccountExportError, .invalidArgument("an scrypt work factor of 23 (at most 22, what readers accept)"))
         }
         do {
             _ = try await source.exportAccount(contents, to: [])
