@@ -102,7 +102,13 @@ for harness in "${HARNESSES[@]}"; do
     [ -f "$src" ] || { echo "no harness $src" >&2; exit 1; }
     LIBS=("${CORE_LIBS[@]}")
     EXTRA=()
+    EXTRA_SOURCES=()
     HASHES=("$LIB/SignalPrimitives.hash" "$LIB/SessionKit.hash" "$LIB/Verification.hash")
+    # The export reader is compiled in from SessionKitSQLite (its file has no GRDB code; the
+    # module itself is not built here).
+    if [ "$harness" = export_reader ]; then
+        EXTRA_SOURCES=(Sources/SessionKitSQLite/Export/ExportFormat.swift)
+    fi
     # The vector-file loader harness also needs the conformance engine, the KEM adapter,
     # swift-crypto and zlib (for C2SP/CCTV's compressed age vectors), and Foundation.
     if [ "$harness" = vector_loader ]; then
@@ -111,10 +117,10 @@ for harness in "${HARNESSES[@]}"; do
         HASHES+=("$LIB/SessionKitMLKEM.hash" "$LIB/SignalVectorKit.hash" "$LIB/SwiftCryptoDeps.hash")
     fi
     bin=$OUT/$harness
-    hash=$( (echo "${FLAGS[*]} ${LIBS[*]}"; cat "${HASHES[@]}"; inputs_hash Fuzz/Support/*.swift "$src") | sha256sum | cut -c1-32)
+    hash=$( (echo "${FLAGS[*]} ${LIBS[*]}"; cat "${HASHES[@]}"; inputs_hash Fuzz/Support/*.swift "$src" "${EXTRA_SOURCES[@]}") | sha256sum | cut -c1-32)
     if [ -f "$bin" ] && [ "$(cat "$bin.hash" 2>/dev/null)" = "$hash" ]; then continue; fi
     echo "  harness $harness"
-    swiftc "${FLAGS[@]}" "${EXTRA[@]}" "${LINK[@]}" Fuzz/Support/*.swift "$src" "${LIBS[@]}" -o "$bin"
+    swiftc "${FLAGS[@]}" "${EXTRA[@]}" "${LINK[@]}" Fuzz/Support/*.swift "$src" "${EXTRA_SOURCES[@]}" "${LIBS[@]}" -o "$bin"
     echo "$hash" > "$bin.hash"
 done
 echo "harnesses in $OUT/"

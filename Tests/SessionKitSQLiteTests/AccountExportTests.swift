@@ -176,7 +176,7 @@ final class AccountExportTests: XCTestCase {
         }
     }
 
-    func testTheDefaultWorkFactorIs18AndAWorkFactorBelow16IsRefusedWithoutWritingAFile() async throws {
+    func testTheDefaultWorkFactorIs18AndAWorkFactorOutside16To22IsRefusedWithoutWritingAFile() async throws {
         XCTAssertEqual(try AgeScryptRecipient(passphrase: passphrase).workFactor, 18)
         let source = try await makeSource()
         let folder = try temporaryFolder()
@@ -189,11 +189,53 @@ final class AccountExportTests: XCTestCase {
             XCTAssertEqual(error as? AccountExportError, .invalidArgument("an scrypt work factor of 15 (at least 16)"))
         }
         do {
+            _ = try await source.exportAccount(
+                contents, to: [AccountExportDestination(path: path, protection: .passphrase(try AgeScryptRecipient(passphrase: passphrase, workFactor: 23)))])
+            XCTFail("a work factor of 23 was accepted")
+        } catch {
+            XCTAssertEqual(error as? AccountExportError, .invalidArgument("an scrypt work factor of 23 (at most 22, what readers accept)"))
+        }
+        do {
             _ = try await source.exportAccount(contents, to: [])
             XCTFail("no destination was accepted")
         } catch {
             XCTAssertEqual(error as? AccountExportError, .invalidArgument("no destination"))
         }
         XCTAssertEqual(try files(in: folder), [])
+    }
+
+    func testADamagedArchiveRowIsCountedAndLeftOutAndBadIdsAreRefused() async throws {
+        let source = try await makeSource()
+        let conversation = source.sealer.rowKey(Array("bob".utf8), in: .archiveConversation)
+        try withRawDatabase(source.path) { db in
+            try db.execute(
+                sql: "UPDATE archive SET sealed = substr(sealed, 1, 30) || x'00' || substr(sealed, 32) WHERE conversation_hash = ? AND timestamp = 1000",
+                arguments: [Data(conversation)])
+        }
+        let folder = try temporaryFolder()
+        let code = try AgeX25519Identity()
+        let path = folder.appendingPathComponent("a.age").path
+        let report = try await source.exportAccount(contents, to: [AccountExportDestination(path: path, protection: .recoveryCode(code.recipient))])
+        XCTAssertEqual(report.damagedMessageCount, 1)
+        XCTAssertEqual(report.messageCount, messages.count - 1)
+        let plaintext = try AgeDecryptor(identities: [code]).decrypt(Data(contentsOf: URL(fileURLWithPath: path)))
+        XCTAssertFalse([UInt8](plaintext).contains(subsequence: Array(#""id":"m1","timestamp":1000"#.utf8)))
+
+        for (bad, expected) in [
+            (AccountExportContents(userID: "", contacts: [], conversations: []), "the user id is not 1 to 255 UTF-8 bytes"),
+            (AccountExportContents(userID: "alice", contacts: [String(repeating: "x", count: 256)], conversations: []),
+             "a contact id is not 1 to 255 UTF-8 bytes"),
+            (AccountExportContents(userID: "alice", contacts: [], conversations: [""]), "an empty conversation id"),
+        ] {
+            let target = folder.appendingPathComponent("bad.age").path
+            do {
+                _ = try await source.exportAccount(bad, to: [AccountExportDestination(path: target, protection: .recoveryCode(code.recipient))])
+                XCTFail("accepted \(bad)")
+            } catch {
+                XCTAssertEqual(error, .invalidArgument(expected))
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: target))
+        }
+        XCTAssertEqual(try files(in: folder), ["a.age"])
     }
 }

@@ -2,8 +2,8 @@ import SessionKit
 
 /// The errors of account export and restore (`SQLiteProtocolStore.exportAccount` and
 /// `SQLiteProtocolStore.restoreAccount`). After any of them, restore has written nothing (no
-/// store file exists at the target) and export has left no file at its destinations that it
-/// did not find there.
+/// store file exists at the target) and export has left no new file at its destinations
+/// (except when renaming a second destination fails after the first was renamed).
 ///
 /// `description` never shows a key, a passphrase, a user id or a message.
 public enum AccountExportError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {

@@ -33,8 +33,9 @@ public struct AccountExportDestination: Sendable {
         /// `secretKeyString` (`AGE-SECRET-KEY-1…`) the app shows the user
         /// (`AccountExport.newRecoveryCode()`).
         case recoveryCode(AgeX25519Recipient)
-        /// To a passphrase (age `scrypt`, the file's only stanza), at a work factor of at least
-        /// `AccountExport.minimumWorkFactor` (16); `AgeScryptRecipient`'s default is 18.
+        /// To a passphrase (age `scrypt`, the file's only stanza), at a work factor from
+        /// `AccountExport.minimumWorkFactor` (16) to 22 (what readers accept by default);
+        /// `AgeScryptRecipient`'s default is 18.
         case passphrase(AgeScryptRecipient)
     }
 

@@ -18,13 +18,14 @@ extension SQLiteProtocolStore {
     /// The archive is read a page at a time and each line goes straight to the age streams, so
     /// memory stays bounded by a page whatever the archive's size. Each file is written under a
     /// temporary name in its folder and renamed into place (replacing a file there) only when
-    /// every file is complete; on an error none of them appears. Writes that other tasks make
+    /// every file is complete; on an error before that none of them appears (should renaming
+    /// the second file fail, the first is already in place). Writes that other tasks make
     /// meanwhile may or may not be included (the pages are separate reads).
     ///
     /// The files hold the identity key: keep them as safe as the recovery code or passphrase
     /// that opens them.
     /// - Throws: `AccountExportError.invalidArgument` for no destination, an scrypt work factor
-    ///   below 16, or an id that cannot be used; `.age` when a recipient cannot be used;
+    ///   outside 16 … 22, or an id that cannot be used; `.age` when a recipient cannot be used;
     ///   `.file` when a file cannot be written; `.store` when the store fails.
     public func exportAccount(
         _ contents: AccountExportContents, to destinations: [AccountExportDestination]
@@ -43,6 +44,12 @@ extension SQLiteProtocolStore {
             case let .passphrase(scrypt):
                 guard scrypt.workFactor >= AccountExport.minimumWorkFactor else {
                     throw .invalidArgument("an scrypt work factor of \(scrypt.workFactor) (at least \(AccountExport.minimumWorkFactor))")
+                }
+                // Above what readers compute by default (`AgeScryptIdentity`, the age tool: 22),
+                // the file would not open where it is restored.
+                guard scrypt.workFactor <= AgeScryptIdentity.defaultMaximumWorkFactor else {
+                    throw .invalidArgument(
+                        "an scrypt work factor of \(scrypt.workFactor) (at most \(AgeScryptIdentity.defaultMaximumWorkFactor), what readers accept)")
                 }
                 recipient = scrypt
             }

@@ -11,9 +11,12 @@ import SignalPrimitives
 /// - On Linux, `loadOrCreateKeyFile(at:)` keeps it in a file only its owner can read (0600),
 ///   next to (or better: on another volume than) the database.
 ///
-/// Losing the key loses the store: nothing in the file can be opened without it. The key is
-/// never derived from a passphrase here; an app that wants one should run a password hash
-/// (Argon2id) itself and pass the 32-byte result.
+/// - Under a passphrase: `createPassphraseKeyFile(at:passphrase:)` keeps a random key in an age
+///   scrypt file (see the article "Backups and Key Files"); changing the passphrase rewrites
+///   that small file only.
+///
+/// Losing the key loses the store: nothing in the file can be opened without it. The key itself
+/// is random, never derived from a passphrase: a passphrase only wraps it.
 ///
 /// `description` never shows the key.
 public struct StorageKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
