@@ -199,7 +199,7 @@ final class AccountExportTests: XCTestCase {
             _ = try await source.exportAccount(contents, to: [])
             XCTFail("no destination was accepted")
         } catch {
-            XCTAssertEqual(error as? AccountExportError, .invalidArgument("no destination"))
+            XCTAssertEqual(error, .invalidArgument("no destination"))
         }
         XCTAssertEqual(try files(in: folder), [])
     }
