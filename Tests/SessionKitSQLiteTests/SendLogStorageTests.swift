@@ -62,6 +62,30 @@ final class SendLogStorageTests: XCTestCase {
         }
     }
 
+    /// The log's changes are part of the commit's transaction: a commit refused as stale (its
+    /// session record was written meanwhile) leaves no entry behind, and one that goes through
+    /// writes it.
+    func testAStaleCommitWritesNoEntry() async throws {
+        let (aliceStore, _, bobStore, _, _) = try await pair(try temporaryFolder(), logging: true)
+        defer { try? aliceStore.close(); try? bobStore.close() }
+        let loaded = try await aliceStore.loadSession(for: bob)
+        let record = try XCTUnwrap(loaded)
+        let before = try await aliceStore.sendLogEntryCount()
+        var changes = SendLogChanges()
+        let chain = SendLogChain.pairwise(recipient: bob, ratchetKey: [UInt8](repeating: 7, count: 32))
+        changes.added = [SendLogEntry(id: 0, chain: chain, position: 0, expiresAt: Timestamp(secondsSince1970: .max), plaintext: [1, 2, 3])]
+        var commit = StoreCommit()
+        commit.store(record, for: bob)
+        commit.sendLog = changes
+        try await aliceStore.commit(commit)
+        let written = try await aliceStore.loadSendLog(for: chain, now: Timestamp(secondsSince1970: 0))
+        XCTAssertEqual(written.map(\.plaintext), [[1, 2, 3]])
+        let stale = await thrownError { try await aliceStore.commit(commit) }
+        XCTAssertEqual(stale as? SessionError, .staleState)
+        let after = try await aliceStore.sendLogEntryCount()
+        XCTAssertEqual(after, before + 1, "the refused commit added nothing")
+    }
+
     /// The plaintext is not in the file; an entry whose expiry was pushed back, or whose value
     /// was moved to another row, does not open; a used entry is overwritten in the file.
     func testEntriesAreSealedBoundToTheirRowAndDeletedFromTheFile() async throws {
