@@ -28,8 +28,11 @@ extension SQLiteProtocolStore: SendLogStore {
                     let expiresAt: Int64 = row["expires_at"]
                     guard let sealed = try? Self.blob(row["sealed"], table: .sendLog),
                           let opened = try? sealer.open(
-                              sealed, table: .sendLog, rowKey: SendLogValueCoding.rowKey(chainHash: chainHash, id: id, expiresAt: expiresAt)),
-                          let (position, plaintext) = try? SendLogValueCoding.decode(opened.bytes) else { return nil }
+                              sealed, table: .sendLog, rowKey: SendLogValueCoding.rowKey(chainHash: chainHash, id: id, expiresAt: expiresAt))
+                    else { return nil }
+                    var value = opened.bytes
+                    defer { SecureMemory.zero(&value) }
+                    guard let (position, plaintext) = try? SendLogValueCoding.decode(value) else { return nil }
                     return SendLogEntry(
                         id: UInt64(id), chain: chain, position: position, expiresAt: Timestamp(secondsSince1970: expiresAt), plaintext: plaintext)
                 }
