@@ -62,6 +62,65 @@ final class SendLogStorageTests: XCTestCase {
         }
     }
 
+    /// The log's changes are part of the commit's transaction: a commit refused as stale (its
+    /// session record was written meanwhile) leaves no entry behind, and one that goes through
+    /// writes it.
+    func testAStaleCommitWritesNoEntry() async throws {
+        let (aliceStore, _, bobStore, _, _) = try await pair(try temporaryFolder(), logging: true)
+        defer { try? aliceStore.close(); try? bobStore.close() }
+        let loaded = try await aliceStore.loadSession(for: bob)
+        let record = try XCTUnwrap(loaded)
+        let before = try await aliceStore.sendLogEntryCount()
+        var changes = SendLogChanges()
+        let chain = SendLogChain.pairwise(recipient: bob, ratchetKey: [UInt8](repeating: 7, count: 32))
+        changes.added = [SendLogEntry(id: 0, chain: chain, position: 0, expiresAt: Timestamp(secondsSince1970: .max), plaintext: [1, 2, 3])]
+        var commit = StoreCommit()
+        commit.store(record, for: bob)
+        commit.sendLog = changes
+        try await aliceStore.commit(commit)
+        let written = try await aliceStore.loadSendLog(for: chain, now: Timestamp(secondsSince1970: 0))
+        XCTAssertEqual(written.map(\.plaintext), [[1, 2, 3]])
+        let stale = await thrownError { try await aliceStore.commit(commit) }
+        XCTAssertEqual(stale as? SessionError, .staleState)
+        let after = try await aliceStore.sendLogEntryCount()
+        XCTAssertEqual(after, before + 1, "the refused commit added nothing")
+    }
+
+    /// The bound keeps the newest entries; expired entries are never returned and go, oldest
+    /// first, a batch per write.
+    func testTheBoundAndExpiryInTheTable() async throws {
+        let store = try open(try temporaryStorePath())
+        defer { try? store.close() }
+        let chain = SendLogChain.group(try GroupID("bounded"), chainID: [UInt8](repeating: 3, count: 32))
+        let start = Timestamp(secondsSince1970: 1_000_000)
+        func entries(_ positions: Range<UInt32>, expiring: Timestamp) -> [SendLogEntry] {
+            positions.map { SendLogEntry(id: 0, chain: chain, position: $0, expiresAt: expiring, plaintext: [UInt8($0 & 0xFF)]) }
+        }
+        var changes = SendLogChanges()
+        changes.added = entries(0 ..< 5, expiring: start.adding(seconds: 100))
+        changes.maximumEntries = 3
+        try await store.applySendLog(changes)
+        let bounded = try await store.loadSendLog(for: chain, now: start)
+        XCTAssertEqual(bounded.map(\.position), [2, 3, 4])
+        XCTAssertEqual(bounded.map(\.plaintext), [[2], [3], [4]])
+        let none = try await store.loadSendLog(for: chain, now: start.adding(seconds: 100))
+        XCTAssertEqual(none, [], "expired entries are not returned")
+
+        var many = SendLogChanges()
+        many.added = entries(10 ..< 110, expiring: start.adding(seconds: 100))
+        try await store.applySendLog(many)
+        let total = try await store.sendLogEntryCount()
+        XCTAssertEqual(total, 103)
+        var expire = SendLogChanges()
+        expire.expiringAt = start.adding(seconds: 100)
+        try await store.applySendLog(expire)
+        let afterOne = try await store.sendLogEntryCount()
+        XCTAssertEqual(afterOne, 103 - SQLiteProtocolStore.expiryBatch, "one batch of the oldest")
+        try await store.applySendLog(expire)
+        let afterTwo = try await store.sendLogEntryCount()
+        XCTAssertEqual(afterTwo, 0)
+    }
+
     /// The plaintext is not in the file; an entry whose expiry was pushed back, or whose value
     /// was moved to another row, does not open; a used entry is overwritten in the file.
     func testEntriesAreSealedBoundToTheirRowAndDeletedFromTheFile() async throws {

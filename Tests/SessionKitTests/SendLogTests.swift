@@ -179,6 +179,26 @@ final class SendLogTests: XCTestCase {
         XCTAssertEqual(rotated, [], "the old chain's entries go with it")
     }
 
+    /// The log's changes are applied with the rest of the commit or not at all: a stale commit
+    /// leaves no entry.
+    func testAStaleCommitWritesNoEntry() async throws {
+        let (alice, bob) = try await pair(seed: 5150)
+        let loaded = await alice.store.loadSession(for: bob.address)
+        var commit = StoreCommit()
+        commit.store(try XCTUnwrap(loaded), for: bob.address)
+        var changes = SendLogChanges()
+        let chain = SendLogChain.pairwise(recipient: bob.address, ratchetKey: [UInt8](repeating: 9, count: 32))
+        changes.added = [SendLogEntry(id: 0, chain: chain, position: 0, expiresAt: Timestamp(secondsSince1970: .max), plaintext: [4])]
+        commit.sendLog = changes
+        try await alice.store.commit(commit)
+        let before = await alice.store.sendLogCount()
+        await assertThrowsAsync(.staleState) { try await alice.store.commit(commit) }
+        let after = await alice.store.sendLogCount()
+        XCTAssertEqual(after, before)
+        let entries = await alice.store.loadSendLog(for: chain, now: clock.now())
+        XCTAssertEqual(entries.map(\.plaintext), [[4]])
+    }
+
     /// Entries expire after the retention (they are no longer returned, and the next write
     /// removes them), and only the newest `maximumEntries` stay.
     func testEntriesExpireAndTheLogIsBounded() async throws {

@@ -4,7 +4,9 @@
 /// (`StoreCommit.sendLog`), in the same transaction as the state it goes with.
 ///
 /// Order: expired entries and removed chains go first, then the added entries are kept, then,
-/// beyond `maximumEntries`, the oldest entries of the whole log go.
+/// beyond `maximumEntries`, the oldest entries of the whole log go. A store may remove the
+/// expired entries a few at a time, oldest first (entries are logged in time order);
+/// `SendLogStore.loadSendLog(for:now:)` never returns one.
 public struct SendLogChanges: Sendable, Hashable {
     /// Entries to keep (their `id` is ignored: the store assigns the next ones, in this order).
     public var added: [SendLogEntry] = []
@@ -13,9 +15,10 @@ public struct SendLogChanges: Sendable, Hashable {
     public var removedChains: [SendLogChain] = []
     /// Entries whose `expiresAt` is at or before this time are removed.
     public var expiringAt: Timestamp?
-    /// After the added entries are kept, only the entries among the newest this many ids the
-    /// store ever assigned stay (so at most this many; `nil`: no bound applied). Ids increase,
-    /// so the bound is one range deletion, whatever the log holds.
+    /// After the added entries are kept, only the entries among the newest this many ids
+    /// stay (so at most this many; `nil`: no bound applied). Ids increase with every entry
+    /// (a store may give an id again once every entry above it is gone), so the bound is one
+    /// range deletion, whatever the log holds.
     public var maximumEntries: Int?
 
     /// No change.

@@ -14,7 +14,7 @@ extension SQLiteProtocolStore: SendLogStore {
     /// The entries of `chain` that expire after `now`, oldest first. A row whose value does not
     /// open or decode (moved from another row, changed, its expiry pushed back) is left out, so
     /// that one damaged entry does not stop a recovery; it goes when it expires or its chain is
-    /// removed.
+    /// removed. The table is scanned (no index on the chain: see `SchemaSendLog`).
     /// - Throws: `SessionError.storage` when the file fails.
     public func loadSendLog(for chain: SendLogChain, now: Timestamp) async throws(SessionError) -> [SendLogEntry] {
         let chainHash = sealer.rowKey(chain.identifyingBytes, in: .sendLogChain)
@@ -28,8 +28,11 @@ extension SQLiteProtocolStore: SendLogStore {
                     let expiresAt: Int64 = row["expires_at"]
                     guard let sealed = try? Self.blob(row["sealed"], table: .sendLog),
                           let opened = try? sealer.open(
-                              sealed, table: .sendLog, rowKey: SendLogValueCoding.rowKey(chainHash: chainHash, id: id, expiresAt: expiresAt)),
-                          let (position, plaintext) = try? SendLogValueCoding.decode(opened.bytes) else { return nil }
+                              sealed, table: .sendLog, rowKey: SendLogValueCoding.rowKey(chainHash: chainHash, id: id, expiresAt: expiresAt))
+                    else { return nil }
+                    var value = opened.bytes
+                    defer { SecureMemory.zero(&value) }
+                    guard let (position, plaintext) = try? SendLogValueCoding.decode(value) else { return nil }
                     return SendLogEntry(
                         id: UInt64(id), chain: chain, position: position, expiresAt: Timestamp(secondsSince1970: expiresAt), plaintext: plaintext)
                 }
@@ -61,10 +64,17 @@ extension SQLiteProtocolStore: SendLogStore {
 
     // MARK: Writing (inside a transaction)
 
+    /// How many of the oldest entries each write looks at for expired ones: a write adds at
+    /// most a few entries, so the expired ones are removed faster than they accumulate, and a
+    /// write never reads more than the first page or two of the table for it.
+    static let expiryBatch = 64
+
     /// Writes `changes` (expired and removed first, then the added entries, then the bound).
     static func writeSendLog(_ changes: SendLogChanges, db: Database, sealer: ValueSealer) throws {
         if let expiry = changes.expiringAt {
-            try db.cachedStatement(sql: "DELETE FROM send_log WHERE expires_at <= ?").execute(arguments: [expiry.secondsSince1970])
+            try db.cachedStatement(sql: """
+                DELETE FROM send_log WHERE id IN (SELECT id FROM send_log ORDER BY id LIMIT ?) AND expires_at <= ?
+                """).execute(arguments: [expiryBatch, expiry.secondsSince1970])
         }
         for chain in changes.removedChains {
             let chainHash = sealer.rowKey(chain.identifyingBytes, in: .sendLogChain)
@@ -74,17 +84,17 @@ extension SQLiteProtocolStore: SendLogStore {
         for entry in changes.added {
             let chainHash = sealer.rowKey(entry.chain.identifyingBytes, in: .sendLogChain)
             let expiresAt = entry.expiresAt.secondsSince1970
-            try db.cachedStatement(sql: "INSERT INTO send_log (chain_hash, expires_at, sealed) VALUES (?, ?, x'')")
-                .execute(arguments: [Data(chainHash), expiresAt])
-            let id = db.lastInsertedRowID
+            // The next id (the largest rowid is one step down the table's right edge).
+            let id = (try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM send_log")) ?? 0) + 1
             var value = SendLogValueCoding.encode(position: entry.position, plaintext: entry.plaintext)
             defer { SecureMemory.zero(&value) }
             let sealed = try sealer.seal(
                 value, table: .sendLog, rowKey: SendLogValueCoding.rowKey(chainHash: chainHash, id: id, expiresAt: expiresAt))
-            try db.cachedStatement(sql: "UPDATE send_log SET sealed = ? WHERE id = ?").execute(arguments: [Data(sealed), id])
+            try db.cachedStatement(sql: "INSERT INTO send_log (id, chain_hash, expires_at, sealed) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [id, Data(chainHash), expiresAt, Data(sealed)])
             lastID = id
         }
-        // Ids increase (AUTOINCREMENT never reuses one): only the newest `maximum` ids stay.
+        // Ids increase with every entry logged: only the newest `maximum` ids can stay.
         if let maximum = changes.maximumEntries, let lastID, lastID > Int64(maximum) {
             try db.cachedStatement(sql: "DELETE FROM send_log WHERE id <= ?").execute(arguments: [lastID - Int64(maximum)])
         }

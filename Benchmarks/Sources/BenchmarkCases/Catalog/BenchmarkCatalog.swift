@@ -4,9 +4,11 @@ import BenchmarkHarness
 public enum BenchmarkCatalog {
     /// All cases: the primitives, the protocol operations, attachments (SPEC §10),
     /// `SessionManager`'s throughput, then the SQLite store (time and bytes written per message,
-    /// and per prekey message with few and many replay records).
+    /// and per prekey message with few and many replay records), then recovery (SPEC §9: retry
+    /// notices created and verified, bytes per message sent with the send log on).
     public static var all: [BenchmarkCase] {
-        PrimitiveCases.all + ProtocolCases.all + AttachmentCases.all + ManagerCases.all + BurstCases.all + StoreCases.all + ReplayRecordCases.all
+        PrimitiveCases.all + ProtocolCases.all + AttachmentCases.all + ManagerCases.all + BurstCases.all + StoreCases.all
+            + ReplayRecordCases.all + RecoveryCases.all
     }
 
     /// The cases whose name contains any of `filters` (all cases for an empty list).

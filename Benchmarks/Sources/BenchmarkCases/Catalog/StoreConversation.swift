@@ -213,9 +213,14 @@ final class StoreConversation<Device: PersistingDevice> {
 
     /// `store.sqlite.encrypt`: Bob encrypts to Alice. The output: one message encrypted by Bob
     /// and decrypted by Alice, after checking that the file holds Bob's record in use.
-    func encryptProbe() -> Probe {
+    /// With `checkpointAfterBatch` (the bytes rows), every batch ends with a
+    /// `wal_checkpoint(TRUNCATE)`.
+    func encryptProbe(checkpointAfterBatch: Bool = false) -> Probe {
         Probe(
-            workload: Workload { n in try self.encryptOutgoing(n) },
+            workload: Workload { n in
+                try self.encryptOutgoing(n)
+                if checkpointAfterBatch { try self.bob.checkpoint() }
+            },
             output: {
                 let (bob, alice, aliceAddress, plaintext) = (self.bob, self.alice, self.aliceAddress, self.plaintext)
                 let received = try runBlocking { () async throws -> [UInt8] in

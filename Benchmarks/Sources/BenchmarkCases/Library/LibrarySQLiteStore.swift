@@ -29,15 +29,16 @@ final class LibrarySQLiteDevice: PersistingDevice {
     /// A new store in a new temporary folder, `.processCrash` durability.
     convenience init(address: ProtocolAddress) throws { try self.init(address: address, durability: .processCrash) }
 
-    /// A new store in a new temporary folder with `durability`.
-    init(address: ProtocolAddress, durability: SQLiteStoreOptions.Durability) throws {
+    /// A new store in a new temporary folder with `durability`; with `sendLog`, the manager
+    /// keeps its send log in the store (SPEC §9: every message sent also writes its entry).
+    init(address: ProtocolAddress, durability: SQLiteStoreOptions.Durability, sendLog: Bool = false) throws {
         self.address = address
         folder = try TemporaryFolder()
         let path = folder.path("bob.sqlite")
         storageKey = StorageKey.generate()
         self.durability = durability
         store = try SQLiteProtocolStore(path: path, storageKey: storageKey, options: SQLiteStoreOptions(durability: durability))
-        manager = SessionManager(store: store, trust: store, localAddress: address)
+        manager = SessionManager(store: store, trust: store, localAddress: address, sendLog: sendLog ? store : nil)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         checkpointer = try DatabaseQueue(path: path, configuration: configuration)

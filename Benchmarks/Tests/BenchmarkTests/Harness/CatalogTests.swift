@@ -79,6 +79,20 @@ final class CatalogTests: XCTestCase {
                        BaselineTarget(caseName: "store.sqlite.prekey-message.10-records", maximum: 1.25))
         XCTAssertEqual(cases["store.sqlite.bytes-per-prekey-message.100000-records"]?.baseline,
                        BaselineTarget(caseName: "store.sqlite.bytes-per-prekey-message.10-records", maximum: 1.10))
+        // Recovery (issue 19): the notice rows against libsodium, and the bytes of a message sent
+        // with the send log on (an absolute target; the rows with the log off keep 2,048).
+        XCTAssertEqual(cases["recovery.notice.create"], RatioTargets(floor: 1.10))
+        XCTAssertEqual(cases["recovery.notice.verify"], RatioTargets(floor: 1.10))
+        XCTAssertEqual(cases["store.sqlite.bytes-per-message-sent.send-log"], RatioTargets(libraryMaximum: 4096))
+    }
+
+    func testTheRecoveryRowsAreInTheCatalog() {
+        let cases = Dictionary(uniqueKeysWithValues: BenchmarkCatalog.all.map { ($0.name, $0) })
+        XCTAssertEqual(cases["recovery.notice.create"]?.group, .protocol)
+        XCTAssertEqual(cases["recovery.notice.verify"]?.group, .protocol)
+        XCTAssertEqual(cases["store.sqlite.bytes-per-message-sent.send-log"]?.group, .store)
+        XCTAssertEqual(cases["store.sqlite.bytes-per-message-sent.send-log"]?.unit, .bytesPerMessage)
+        XCTAssertEqual(cases["store.sqlite.bytes-per-message-sent.send-log"]?.requiredClock, .bytesWritten)
     }
 
     func testTheVersionTwoRowsAreInTheCatalog() {
