@@ -86,7 +86,7 @@ final class SessionPersistenceTests: XCTestCase {
     func testUnknownVersionIsUnsupportedVersion() throws {
         let (conversation, _, _) = try midConversation()
         let blob = body(of: try XCTUnwrap(conversation.bob).serialized())
-        for version: UInt8 in [0, 1, 5, 0xFF] {
+        for version: UInt8 in [0, 1, 6, 0xFF] {
             assertLoadFails(sealed(replacing(blob, at: 5, with: [version])), .unsupportedVersion, "version \(version)")
         }
     }
@@ -99,10 +99,11 @@ final class SessionPersistenceTests: XCTestCase {
     }
 
     /// Checksummed bodies whose fields break the documented rules are rejected. Offsets follow
-    /// the version-4 layout of SessionStatePersistence.swift, counted from the start of the blob
+    /// the version-5 layout of SessionStatePersistence.swift, counted from the start of the blob
     /// (6 envelope bytes): role 6, generation 7, maxSkip 15, maxStored 19, the identity keys 23
     /// and 55, the two addresses from 87, then EK_A, SHA-256(P) and the pending-prefix flag;
-    /// the last six bytes are `isPostQuantum`, the peer's registration id (u32) and `isArchived`.
+    /// then `isPostQuantum`, the peer's registration id (u32) and `isArchived`, and last the
+    /// skipped keys' times (u64 each; 0 here: sessions driven without a manager are not stamped).
     func testInconsistentFieldsAreInvalidPayload() throws {
         let (conversation, _, _) = try midConversation()
         let bob = body(of: try XCTUnwrap(conversation.bob).serialized())
@@ -119,22 +120,28 @@ final class SessionPersistenceTests: XCTestCase {
         assertLoadFails(sealed(replacing(bob, at: addressOffset, with: [0])), .invalidPayload, "an empty user id")
         assertLoadFails(sealed(replacing(bob, at: addressOffset + 1, with: [0xFF])), .invalidPayload, "a user id that is not UTF-8")
         // The skipped-key count is the 4 bytes before the 3 stored keys (68 bytes each), the
-        // post-quantum flag, the registration id and the archived flag.
-        let postQuantumOffset = bob.count - 6, registrationOffset = bob.count - 5
+        // post-quantum flag, the registration id, the archived flag and the 3 keys' times.
+        let times = 3 * 8
+        let postQuantumOffset = bob.count - times - 6, registrationOffset = bob.count - times - 5, archivedOffset = bob.count - times - 1
+        XCTAssertEqual(Array(bob.suffix(times)), [UInt8](repeating: 0, count: times), "three unknown times")
         XCTAssertEqual(bob[postQuantumOffset], 0, "a classic session")
-        XCTAssertEqual(Array(bob[registrationOffset ..< bob.count - 1]), u32(0), "no registration id in the conversation's prefix")
-        XCTAssertEqual(bob.last, 0, "not archived")
+        XCTAssertEqual(Array(bob[registrationOffset ..< archivedOffset]), u32(0), "no registration id in the conversation's prefix")
+        XCTAssertEqual(bob[archivedOffset], 0, "not archived")
         assertLoadFails(sealed(replacing(bob, at: postQuantumOffset, with: [2])), .invalidPayload, "isPostQuantum not a bool")
-        assertLoadFails(sealed(replacing(bob, at: bob.count - 1, with: [2])), .invalidPayload, "isArchived not a bool")
+        assertLoadFails(sealed(replacing(bob, at: archivedOffset, with: [2])), .invalidPayload, "isArchived not a bool")
+        assertLoadFails(sealed(replacing(bob, at: bob.count - 8, with: [0x80])), .invalidPayload, "a time beyond 2^63 - 1")
+        let stamped = try SessionState(serialized: sealed(replacing(bob, at: bob.count - 8, with: u32(0) + u32(1_700_000_000))))
+        XCTAssertEqual(stamped.ratchet.skippedKeys.storedTimesInAgeOrder, [0, 0, 1_700_000_000], "the times load in the keys' order")
         assertLoadFails(sealed(replacing(bob, at: registrationOffset, with: u32(0x8000_0000))), .invalidPayload,
                         "a registration id above 2^31 - 1")
         assertLoadFails(sealed(replacing(bob, at: registrationOffset, with: u32(0xFFFF_FFFF))), .invalidPayload,
                         "a registration id of 2^32 - 1")
         XCTAssertEqual(try SessionState(serialized: sealed(replacing(bob, at: registrationOffset, with: u32(0x7FFF_FFFF)))).remoteRegistrationID,
                        RegistrationID(rawValue: 0x7FFF_FFFF), "the largest registration id loads")
-        XCTAssertEqual(try SessionState(serialized: sealed(replacing(bob, at: bob.count - 1, with: [1]))).isArchived, true)
-        assertLoadFails(sealed(Array(bob.dropLast())), .invalidPayload, "no isArchived in version 4")
-        let countOffset = bob.count - 3 * 68 - 4 - 6
+        XCTAssertEqual(try SessionState(serialized: sealed(replacing(bob, at: archivedOffset, with: [1]))).isArchived, true)
+        assertLoadFails(sealed(Array(bob.dropLast())), .invalidPayload, "a truncated time")
+        assertLoadFails(sealed(Array(bob.dropLast(times))), .invalidPayload, "no times in version 5")
+        let countOffset = bob.count - times - 3 * 68 - 4 - 6
         XCTAssertEqual(Array(bob[countOffset ..< countOffset + 4]), [0, 0, 0, 3])
         assertLoadFails(sealed(replacing(bob, at: countOffset, with: [0, 0, 0x07, 0xD1])), .invalidPayload, "more than maxStored")
         var duplicated = bob
@@ -163,17 +170,18 @@ final class SessionPersistenceTests: XCTestCase {
     }
 
     /// A version-2 blob (no `isPostQuantum`) still loads, as a classic session, and is written
-    /// back as version 4.
+    /// back as version 5.
     func testAVersionTwoSessionLoadsAsClassic() throws {
         let (conversation, _, _) = try midConversation()
         let session = try XCTUnwrap(conversation.bob)
         let blob = session.serialized()
-        XCTAssertEqual(blob[5], 4)
-        let versionTwo = sealed(replacing(Array(body(of: blob).dropLast(6)), at: 5, with: [2]))
+        XCTAssertEqual(blob[5], 5)
+        let times = 8 * session.ratchet.skippedKeys.count
+        let versionTwo = sealed(replacing(Array(body(of: blob).dropLast(times + 6)), at: 5, with: [2]))
         let loaded = try SessionState(serialized: versionTwo)
         XCTAssertFalse(loaded.isPostQuantum)
         XCTAssertEqual(loaded.serialized(), blob)
-        assertLoadFails(sealed(replacing(Array(body(of: blob).dropLast(5)), at: 5, with: [2])), .invalidPayload,
+        assertLoadFails(sealed(replacing(Array(body(of: blob).dropLast(times + 5)), at: 5, with: [2])), .invalidPayload,
                         "a version-2 body has no flag")
     }
 
@@ -195,7 +203,7 @@ final class SessionPersistenceTests: XCTestCase {
         let loaded = try SessionState(serialized: versionThree)
         XCTAssertNil(loaded.remoteRegistrationID)
         XCTAssertFalse(loaded.isArchived)
-        XCTAssertEqual(loaded.serialized()[5], 4)
+        XCTAssertEqual(loaded.serialized()[5], 5)
         assertLoadFails(sealed(replacing(body(of: blob), at: 5, with: [3])), .invalidPayload, "a version-3 body has no registration id")
     }
 

@@ -370,12 +370,14 @@ final class SessionRecordTests: XCTestCase {
         let current = try XCTUnwrap(bob.record.currentSession)
         let previous = try XCTUnwrap(bob.record.previousSessions.first)
         func body(_ session: SessionState) -> [UInt8] {
-            var writer = StateWriter(kind: .sessionRecord, version: 4)
+            var writer = StateWriter(kind: .sessionRecord, version: 5)
             session.encode(into: &writer)
             return Array(writer.finish().dropFirst(6).dropLast(16))
         }
-        let header = Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 4]
-        // Version 4: the sessions, the post-quantum pin (these sessions are classic), then the
+        // A version-4 session body: without the skipped keys' times (the last u64 each).
+        func bodyV4(_ session: SessionState) -> [UInt8] { Array(body(session).dropLast(8 * session.ratchet.skippedKeys.count)) }
+        let header = Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 5]
+        // Version 5: the sessions, the post-quantum pin (these sessions are classic), then the
         // recovery-marks flag (none).
         let valid = sealed(header + [1] + body(current) + u32(1) + body(previous) + [0, 0])
         XCTAssertEqual(valid, bob.record.serialized(), "the hand-built layout is the documented one")
@@ -391,18 +393,18 @@ final class SessionRecordTests: XCTestCase {
         assertRecordFails(sealed(header + [0] + u32(0) + [0, 2]), .invalidPayload, "marks flag not a bool")
         assertRecordFails(sealed(header + [0] + u32(0) + [0]), .invalidPayload, "no marks flag")
         assertRecordFails(sealed(header + [0] + u32(0) + [0, 1] + [0, 0]), .invalidPayload, "marks flagged but empty")
-        for version: UInt8 in [0, 1, 5] {
+        for version: UInt8 in [0, 1, 6] {
             assertRecordFails(sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, version] + [0] + u32(0) + [0, 0]), .unsupportedVersion)
         }
         // Version 3 (no marks, version-3 session bodies without the registration id and the
-        // archived mark) still loads and is written back as version 4.
-        let versionThree = sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 3] + [1] + body(current).dropLast(5)
-            + u32(1) + body(previous).dropLast(5) + [0])
+        // archived mark) still loads and is written back as version 5.
+        let versionThree = sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 3] + [1] + bodyV4(current).dropLast(5)
+            + u32(1) + bodyV4(previous).dropLast(5) + [0])
         XCTAssertEqual(try SessionRecord(serialized: versionThree).serialized(), valid)
         // Version 2 (no pin, version-2 session bodies without isPostQuantum) still loads,
-        // unpinned and classic, and is written back as version 4.
-        let versionTwo = sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 2] + [1] + body(current).dropLast(6)
-            + u32(1) + body(previous).dropLast(6))
+        // unpinned and classic, and is written back as version 5.
+        let versionTwo = sealed(Array("SKST".utf8) + [StateKind.sessionRecord.rawValue, 2] + [1] + bodyV4(current).dropLast(6)
+            + u32(1) + bodyV4(previous).dropLast(6))
         let upgraded = try SessionRecord(serialized: versionTwo)
         XCTAssertFalse(upgraded.requiresPostQuantum)
         XCTAssertEqual(upgraded.serialized(), valid)

@@ -425,14 +425,18 @@ public actor SessionManager {
         identity: IdentityKeyPair, wipingPlaintext: Bool, contentType: MessagePadding.ContentType,
         _ handle: (SessionRecord.Decryption, IdentityOutcome, inout StoreCommit) async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
-        let (localAddress, kem, configuration, random) = (localAddress, kem, configuration, random)
+        let (localAddress, kem, configuration, random, now) = (localAddress, kem, configuration, random, clock.now())
         let computed: (SessionRecord, SessionRecord.Decryption)
         do throws(SessionError) {
             computed = try await Self.compute { () throws(SessionError) in
                 var record = loaded
+                // Skipped keys past `skippedKeyMaxAge` no longer decrypt (deleted with this
+                // message's commit); the keys this message skips are stamped with its time.
+                record.ageSkippedKeys(now: now, maxAge: configuration.skippedKeyMaxAge)
                 let decryption = try record.decrypt(
                     message, identity: identity, localAddress: localAddress, remoteAddress: address, preKeys: preKeys, kem: kem,
                     configuration: configuration, random: random, contentType: contentType)
+                record.ageSkippedKeys(now: now, maxAge: configuration.skippedKeyMaxAge)
                 return (record, decryption)
             }
         } catch {

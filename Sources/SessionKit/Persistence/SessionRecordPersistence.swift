@@ -1,10 +1,11 @@
 import SignalPrimitives
 
 /// The persisted form of a `SessionRecord`, in the common envelope of `StateWriter`
-/// (`"SKST" || kind 0x07 (sessionRecord) || version || body || checksum`), version 4;
-/// versions 2 and 3 are still read.
+/// (`"SKST" || kind 0x07 (sessionRecord) || version || body || checksum`), version 5;
+/// versions 2, 3 and 4 are still read.
 ///
-/// Body, version 4:
+/// Body, version 5 (version 4 is the same with version-4 session bodies, whose skipped keys
+/// have no times):
 ///
 ///     hasCurrent          bool    0x00 or 0x01, then the current session's body
 ///     previousCount       u32     ≤ ProtocolLimits.maxPreviousSessions
@@ -17,7 +18,7 @@ import SignalPrimitives
 /// `SessionStatePersistence.swift`), without an envelope of its own. Version 3 is the same
 /// without `hasRecoveryMarks`, with version-3 session bodies; version 2 is version 3 without
 /// `requiresPostQuantum`, with version-2 session bodies: it loads unpinned (its sessions load
-/// as classic, see `SessionState`). Both are written back as version 4. Version 1 is
+/// as classic, see `SessionState`). All are written back as version 5. Version 1 is
 /// `unsupportedVersion`.
 /// No two sessions of a record share the same role and EK_A (the prefix's base key). Loading
 /// is strict: any violation, in the record or in one of its sessions, a truncated or trailing
@@ -31,7 +32,7 @@ import SignalPrimitives
 /// session is promoted, established or archived.
 extension SessionRecord {
     /// The persisted-state version this library writes.
-    @_spi(Testing) public static let persistenceVersion: UInt8 = 4
+    @_spi(Testing) public static let persistenceVersion: UInt8 = 5
 
     /// The record as a blob (see the layout above).
     public func serialized() -> [UInt8] {

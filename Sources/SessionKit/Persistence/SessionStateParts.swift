@@ -15,10 +15,14 @@ import SignalPrimitives
     public let slot: [UInt8]
     /// The message key (32 bytes, secret).
     public let messageKey: SecureBytes
+    /// When the key was stored (seconds since 1970; 0: unknown, stamped when its session is
+    /// next used: `SessionConfiguration.skippedKeyMaxAge`).
+    public let storedAt: Int64
 
-    init(slot: SkippedMessageKeys.Slot, messageKey: MessageKey) {
+    init(slot: SkippedMessageKeys.Slot, messageKey: MessageKey, storedAt: Int64) {
         self.slot = Self.slotBytes(slot)
         self.messageKey = messageKey.storage
+        self.storedAt = storedAt
     }
 
     /// The bytes of `slot`: its ratchet key and its counter (u32, big-endian).
@@ -28,12 +32,14 @@ import SignalPrimitives
         return bytes
     }
 
-    /// Reassembles an entry a store kept (`slot` of `slotByteCount` bytes, a 32-byte key).
-    /// - Throws: `SessionError.invalidPayload` for wrong lengths.
-    public init(slot: [UInt8], messageKey: SecureBytes) throws(SessionError) {
-        guard slot.count == Self.slotByteCount, messageKey.count == MessageKey.byteCount else { throw .invalidPayload }
+    /// Reassembles an entry a store kept (`slot` of `slotByteCount` bytes, a 32-byte key, the
+    /// time it was stored or 0 when the store kept none).
+    /// - Throws: `SessionError.invalidPayload` for wrong lengths or a negative time.
+    public init(slot: [UInt8], messageKey: SecureBytes, storedAt: Int64 = 0) throws(SessionError) {
+        guard slot.count == Self.slotByteCount, messageKey.count == MessageKey.byteCount, storedAt >= 0 else { throw .invalidPayload }
         self.slot = slot
         self.messageKey = messageKey
+        self.storedAt = storedAt
     }
 
     /// The slot, with the key itself redacted.
@@ -45,7 +51,9 @@ import SignalPrimitives
 extension SessionState {
     /// The skipped message keys, oldest first (the order `maxStored` evicts in).
     @_spi(Storage) @_spi(Testing) public var skippedMessageKeyEntries: [SkippedMessageKeyEntry] {
-        ratchet.skippedKeys.inAgeOrder.map { SkippedMessageKeyEntry(slot: $0.slot, messageKey: $0.messageKey) }
+        zip(ratchet.skippedKeys.inAgeOrder, ratchet.skippedKeys.storedTimesInAgeOrder).map {
+            SkippedMessageKeyEntry(slot: $0.0.slot, messageKey: $0.0.messageKey, storedAt: $0.1)
+        }
     }
 
     /// The session as `serialized()` writes it, but with no skipped message key: the part that
@@ -69,6 +77,8 @@ extension SessionState {
         var seen = Set<SkippedMessageKeys.Slot>()
         var keys: [(slot: SkippedMessageKeys.Slot, messageKey: MessageKey)] = []
         keys.reserveCapacity(entries.count)
+        var times: [Int64] = []
+        times.reserveCapacity(entries.count)
         for entry in entries {
             let ratchetKey: X25519.PublicKey
             do { ratchetKey = try X25519.PublicKey(canonicalRepresentation: Array(entry.slot.prefix(X25519.keyByteCount))) } catch {
@@ -78,8 +88,9 @@ extension SessionState {
             let slot = SkippedMessageKeys.Slot(ratchetKey: ratchetKey, counter: counter)
             guard seen.insert(slot).inserted else { throw .invalidPayload }
             keys.append((slot, MessageKey(storage: entry.messageKey)))
+            times.append(entry.storedAt)
         }
-        session.ratchet.skippedKeys.append(keys, maxStored: session.configuration.maxStored)
+        session.ratchet.skippedKeys.append(keys, maxStored: session.configuration.maxStored, storedAt: times)
         self = session
     }
 }
@@ -104,7 +115,7 @@ extension SessionState {
         guard let changes = ratchet.skippedKeys.changes(since: token) else { return nil }
         return SkippedMessageKeyChanges(
             removedSlots: changes.removed.map { SkippedMessageKeyEntry.slotBytes($0) },
-            added: changes.added.map { SkippedMessageKeyEntry(slot: $0.slot, messageKey: $0.messageKey) })
+            added: changes.added.map { SkippedMessageKeyEntry(slot: $0.slot, messageKey: $0.messageKey, storedAt: $0.storedAt) })
     }
 
     /// Records that a store holds exactly this session's skipped keys now, under `token` (a

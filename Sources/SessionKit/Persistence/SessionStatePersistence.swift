@@ -1,10 +1,10 @@
 import SignalPrimitives
 
 /// The persisted form of a `SessionState`, in the common envelope of `StateWriter`
-/// (`"SKST" || kind 0x01 (session) || version || body || checksum`), version 4; versions 2
-/// and 3 are still read (version 1, SPEC version 1's sessions, is `unsupportedVersion`).
+/// (`"SKST" || kind 0x01 (session) || version || body || checksum`), version 5; versions 2,
+/// 3 and 4 are still read (version 1, SPEC version 1's sessions, is `unsupportedVersion`).
 ///
-/// Body, version 4 (integers big-endian; `bool` is one byte 0x00 or 0x01; an address is
+/// Body, version 5 (integers big-endian; `bool` is one byte 0x00 or 0x01; an address is
 /// `Encode(address)` of SPEC §1, a UTF-8 user id of 1–255 bytes and a u32 device id):
 ///
 ///     role                 u8      0x01 initiator, 0x02 responder
@@ -35,11 +35,14 @@ import SignalPrimitives
 ///     remoteRegistrationID u32     the peer's registration id (SPEC §9), 1 … 2^31 − 1, or 0
 ///                                  for none
 ///     isArchived           bool    archived by a retry notice (SPEC §9)
+///     skippedCount × u64           when each skipped key was stored (seconds since 1970, in
+///                                  the order of the keys above; 0: unknown)
 ///
-/// Version 3 is the same body without the last two fields: such a session loads without a
+/// Version 4 is the same body without the keys' times (they load as unknown: stamped when the
+/// session is next used). Version 3 is version 4 without the last two fields: such a session loads without a
 /// registration id and not archived. Version 2 is version 3 without `isPostQuantum`: such a
 /// session loads as classic, except an initiator whose pending prefix has a KEM part
-/// (post-quantum, evidently). Both are written back as version 4.
+/// (post-quantum, evidently). All are written back as version 5.
 ///
 /// AD is not stored: it is IK_A || IK_B || Encode(A) || Encode(B) from the identity keys, the
 /// addresses and the role. Loading is strict: any violation above, a truncated or trailing
@@ -47,9 +50,9 @@ import SignalPrimitives
 /// `SessionError.unsupportedVersion`. The blob holds secrets: protect it at rest and wipe
 /// copies (`SecureMemory.zero`).
 extension SessionState {
-    /// The persisted-state version this library writes (4: with the peer's registration id and
-    /// the archived mark).
-    public static let persistenceVersion: UInt8 = 4
+    /// The persisted-state version this library writes (5: with the peer's registration id,
+    /// the archived mark and the skipped keys' times).
+    public static let persistenceVersion: UInt8 = 5
     /// The oldest persisted-state version this library reads (2: without `isPostQuantum`).
     @_spi(Storage) @_spi(Testing) public static let oldestReadableVersion: UInt8 = 2
 
@@ -119,12 +122,14 @@ extension SessionState {
         writer.write(isPostQuantum)
         writer.write(remoteRegistrationID?.rawValue ?? 0)
         writer.write(isArchived)
+        // Version 5: when each skipped key was stored, in the order above (0: unknown).
+        for time in ratchet.skippedKeys.storedTimesInAgeOrder { writer.write(UInt64(max(time, 0))) }
     }
 
-    /// Reads a body of the reader's version (4; 3 without the registration id and the archived
-    /// mark; 2 also without `isPostQuantum`) written by `encode(into:)`, strictly.
+    /// Reads a body of the reader's version (5; 4 without the skipped keys' times; 3 also without the
+    /// registration id and the archived mark; 2 also without `isPostQuantum`) written by `encode(into:)`, strictly.
     /// - Throws: `SessionError.invalidPayload` for a malformed or inconsistent body,
-    ///   `SessionError.unsupportedVersion` when the reader's version is not 2, 3 or 4.
+    ///   `SessionError.unsupportedVersion` when the reader's version is not 2 … 5.
     @_spi(Testing) public init(decodingFrom reader: inout StateReader) throws(SessionError) {
         guard (Self.oldestReadableVersion ... Self.persistenceVersion).contains(reader.version) else { throw .unsupportedVersion }
         let counterLimit = UInt64(UInt32.max) + 1
@@ -203,8 +208,19 @@ extension SessionState {
             }
             isArchived = try reader.readBool()
         }
+        var storedAt: [Int64]?
+        if reader.version >= 5 {
+            var times: [Int64] = []
+            times.reserveCapacity(skipped.count)
+            for _ in 0 ..< skipped.count {
+                let time = try reader.readUInt64()
+                guard time <= UInt64(Int64.max) else { throw .invalidPayload }
+                times.append(Int64(time))
+            }
+            storedAt = times
+        }
         var skippedKeys = SkippedMessageKeys()
-        skippedKeys.append(skipped, maxStored: maxStored)
+        skippedKeys.append(skipped, maxStored: maxStored, storedAt: storedAt)
         self.init(
             role: role, configuration: configuration, localIdentityKey: localIdentityKey,
             remoteIdentityKey: remoteIdentityKey, localAddress: localAddress, remoteAddress: remoteAddress,

@@ -6,6 +6,10 @@ import SignalPrimitives
 ///
 /// Lookup and removal are O(1); eviction is amortised O(1). Removed keys leave a stale entry
 /// in the age queue, skipped over during eviction and dropped by periodic compaction.
+///
+/// Each key carries the time it was stored (seconds since 1970; 0 until `stamp(_:)` gives it
+/// one), so that keys older than a limit are deleted too (`removeStored(before:)`): in age
+/// order the times never decrease, so both walk only the keys they change.
 struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Where a skipped key belongs: the sender's ratchet key (DHr then) and the message number.
     struct Slot: Hashable, Sendable {
@@ -18,6 +22,8 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
     private struct Entry: Sendable {
         let messageKey: MessageKey
         let sequence: UInt64
+        /// When the key was stored (seconds since 1970), 0 until stamped.
+        var storedAt: Int64
     }
 
     private var entries: [Slot: Entry] = [:]
@@ -56,6 +62,72 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
     /// The key stored for `slot`, if any.
     func messageKey(for slot: Slot) -> MessageKey? { entries[slot]?.messageKey }
 
+    /// When the key for `slot` was stored (0: not stamped yet), if it is held.
+    func storedAt(_ slot: Slot) -> Int64? { entries[slot]?.storedAt }
+
+    /// Gives the keys not stamped yet (those added since the last stamp, or loaded without a
+    /// time) the time `now` (seconds since 1970). Walks from the newest key back to the first
+    /// one stamped.
+    mutating func stamp(_ now: Int64) {
+        var index = ageQueue.count
+        while index > head {
+            index -= 1
+            let (slot, sequence) = ageQueue[index]
+            guard let entry = entries[slot], entry.sequence == sequence else { continue }
+            guard entry.storedAt == 0 else { break }
+            entries[slot]?.storedAt = max(now, 1)
+        }
+    }
+
+    /// Deletes the keys stamped before `cutoff` (seconds since 1970), oldest first; returns how
+    /// many. Stops at the first key stamped at or after it, or not stamped.
+    @discardableResult
+    mutating func removeStored(before cutoff: Int64) -> Int {
+        var removed = 0
+        while head < ageQueue.count {
+            let (slot, sequence) = ageQueue[head]
+            guard let entry = entries[slot], entry.sequence == sequence else {
+                head += 1
+                continue
+            }
+            guard entry.storedAt != 0, entry.storedAt < cutoff else { break }
+            head += 1
+            entries.removeValue(forKey: slot)
+            forget(slot.ratchetKey)
+            journalRemoval(slot)
+            removed += 1
+        }
+        if entries.isEmpty {
+            ageQueue.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 64, head * 2 > ageQueue.count {
+            compact()
+        }
+        return removed
+    }
+
+    /// Whether the newest key held is not stamped yet (`stamp(_:)` would change something).
+    var holdsUnstampedKeys: Bool {
+        var index = ageQueue.count
+        while index > head {
+            index -= 1
+            let (slot, sequence) = ageQueue[index]
+            guard let entry = entries[slot], entry.sequence == sequence else { continue }
+            return entry.storedAt == 0
+        }
+        return false
+    }
+
+    /// Whether the oldest key held was stamped before `cutoff` (`removeStored(before:)` would
+    /// delete something).
+    func holdsKeysStored(before cutoff: Int64) -> Bool {
+        for (slot, sequence) in ageQueue[head...] {
+            guard let entry = entries[slot], entry.sequence == sequence else { continue }
+            return entry.storedAt != 0 && entry.storedAt < cutoff
+        }
+        return false
+    }
+
     /// Whether any key is held under `ratchetKey`, whatever its counter.
     func holdsKeys(for ratchetKey: X25519.PublicKey) -> Bool { countByRatchetKey[ratchetKey] != nil }
 
@@ -79,10 +151,13 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
 
     /// Appends keys as the newest, in the given order, then evicts the oldest while more than
     /// `maxStored` are held. A key for a slot already held replaces it (as the newest).
-    mutating func append(_ keys: [(slot: Slot, messageKey: MessageKey)], maxStored: Int) {
+    /// `storedAt` gives each key's time (seconds since 1970, 0 for none: stamped later), or
+    /// `nil` for none of them.
+    mutating func append(_ keys: [(slot: Slot, messageKey: MessageKey)], maxStored: Int, storedAt: [Int64]? = nil) {
         guard !keys.isEmpty else { return }
-        for (slot, key) in keys {
-            if entries.updateValue(Entry(messageKey: key, sequence: nextSequence), forKey: slot) == nil {
+        for (index, (slot, key)) in keys.enumerated() {
+            let time = storedAt.flatMap { index < $0.count ? $0[index] : nil } ?? 0
+            if entries.updateValue(Entry(messageKey: key, sequence: nextSequence, storedAt: max(time, 0)), forKey: slot) == nil {
                 countByRatchetKey[slot.ratchetKey, default: 0] += 1
             } else {
                 journalRemoval(slot)
@@ -112,6 +187,16 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
         return out
     }
 
+    /// The times of the keys held, oldest first (as `inAgeOrder`; 0: not stamped).
+    var storedTimesInAgeOrder: [Int64] {
+        var out: [Int64] = []
+        out.reserveCapacity(entries.count)
+        for (slot, sequence) in ageQueue[head...] {
+            if let entry = entries[slot], entry.sequence == sequence { out.append(entry.storedAt) }
+        }
+        return out
+    }
+
     // MARK: Changes since a store persisted the keys
 
     /// Records that a store holds exactly these keys now, under `token` (a value the store
@@ -125,13 +210,13 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
     /// slots that were added after the mark and are not in the store (deleting them is a
     /// no-op) and slots that are added again (in `added`: delete before inserting); `added` is
     /// oldest first.
-    func changes(since token: UInt64) -> (removed: [Slot], added: [(slot: Slot, messageKey: MessageKey)])? {
+    func changes(since token: UInt64) -> (removed: [Slot], added: [(slot: Slot, messageKey: MessageKey, storedAt: Int64)])? {
         guard let journal, journal.token == token else { return nil }
-        var added: [(slot: Slot, messageKey: MessageKey)] = []
+        var added: [(slot: Slot, messageKey: MessageKey, storedAt: Int64)] = []
         var index = ageQueue.count
         while index > head, ageQueue[index - 1].sequence >= journal.baseSequence { index -= 1 }
         for (slot, sequence) in ageQueue[index...] {
-            if let entry = entries[slot], entry.sequence == sequence { added.append((slot, entry.messageKey)) }
+            if let entry = entries[slot], entry.sequence == sequence { added.append((slot, entry.messageKey, entry.storedAt)) }
         }
         return (journal.removed, added)
     }

@@ -2,9 +2,9 @@
 /// (SPEC §3 "Downgrades").
 ///
 /// `maxSkip` and `maxStored` belong to each session: a session keeps the limits it was
-/// created with (they are persisted with it). `requirePostQuantum` and
-/// `allowsClassicSessionsDuringMigration` are the manager's policy, applied on every call; they
-/// are not persisted with sessions (whether a session is post-quantum is:
+/// created with (they are persisted with it). `requirePostQuantum`,
+/// `allowsClassicSessionsDuringMigration` and `skippedKeyMaxAge` are the manager's policy,
+/// applied on every call; they are not persisted with sessions (whether a session is post-quantum is:
 /// `SessionState.isPostQuantum`).
 public struct SessionConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// MAX_SKIP: the most message keys one received message may skip in one chain.
@@ -25,20 +25,31 @@ public struct SessionConfiguration: Sendable, Hashable, CustomStringConvertible 
     /// signed prekeys after the switch to KEM prekeys). Such a session has no post-quantum
     /// protection; `requirePostQuantum` overrides this.
     public let allowsClassicSessionsDuringMigration: Bool
+    /// How long a skipped message key is kept, in seconds (30 days by default), besides the
+    /// `maxStored` bound: when a message from the peer is decrypted, the keys of its sessions
+    /// stored longer ago are deleted (a message that arrives later than this after a later one
+    /// no longer decrypts). A key kept by a version without this limit counts its age from
+    /// when its session was next loaded.
+    public let skippedKeyMaxAge: Int64
+
+    /// The default `skippedKeyMaxAge`: 30 days.
+    public static let defaultSkippedKeyMaxAge: Int64 = 30 * 24 * 3600
 
     /// The defaults of SPEC §4: MAX_SKIP = 256, MAX_STORED = 2000; post-quantum sessions
     /// preferred (used whenever both sides have a KEM) but not required.
     public static let `default` = SessionConfiguration(
         validatedMaxSkip: ProtocolLimits.defaultMaxSkip, maxStored: ProtocolLimits.defaultMaxStored,
-        requirePostQuantum: false, allowsClassicSessionsDuringMigration: false)
+        requirePostQuantum: false, allowsClassicSessionsDuringMigration: false, skippedKeyMaxAge: defaultSkippedKeyMaxAge)
 
     /// Creates a configuration.
     /// - Throws: `SessionError.invalidConfiguration` unless 0 ≤ maxSkip ≤ maxStored ≤
-    ///   `ProtocolLimits.maximumMaxStored` (100,000).
+    ///   `ProtocolLimits.maximumMaxStored` (100,000) and `skippedKeyMaxAge` > 0.
     public init(
         maxSkip: Int = ProtocolLimits.defaultMaxSkip, maxStored: Int = ProtocolLimits.defaultMaxStored,
-        requirePostQuantum: Bool = false, allowsClassicSessionsDuringMigration: Bool = false
+        requirePostQuantum: Bool = false, allowsClassicSessionsDuringMigration: Bool = false,
+        skippedKeyMaxAge: Int64 = SessionConfiguration.defaultSkippedKeyMaxAge
     ) throws(SessionError) {
+        guard skippedKeyMaxAge > 0 else { throw .invalidConfiguration("skippedKeyMaxAge must be positive") }
         guard maxSkip >= 0 else { throw .invalidConfiguration("maxSkip must not be negative") }
         guard maxSkip <= maxStored else { throw .invalidConfiguration("maxSkip must not exceed maxStored") }
         guard maxStored <= ProtocolLimits.maximumMaxStored else {
@@ -46,21 +57,25 @@ public struct SessionConfiguration: Sendable, Hashable, CustomStringConvertible 
         }
         self.init(
             validatedMaxSkip: maxSkip, maxStored: maxStored, requirePostQuantum: requirePostQuantum,
-            allowsClassicSessionsDuringMigration: allowsClassicSessionsDuringMigration)
+            allowsClassicSessionsDuringMigration: allowsClassicSessionsDuringMigration, skippedKeyMaxAge: skippedKeyMaxAge)
     }
 
-    private init(validatedMaxSkip maxSkip: Int, maxStored: Int, requirePostQuantum: Bool, allowsClassicSessionsDuringMigration: Bool) {
+    private init(
+        validatedMaxSkip maxSkip: Int, maxStored: Int, requirePostQuantum: Bool, allowsClassicSessionsDuringMigration: Bool,
+        skippedKeyMaxAge: Int64
+    ) {
         self.maxSkip = maxSkip
         self.maxStored = maxStored
         self.requirePostQuantum = requirePostQuantum
         self.allowsClassicSessionsDuringMigration = allowsClassicSessionsDuringMigration
+        self.skippedKeyMaxAge = skippedKeyMaxAge
     }
 
     /// The limits only, with the default policy (what a persisted session keeps).
     var limits: SessionConfiguration {
         SessionConfiguration(
             validatedMaxSkip: maxSkip, maxStored: maxStored, requirePostQuantum: false,
-            allowsClassicSessionsDuringMigration: false)
+            allowsClassicSessionsDuringMigration: false, skippedKeyMaxAge: Self.defaultSkippedKeyMaxAge)
     }
 
     /// Whether a prekey message without a KEM part may create a session with a signed prekey
@@ -72,6 +87,6 @@ public struct SessionConfiguration: Sendable, Hashable, CustomStringConvertible 
     /// The values.
     public var description: String {
         "SessionConfiguration(maxSkip: \(maxSkip), maxStored: \(maxStored), requirePostQuantum: \(requirePostQuantum), "
-            + "classicDuringMigration: \(allowsClassicSessionsDuringMigration))"
+            + "classicDuringMigration: \(allowsClassicSessionsDuringMigration), skippedKeyMaxAge: \(skippedKeyMaxAge))"
     }
 }

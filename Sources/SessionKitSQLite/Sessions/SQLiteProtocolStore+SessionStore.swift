@@ -191,13 +191,16 @@ extension SQLiteProtocolStore: SessionStore {
         let slotHash = [UInt8](skippedRow["slot_hash"] as Data)
         let opened = try sealer.open(
             try blob(skippedRow["sealed"], table: .skippedKeys), table: .skippedKeys, rowKey: names.rowKey + stateKey + slotHash)
-        guard opened.count == SkippedMessageKeyEntry.slotByteCount + 32 else {
+        // `slot || key`, then (since the keys' times are kept) `|| u64(storedAt)`.
+        let keyEnd = SkippedMessageKeyEntry.slotByteCount + 32
+        guard opened.count == keyEnd || opened.count == keyEnd + 8 else {
             throw SQLiteStoreError.invalidValue(table: SealedTable.skippedKeys.name)
         }
         return try opened.withUnsafeBytes { buffer throws(SessionError) -> SkippedMessageKeyEntry in
             let slot = Array(buffer.prefix(SkippedMessageKeyEntry.slotByteCount))
-            let key = SecureBytes(copying: UnsafeRawBufferPointer(rebasing: buffer[SkippedMessageKeyEntry.slotByteCount...]))
-            return try SkippedMessageKeyEntry(slot: slot, messageKey: key)
+            let key = SecureBytes(copying: UnsafeRawBufferPointer(rebasing: buffer[SkippedMessageKeyEntry.slotByteCount ..< keyEnd]))
+            let storedAt = buffer[keyEnd...].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            return try SkippedMessageKeyEntry(slot: slot, messageKey: key, storedAt: storedAt)
         }
     }
 

@@ -175,9 +175,12 @@ extension SQLiteProtocolStore: ProtocolStore {
                 let (slotHash, entry) = (skippedKey.slotHash, skippedKey.entry)
                 maxSequence += 1
                 var value: [UInt8] = []
-                value.reserveCapacity(entry.slot.count + entry.messageKey.count)
+                value.reserveCapacity(entry.slot.count + entry.messageKey.count + 8)
                 value += entry.slot
                 entry.messageKey.withUnsafeBytes { value.append(contentsOf: $0) }
+                // The time the key was stored (`SessionConfiguration.skippedKeyMaxAge`); a key
+                // without one (loaded from a value written before times were kept) has none.
+                if entry.storedAt != 0 { value.appendBigEndian(entry.storedAt) }
                 defer { SecureMemory.zero(&value) }
                 let sealed = try sealer.seal(value, table: .skippedKeys, rowKey: plan.names.rowKey + part.stateKey + slotHash)
                 try db.cachedStatement(sql: "INSERT INTO skipped_keys (record_id, state_key, slot_hash, seq, sealed) VALUES (?, ?, ?, ?, ?)")
