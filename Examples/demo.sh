@@ -5,8 +5,8 @@
 # persisted, then restarted from its database), a contact whose identity key changed (the
 # script shows the safety numbers, then accepts the new key), a reinstalled device the relay
 # reports stale (the sender accepts its new key and re-sends from its send log), an account
-# export restored on a new device (a new registration id, no question asked, nothing lost) and
-# a file sent as an attachment. Prints what each client received and exits non-zero when an
+# export restored on a new device (a new registration id, no question asked, nothing lost), an
+# older copy of a database file put back (detected at open) and a file sent as an attachment. Prints what each client received and exits non-zero when an
 # expected message did not arrive, when anything else arrived, when a plaintext shows up in
 # the relay's log or in the attachment it stored, or when a check of a step fails.
 #
@@ -251,7 +251,9 @@ expect bob "safety number with alice.1 (trusted):"
 [ "$(value bob "safety number with alice.1 (trusted):")" = "$after" ] || fail "Bob's safety number differs from Alice's new one"
 echo "  Bob's phone shows Alice's new number: $after"
 run bob send alice Yes, I reinstalled. Got it.
-expect alice "received from bob: Yes, I reinstalled. Got it."
+expect alice "received from bob: Yes, I reinstalled. Got it.
+received from bob: Got it, on a chain the copy does not know.
+received from bob: Read you, from the old copy."
 
 step "Bob restores his account from an export onto a new database: the same identity, a new registration id"
 run bob export "$WORK/bob.export" alice
@@ -267,13 +269,42 @@ b=$(lines bob)
 run alice send bob Welcome back again.
 expect alice "refused by the relay: devices of bob stale [1]" "$a"
 expect alice "re-sending 1 message(s) from the send log to bob.1 in the new session" "$a"
-expect bob "received from alice: Welcome back again." "$b"
+expect bob "received from alice: Welcome back again.
+received from alice: One more before your backup comes back.
+received from alice: Noted." "$b"
 if tail -n "+$((a + 1))" "$WORK/alice.log" | grep -E 'untrustedIdentity|CHANGED|not sent'; then fail "Alice was asked about Bob's restored device"; fi
 if tail -n "+$((b + 1))" "$WORK/bob.log" | grep -E 'CHANGED|QUARANTINED'; then fail "Bob was asked about Alice after his restore"; fi
 echo "  nobody was asked anything"
 run bob history alice
 expect bob "archived in alice: Bob, are you still there?" "$b"
 expect bob "archived in alice: Welcome back again." "$b"
+
+step "Bob's phone puts back an older copy of his database file: detected at open, nothing sent on the old chains"
+stop bob
+mkdir -p "$WORK/backup"
+for f in "$WORK"/bob-restored.sqlite "$WORK"/bob-restored.sqlite-wal "$WORK"/bob-restored.sqlite-shm; do
+    [ ! -e "$f" ] || cp "$f" "$WORK/backup/"
+done
+echo "  (a copy of bob-restored.sqlite taken; its key file stays where it is)"
+start bob bob-restored.sqlite
+run alice send bob One more before your backup comes back.
+expect bob "received from alice: One more before your backup comes back."
+run bob send alice Got it, on a chain the copy does not know.
+expect alice "received from bob: Got it, on a chain the copy does not know."
+stop bob
+rm -f "$WORK"/bob-restored.sqlite-wal "$WORK"/bob-restored.sqlite-shm
+cp "$WORK"/backup/* "$WORK/"
+b=$(lines bob)
+start bob bob-restored.sqlite
+expect bob "is an older copy of itself" "$b"
+a=$(lines alice)
+run alice send bob Noted.
+expect alice "refused by the relay: devices of bob stale [1]" "$a"
+expect alice "re-sending 1 message(s) from the send log to bob.1 in the new session" "$a"
+expect bob "received from alice: Noted." "$b"
+run bob send alice Read you, from the old copy.
+expect alice "received from bob: Read you, from the old copy."
+if tail -n "+$((a + 1))" "$WORK/alice.log" | grep -E 'untrustedIdentity|CHANGED|not sent|could not be decrypted'; then fail "the restored copy cost a question or a message"; fi
 
 step "Alice sends Carol a file as an attachment: the relay keeps only its ciphertext"
 {
@@ -305,14 +336,18 @@ received in book-club from carol: Yes, I will bring tea.
 received in book-club from carol: Bob, we start at eight.
 received from bob: Back, with the same sessions.
 received from carol: Hi Alice, I reinstalled the app.
-received from bob: Yes, I reinstalled. Got it."
+received from bob: Yes, I reinstalled. Got it.
+received from bob: Got it, on a chain the copy does not know.
+received from bob: Read you, from the old copy."
 EXPECTED[bob]="received from alice: Hi Bob, this is Alice.
 received in book-club from alice: Chapter 1 tonight?
 received in book-club from carol: Yes, I will bring tea.
 received from alice: Are you there?
 received in book-club from carol: Bob, we start at eight.
 received from alice: Bob, are you still there?
-received from alice: Welcome back again."
+received from alice: Welcome back again.
+received from alice: One more before your backup comes back.
+received from alice: Noted."
 EXPECTED[carol]="received in book-club from alice: Chapter 1 tonight?
 received from alice: Welcome back, Carol."
 

@@ -101,8 +101,19 @@ final class ChatClient: Sendable {
     func send(_ text: String, to user: String) async throws {
         try await ensureSessions(with: user)
         var messages: [Outgoing] = []
+        var withoutSession: [ProtocolAddress] = []
         for outcome in try await manager.encrypt(Array(text.utf8), toUser: user) {
-            if let message = outgoing(outcome, user: user, shown: shown(Array(text.utf8))) { messages.append(message) }
+            // A device whose session was archived (a retry notice, a restored older copy of our
+            // file) needs a new one from its bundle.
+            if case .failure(.noSession) = outcome.result {
+                withoutSession.append(outcome.address)
+            } else if let message = outgoing(outcome, user: user, shown: shown(Array(text.utf8))) {
+                messages.append(message)
+            }
+        }
+        for peer in withoutSession {
+            guard try await startSession(with: peer) else { continue }
+            messages += try await encrypt([Array(text.utf8)], to: peer)
         }
         try await deliver(messages, toUser: user, text: Array(text.utf8), repairing: true)
     }
