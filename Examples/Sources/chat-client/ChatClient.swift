@@ -170,7 +170,9 @@ final class ChatClient: Sendable {
             let peer = try ProtocolAddress(userID: user, deviceID: device)
             guard try await startSession(with: peer) else { continue }
             if mismatch.stale.contains(device) {
-                again += try await resendLogged(to: peer)
+                // Without a send log entry (expired, or the log is off) the refused text itself.
+                let logged = try await resendLogged(to: peer)
+                again += logged.isEmpty && !text.isEmpty ? try await encrypt([text], to: peer) : logged
             } else {
                 again += try await encrypt([text], to: peer)
             }
