@@ -14,7 +14,10 @@
 #   make demo      builds Examples/ (debug): starts the example relay server on 127.0.0.1 and runs
 #                  three chat clients through Examples/demo.sh (1:1, a group of three, a client
 #                  offline and back, a crash before acknowledging, a restart from the database, a
-#                  changed identity key with its safety numbers); prints what each client received,
+#                  changed identity key with its safety numbers, a reinstalled device refused as
+#                  stale by the relay's device list and re-sent to from the send log, an account
+#                  export restored on a new device, an older copy of a database file put back, a
+#                  file as an attachment); prints what each client received,
 #                  fails if anything is missing
 #   make crash     runs the process tests (SessionKitSQLiteProcessTests, sessionkit-stress): an app
 #                  and its extension as two OS processes on one SQLite file, and a conversation of two

@@ -2,10 +2,13 @@
 # make demo: builds the example relay and chat client (debug), starts the relay on 127.0.0.1 on a
 # free port, and runs three clients (alice, bob, carol) through a script: a 1:1 conversation, a
 # group of three, a client offline and back (crashing once before acknowledging a message it
-# persisted, then restarted from its database), and a contact whose identity key changed (the
-# script shows the safety numbers, then accepts the new key). Prints what each client received
-# and exits non-zero when an expected message did not arrive, when anything else arrived, or
-# when a plaintext shows up in the relay's log.
+# persisted, then restarted from its database), a contact whose identity key changed (the
+# script shows the safety numbers, then accepts the new key), a reinstalled device the relay
+# reports stale (the sender accepts its new key and re-sends from its send log), an account
+# export restored on a new device (a new registration id, no question asked, nothing lost), an
+# older copy of a database file put back (detected at open) and a file sent as an attachment. Prints what each client received and exits non-zero when an
+# expected message did not arrive, when anything else arrived, when a plaintext shows up in
+# the relay's log or in the attachment it stored, or when a check of a step fails.
 #
 # DEMO_KEEP=1 keeps the working folder (databases, key files, logs); DEMO_TIMEOUT (seconds,
 # default 60) bounds each wait.
@@ -61,11 +64,12 @@ wait_for() {
 
 step() { printf '\n== %s\n' "$*"; }
 
-# start NAME [DATABASE]: starts NAME's client on its database (NAME.sqlite) and waits until it
-# is connected and has published its prekeys. Its commands come from a FIFO, its output goes to
-# NAME.log.
+# start NAME [DATABASE [OPTION...]]: starts NAME's client on its database (NAME.sqlite) and waits
+# until it is connected and has published its prekeys. Its commands come from a FIFO, its output
+# goes to NAME.log.
 start() {
     local name=$1 db=${2:-$1.sqlite} fd
+    shift $(($# < 2 ? $# : 2))
     local log="$WORK/$name.log"
     touch "$log"
     local from
@@ -73,14 +77,21 @@ start() {
     [ -p "$WORK/$name.in" ] || mkfifo "$WORK/$name.in"
     # --prekeys 1: one one-time prekey and one one-time KEM prekey each, so that the relay soon
     # hands out the last-resort KEM prekey.
-    "$BIN/chat-client" --name "$name" --server "ws://127.0.0.1:$PORT" --db "$WORK/$db" --prekeys 1 \
+    "$BIN/chat-client" --name "$name" --server "ws://127.0.0.1:$PORT" --db "$WORK/$db" --prekeys 1 "$@" \
         < "$WORK/$name.in" >> "$log" 2>&1 &
     PID[$name]=$!
     exec {fd}> "$WORK/$name.in"
     FD[$name]=$fd
     wait_for "$log" "ready" "$from"
-    echo "$name: $(tail -n "+$((from + 1))" "$log" | grep -E '^(new device|restarted)')"
+    tail -n "+$((from + 1))" "$log" | grep -E '^(new device|restarted|restored)' | sed "s/^/$name: /"
 }
+
+# lines NAME: the number of lines in NAME's log so far (for `expect NAME TEXT FROM`).
+lines() { wc -l < "$WORK/$1.log"; }
+
+# value NAME TEXT [FROM]: the rest of NAME's last line containing TEXT (after line FROM), after
+# its last ": ".
+value() { tail -n "+$((${3:-0} + 1))" "$WORK/$1.log" | grep -F -- "$2" | tail -n 1 | sed 's/.*: //'; }
 
 # crash NAME: starts NAME's client with --exit-before-ack: it processes its first delivery
 # (decrypts it and persists the result) and exits before acknowledging it, as a crash would.
@@ -107,11 +118,12 @@ run() {
     echo "$*" >&"${FD[$name]}"
 }
 
-# expect NAME TEXT: waits until NAME printed a line containing TEXT, and shows it.
+# expect NAME TEXT [FROM]: waits until NAME printed a line containing TEXT (after line FROM), and
+# shows it.
 expect() {
-    local name=$1 text=$2
-    wait_for "$WORK/$name.log" "$text"
-    echo "  $name: $(grep -F -- "$text" "$WORK/$name.log" | tail -n 1)"
+    local name=$1 text=$2 from=${3:-0}
+    wait_for "$WORK/$name.log" "$text" "$from"
+    echo "  $name: $(tail -n "+$((from + 1))" "$WORK/$name.log" | grep -F -- "$text" | tail -n 1)"
 }
 
 # stop NAME: quits NAME's client (it disconnects) and waits for it to exit.
@@ -124,7 +136,7 @@ stop() {
 }
 
 # --- The relay -------------------------------------------------------------------------------
-"$BIN/relay-server" --host 127.0.0.1 --port 0 > "$WORK/relay.log" 2>&1 &
+"$BIN/relay-server" --host 127.0.0.1 --port 0 --attachments "$WORK/relay-attachments" > "$WORK/relay.log" 2>&1 &
 RELAY_PID=$!
 wait_for "$WORK/relay.log" "listening on "
 PORT=$(grep -m1 -o 'listening on 127.0.0.1:[0-9]*' "$WORK/relay.log" | sed 's/.*://')
@@ -212,6 +224,104 @@ expect alice "accepted the new identity key of carol.1"
 run alice send carol Welcome back, Carol.
 expect carol "received from alice: Welcome back, Carol."
 
+step "Bob reinstalls: a new database, so a new identity key and a new registration id"
+stop bob
+start bob bob-reinstalled.sqlite
+a=$(lines alice)
+run alice send bob Bob, are you still there?
+expect alice "refused by the relay: devices of bob stale [1]" "$a"
+expect alice "not sent to bob.1: untrustedIdentity" "$a"
+grep -qF "refused 1 envelope(s) alice.1 -> bob: stale [1]" "$WORK/relay.log" || fail "the relay did not refuse the message as stale"
+echo "  relay: $(grep -F "refused 1 envelope(s) alice.1 -> bob: stale [1]" "$WORK/relay.log" | tail -n 1 | sed 's/^relay: //')"
+
+step "Alice compares the safety numbers (the number changed), accepts the new key, and re-sends from her send log"
+run alice safety bob
+expect alice "safety number with bob.1 before its key changed:" "$a"
+expect alice "safety number with bob.1 (new key, not accepted yet):" "$a"
+before=$(value alice "safety number with bob.1 before its key changed:" "$a")
+after=$(value alice "safety number with bob.1 (new key, not accepted yet):" "$a")
+[ -n "$before" ] && [ "$before" != "$after" ] || fail "the safety number with bob did not change: $before / $after"
+echo "  the safety number changed"
+run alice accept bob
+expect alice "accepted the new identity key of bob.1" "$a"
+expect alice "re-sending 1 message(s) from the send log" "$a"
+expect bob "received from alice: Bob, are you still there?"
+run bob safety alice
+expect bob "safety number with alice.1 (trusted):"
+[ "$(value bob "safety number with alice.1 (trusted):")" = "$after" ] || fail "Bob's safety number differs from Alice's new one"
+echo "  Bob's phone shows Alice's new number: $after"
+run bob send alice Yes, I reinstalled. Got it.
+expect alice "received from bob: Yes, I reinstalled. Got it.
+received from bob: Got it, on a chain the copy does not know.
+received from bob: Read you, from the old copy."
+
+step "Bob restores his account from an export onto a new database: the same identity, a new registration id"
+run bob export "$WORK/bob.export" alice
+expect bob "exported bob's account to"
+old_id=$(grep -F "new device bob.1: created $WORK/bob-reinstalled.sqlite" "$WORK/bob.log" | sed 's/.*registration id \([0-9]*\).*/\1/')
+stop bob
+start bob bob-restored.sqlite --restore "$WORK/bob.export"
+new_id=$(grep -F "restored bob.1 from" "$WORK/bob.log" | tail -n 1 | sed 's/.*new registration id \([0-9]*\).*/\1/')
+[ -n "$new_id" ] && [ "$new_id" != "$old_id" ] || fail "the restored device kept registration id $old_id"
+echo "  registration id $old_id -> $new_id"
+a=$(lines alice)
+b=$(lines bob)
+run alice send bob Welcome back again.
+expect alice "refused by the relay: devices of bob stale [1]" "$a"
+expect alice "re-sending 1 message(s) from the send log to bob.1 in the new session" "$a"
+expect bob "received from alice: Welcome back again.
+received from alice: One more before your backup comes back.
+received from alice: Noted." "$b"
+if tail -n "+$((a + 1))" "$WORK/alice.log" | grep -E 'untrustedIdentity|CHANGED|not sent'; then fail "Alice was asked about Bob's restored device"; fi
+if tail -n "+$((b + 1))" "$WORK/bob.log" | grep -E 'CHANGED|QUARANTINED'; then fail "Bob was asked about Alice after his restore"; fi
+echo "  nobody was asked anything"
+run bob history alice
+expect bob "archived in alice: Bob, are you still there?" "$b"
+expect bob "archived in alice: Welcome back again." "$b"
+
+step "Bob's phone puts back an older copy of his database file: detected at open, nothing sent on the old chains"
+stop bob
+mkdir -p "$WORK/backup"
+for f in "$WORK"/bob-restored.sqlite "$WORK"/bob-restored.sqlite-wal "$WORK"/bob-restored.sqlite-shm; do
+    [ ! -e "$f" ] || cp "$f" "$WORK/backup/"
+done
+echo "  (a copy of bob-restored.sqlite taken; its key file stays where it is)"
+start bob bob-restored.sqlite
+run alice send bob One more before your backup comes back.
+expect bob "received from alice: One more before your backup comes back."
+run bob send alice Got it, on a chain the copy does not know.
+expect alice "received from bob: Got it, on a chain the copy does not know."
+stop bob
+rm -f "$WORK"/bob-restored.sqlite-wal "$WORK"/bob-restored.sqlite-shm
+cp "$WORK"/backup/* "$WORK/"
+b=$(lines bob)
+start bob bob-restored.sqlite
+expect bob "is an older copy of itself" "$b"
+a=$(lines alice)
+run alice send bob Noted.
+expect alice "refused by the relay: devices of bob stale [1]" "$a"
+expect alice "re-sending 1 message(s) from the send log to bob.1 in the new session" "$a"
+expect bob "received from alice: Noted." "$b"
+run bob send alice Read you, from the old copy.
+expect alice "received from bob: Read you, from the old copy."
+if tail -n "+$((a + 1))" "$WORK/alice.log" | grep -E 'untrustedIdentity|CHANGED|not sent|could not be decrypted'; then fail "the restored copy cost a question or a message"; fi
+
+step "Alice sends Carol a file as an attachment: the relay keeps only its ciphertext"
+{
+    echo "BOOK CLUB READING LIST (private)"
+    for i in $(seq 1 2000); do echo "week $i: chapter $i of the book Carol recommended"; done
+} > "$WORK/reading-list.txt"
+run alice sendfile carol "$WORK/reading-list.txt"
+expect alice "stored at the relay as"
+expect carol "received a file from alice: reading-list.txt"
+cmp -s "$WORK/reading-list.txt" "$WORK/carol-reinstalled.sqlite.files/reading-list.txt" || fail "Carol's file differs from Alice's"
+stored=$(ls "$WORK/relay-attachments")
+[ -n "$stored" ] || fail "the relay stored no attachment"
+for file in "$WORK"/relay-attachments/*; do
+    if grep -qF -e "BOOK CLUB READING LIST" -e "chapter 1 of the book" "$file"; then fail "plaintext in the relay's stored attachment $file"; fi
+done
+echo "  Carol's copy is identical ($(wc -c < "$WORK/reading-list.txt") bytes); the relay holds $(wc -c < "$WORK/relay-attachments/$stored") bytes of ciphertext without the text"
+
 step "Everyone quits"
 stop alice
 stop bob
@@ -225,12 +335,19 @@ EXPECTED[alice]="received from bob: Hi Alice, got it.
 received in book-club from carol: Yes, I will bring tea.
 received in book-club from carol: Bob, we start at eight.
 received from bob: Back, with the same sessions.
-received from carol: Hi Alice, I reinstalled the app."
+received from carol: Hi Alice, I reinstalled the app.
+received from bob: Yes, I reinstalled. Got it.
+received from bob: Got it, on a chain the copy does not know.
+received from bob: Read you, from the old copy."
 EXPECTED[bob]="received from alice: Hi Bob, this is Alice.
 received in book-club from alice: Chapter 1 tonight?
 received in book-club from carol: Yes, I will bring tea.
 received from alice: Are you there?
-received in book-club from carol: Bob, we start at eight."
+received in book-club from carol: Bob, we start at eight.
+received from alice: Bob, are you still there?
+received from alice: Welcome back again.
+received from alice: One more before your backup comes back.
+received from alice: Noted."
 EXPECTED[carol]="received in book-club from alice: Chapter 1 tonight?
 received from alice: Welcome back, Carol."
 
@@ -238,8 +355,8 @@ step "What each client received"
 problems=0
 for name in alice bob carol; do
     echo "$name:"
-    grep -E '^(received|new device|restarted|identity key|exiting)' "$WORK/$name.log" | sed 's/^/  /'
-    got=$(grep '^received' "$WORK/$name.log" | sort)
+    grep -E '^(received|new device|restarted|restored|identity key|exiting)' "$WORK/$name.log" | sed 's/^/  /'
+    got=$(grep -E '^received (from|in) ' "$WORK/$name.log" | sort)
     want=$(echo "${EXPECTED[$name]}" | sort)
     if [ "$got" != "$want" ]; then
         echo "  MISMATCH for $name:" >&2
@@ -257,7 +374,7 @@ for name in alice bob carol; do
             echo "PLAINTEXT IN THE RELAY'S LOG: $text" >&2
             problems=1
         fi
-    done < <(grep '^received' "$WORK/$name.log")
+    done < <(grep -E '^received (from|in) ' "$WORK/$name.log")
 done
 grep -q "last-resort KEM prekey" "$WORK/relay.log" || { echo "the relay never handed out a last-resort KEM prekey" >&2; problems=1; }
 

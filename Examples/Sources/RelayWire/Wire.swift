@@ -18,8 +18,26 @@ public enum ClientFrame: Codable, Sendable {
     /// Asks for one bundle per device of `user`; each one-time prekey is handed out at most once.
     case fetch(id: Int, user: String)
     /// Queues `envelope` (opaque text: a `MessageEnvelope`'s `encodedText()`, which the relay
-    /// does not read) for each of `to`; the server answers `ok` once it is queued.
+    /// does not read) for each of `to`; the server answers `ok` once it is queued. For what is
+    /// not checked against the device list: group messages (one envelope for every member),
+    /// sender keys and retry notices, each addressed to one device.
     case send(id: Int, to: [ProtocolAddress], envelope: String)
+    /// Pairwise messages to the devices of `user`, checked against the relay's device directory
+    /// (SPEC §9; SessionKit's `DeviceDirectory`): `devices` names each device of `user` the
+    /// sender has a session with and the registration id its session recorded
+    /// (`SessionManager.deviceListRequest(forUser:)`); `messages` are the envelopes, in order
+    /// (several for one device are queued in that order). The server queues them only when
+    /// `devices` names exactly the user's devices with their current registration ids (`ok`),
+    /// and otherwise queues nothing and answers `mismatch` (Signal's 409/410).
+    case sendToUser(id: Int, user: String, devices: [DeviceRegistration], messages: [DeviceEnvelope])
+    /// Asks how many one-time prekeys and one-time KEM prekeys the server still holds for this
+    /// device (answer: `preKeyCount`): the client replenishes from the server's count.
+    case preKeyCount(id: Int)
+    /// Stores an attachment's ciphertext (base64) and answers `attachmentStored` with its id. The
+    /// server never gets the key: it is in the pointer, inside the message.
+    case putAttachment(id: Int, ciphertext: String)
+    /// Fetches the ciphertext of the attachment `attachment` (answer: `attachment`).
+    case getAttachment(id: Int, attachment: String)
     /// The client processed (decrypted and persisted) the delivery `message`: the server deletes it.
     case ack(message: UInt64)
 }
@@ -38,6 +56,47 @@ public enum ServerFrame: Codable, Sendable {
     /// from the connection, never from the envelope). Delivered again on every connection until
     /// acknowledged.
     case deliver(message: UInt64, from: ProtocolAddress, envelope: String)
+    /// The answer to `sendToUser` when its device list does not match the server's (nothing
+    /// was queued): the devices whose registration id changed (`stale`, a reinstalled or
+    /// restored device, in the manner of Signal's 410), the devices not named (`missing`) and
+    /// the named ones the user no longer has (`extra`, both Signal's 409). SessionKit's
+    /// `DeviceListMismatch`.
+    case mismatch(id: Int, stale: [UInt32], missing: [UInt32], extra: [UInt32])
+    /// The answer to `preKeyCount`.
+    case preKeyCount(id: Int, oneTime: Int, oneTimeKEM: Int)
+    /// The answer to `putAttachment`: the id to put in the message.
+    case attachmentStored(id: Int, attachment: String)
+    /// The answer to `getAttachment`: the ciphertext, base64.
+    case attachment(id: Int, ciphertext: String)
+}
+
+/// A device of a user and the registration id the sender's session with it recorded (`nil`: a
+/// peer that published none).
+public struct DeviceRegistration: Codable, Sendable, Hashable {
+    /// The device id.
+    public let device: UInt32
+    /// The registration id, 1 … 2^31 − 1, or `nil`.
+    public let registrationID: UInt32?
+
+    /// Creates an entry.
+    public init(device: UInt32, registrationID: UInt32?) {
+        self.device = device
+        self.registrationID = registrationID
+    }
+}
+
+/// An envelope for one device of the user a `sendToUser` is for.
+public struct DeviceEnvelope: Codable, Sendable {
+    /// The device id.
+    public let device: UInt32
+    /// A `MessageEnvelope`'s `encodedText()`.
+    public let envelope: String
+
+    /// Creates an entry.
+    public init(device: UInt32, envelope: String) {
+        self.device = device
+        self.envelope = envelope
+    }
 }
 
 /// One device's prekey bundle as the server hands it out.

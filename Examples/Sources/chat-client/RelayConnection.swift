@@ -39,6 +39,44 @@ actor RelayConnection {
         _ = try await request { .send(id: $0, to: recipients, envelope: envelope) }
     }
 
+    /// Hands `messages` for the devices of `user` to the relay with the device list `devices`
+    /// (SPEC §9): returns `nil` once they are queued, or the relay's `DeviceListMismatch` when
+    /// it refused them (nothing queued).
+    func send(
+        _ messages: [DeviceEnvelope], toUser user: String, naming devices: [DeviceRegistration]
+    ) async throws -> DeviceListMismatch? {
+        switch try await request({ .sendToUser(id: $0, user: user, devices: devices, messages: messages) }) {
+        case .ok: return nil
+        case let .mismatch(_, stale, missing, extra): return DeviceListMismatch(stale: stale, missing: missing, extra: extra)
+        default: throw RelayConnectionError.unexpectedAnswer
+        }
+    }
+
+    /// How many one-time prekeys and one-time KEM prekeys the relay still holds for this device.
+    func preKeyCount() async throws -> (oneTime: Int, oneTimeKEM: Int) {
+        guard case let .preKeyCount(_, oneTime, oneTimeKEM) = try await request({ .preKeyCount(id: $0) }) else {
+            throw RelayConnectionError.unexpectedAnswer
+        }
+        return (oneTime, oneTimeKEM)
+    }
+
+    /// Stores an attachment's ciphertext at the relay; returns its id there.
+    func putAttachment(_ ciphertext: [UInt8]) async throws -> String {
+        guard case let .attachmentStored(_, id) = try await request({ .putAttachment(id: $0, ciphertext: WireCoding.base64(ciphertext)) }) else {
+            throw RelayConnectionError.unexpectedAnswer
+        }
+        return id
+    }
+
+    /// The ciphertext of the attachment `id` at the relay.
+    func attachment(_ id: String) async throws -> [UInt8] {
+        guard case let .attachment(_, text) = try await request({ .getAttachment(id: $0, attachment: id) }),
+              let bytes = WireCoding.bytes(base64: text) else {
+            throw RelayConnectionError.unexpectedAnswer
+        }
+        return bytes
+    }
+
     /// Tells the relay that delivery `message` was processed and persisted: it deletes it.
     func acknowledge(_ message: UInt64) async throws {
         try await write(.ack(message: message))
@@ -48,7 +86,9 @@ actor RelayConnection {
     func answer(_ frame: ServerFrame) {
         let id: Int
         switch frame {
-        case let .ok(answered), let .failed(answered, _), let .bundles(answered, _): id = answered
+        case let .ok(answered), let .failed(answered, _), let .bundles(answered, _), let .mismatch(answered, _, _, _),
+             let .preKeyCount(answered, _, _), let .attachmentStored(answered, _), let .attachment(answered, _):
+            id = answered
         case .welcome, .deliver: return
         }
         if let continuation = waiting.removeValue(forKey: id) {

@@ -22,12 +22,19 @@ import SessionKitSQLite
 //   safety USER            the safety numbers with USER's devices (before and after a key change)
 //   accept USER            accept USER's changed identity key
 //   history USER           the messages received from USER (or `group:NAME`), from the archive
+//   sendfile USER PATH     the file at PATH to every device of USER, as an attachment (SPEC §10)
+//   export PATH CONV…      an account export (identity, trust records and archived messages of
+//                          the conversations CONV: user ids or group:NAME) to PATH, encrypted to
+//                          a new recovery code written to PATH.code
 //   quit                   (or end of input) disconnect and exit
 //
 // `--prekeys N` publishes N one-time prekeys and N one-time KEM prekeys and never tops them up
 // (the demo uses 1, so that the relay soon hands out the last-resort KEM prekey).
 // `--exit-before-ack` (for the demo) exits right after the first delivery was decrypted and
 // persisted, before acknowledging it, as a crash there would: the relay delivers it again.
+// `--restore EXPORT` (with no database at --db yet) first builds the database from the account
+// export EXPORT, opened with the recovery code in EXPORT.code: the same identity, a new
+// registration id. Received files are saved in DB.files/.
 
 /// The command-line options.
 struct Options {
@@ -37,6 +44,7 @@ struct Options {
     var device: UInt32 = 1
     var preKeys: Int?
     var exitsBeforeAcknowledging = false
+    var restore: String?
 
     init(_ arguments: [String]) throws(UsageError) {
         var rest = arguments[...]
@@ -50,6 +58,7 @@ struct Options {
             case "--name": name = value
             case "--server": server = value
             case "--db": database = value
+            case "--restore": restore = value
             case "--device":
                 guard let number = UInt32(value) else { throw UsageError() }
                 device = number
@@ -66,7 +75,7 @@ struct Options {
 
 struct UsageError: Error, CustomStringConvertible {
     var description: String {
-        "usage: chat-client --name USER --server ws://HOST:PORT --db PATH.sqlite [--device ID] [--prekeys N] [--exit-before-ack]"
+        "usage: chat-client --name USER --server ws://HOST:PORT --db PATH.sqlite [--device ID] [--prekeys N] [--exit-before-ack] [--restore EXPORT]"
     }
 }
 
@@ -87,24 +96,47 @@ func runClient() async throws {
 
     // The store: one file per device, sealed with a storage key kept in a 0600 key file next
     // to it (on Apple platforms, keep the key in the Keychain instead).
-    let isNew = !FileManager.default.fileExists(atPath: options.database)
-    let key = try StorageKey.loadOrCreateKeyFile(at: options.database + ".key")
-    let store = try SQLiteProtocolStore(path: options.database, storageKey: key)
+    var isNew = !FileManager.default.fileExists(atPath: options.database)
+    let keyPath = options.database + ".key"
+    let key = try StorageKey.loadOrCreateKeyFile(at: keyPath)
+    if let export = options.restore, isNew {
+        // A new device from an account export: the identity, trust records and archive; no
+        // sessions or prekeys, and a new registration id (SPEC §9, §10).
+        let code = try String(contentsOfFile: export + ".code", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let report = try await SQLiteProtocolStore.restoreAccount(
+            from: export, identities: [try AgeX25519Identity(code)], to: options.database, storageKey: key)
+        say("restored \(address) from \(export): the identity, \(report.importedTrustRecordCount) trust record(s), "
+            + "\(report.importedMessageCount) archived message(s)\(report.skipped.isEmpty ? "" : ", \(report.skipped.count) skipped"); "
+            + "new registration id \(report.registrationID)")
+        isNew = false
+    }
+    // Restore detection: every open advances an epoch kept in the file and in the key file; a
+    // file behind the key file is an older copy (a restored backup), which the store makes safe
+    // at once (sessions archived, sending chains dropped, prekeys due, a new registration id).
+    let store = try SQLiteProtocolStore(path: options.database, storageKey: key, epochKeeper: KeyFileEpochKeeper(path: keyPath))
     defer { try? store.close() }
+    if let restore = store.restoredFromOlderCopy {
+        say("\(options.database) is an older copy of itself (\(restore)): new prekeys, and new sessions with every peer")
+    }
     let policy = try options.preKeys.map { count in
         try PreKeyPolicy(oneTimePreKeyBatchSize: count, oneTimePreKeyLowWaterMark: 0)
     } ?? .default
     // Post-quantum sessions (PQXDH with ML-KEM-768); the store is also the trust store.
+    // The send log (in the store, sealed like the rest, kept a day): what a peer could not
+    // decrypt, or what the relay refused for a device that re-registered, is sent again from it.
     let manager = SessionManager(store: store, trust: store, localAddress: address, kem: SwiftCryptoMLKEM768(),
-                                 preKeyPolicy: policy)
-    say(isNew ? "new device \(address): created \(options.database)" : "restarted \(address) from \(options.database)")
+                                 preKeyPolicy: policy, sendLog: store)
+    let registration = try await manager.localRegistrationID()
+    say((isNew ? "new device \(address): created \(options.database)" : "restarted \(address) from \(options.database)")
+        + " (registration id \(registration))")
 
     let commands = standardInputLines()
     try await WebSocketClient.connect(to: options.server + "/relay", maxMessageSize: WireCoding.maximumFrameSize) {
         inbound, outbound in
         let relay = RelayConnection(outbound)
         let client = try ChatClient(
-            address: address, manager: manager, store: store, relay: relay, exitsBeforeAcknowledging: options.exitsBeforeAcknowledging)
+            address: address, manager: manager, store: store, relay: relay, files: URL(fileURLWithPath: options.database + ".files"),
+            exitsBeforeAcknowledging: options.exitsBeforeAcknowledging)
         // Deliveries are processed one after the other, in the order the relay sent them.
         let (deliveries, delivered) = AsyncStream.makeStream(of: (UInt64, ProtocolAddress, String).self)
         try await withThrowingTaskGroup(of: Void.self) { tasks in

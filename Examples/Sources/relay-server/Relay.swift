@@ -1,3 +1,4 @@
+import Foundation
 import RelayWire
 import SignalPrimitives
 import SessionKit
@@ -30,11 +31,17 @@ actor Relay {
     private var connections: [ProtocolAddress: Connection] = [:]
     private var nextMessageID: UInt64 = 1
     private var nextConnectionID = 1
+    private var nextAttachmentID = 1
+    /// Where attachment ciphertexts are kept, one file each.
+    private let attachments: URL
     private let log: @Sendable (String) -> Void
 
-    /// Creates an empty relay that reports what it does (never a plaintext: it has none) to `log`.
-    init(log: @escaping @Sendable (String) -> Void) {
+    /// Creates an empty relay that keeps attachment ciphertexts in the folder `attachments`
+    /// (created if missing) and reports what it does (never a plaintext: it has none) to `log`.
+    init(attachments: URL, log: @escaping @Sendable (String) -> Void) throws {
+        self.attachments = attachments
         self.log = log
+        try FileManager.default.createDirectory(at: attachments, withIntermediateDirectories: true)
     }
 
     // MARK: Connections
@@ -105,7 +112,55 @@ actor Relay {
         return result
     }
 
+    /// How many one-time prekeys and one-time KEM prekeys are left for `device` (what it
+    /// replenishes from: SessionKit's `replenishPreKeys(serverOneTimePreKeyCount:…)`).
+    func preKeyCount(of device: ProtocolAddress) -> (oneTime: Int, oneTimeKEM: Int) {
+        guard let published = directory[device] else { return (0, 0) }
+        return (published.oneTimePreKeyCount, published.oneTimeKEMPreKeyCount)
+    }
+
     // MARK: Envelopes
+
+    /// Checks a send request for `user` against the user's device directory (SessionKit's
+    /// `DeviceDirectory`, built from the devices' `PublishedPreKeys`, each with the registration
+    /// id it published): `devices` must name every device of the user (the sender's own device
+    /// left out) with its current registration id. When it does, queues `messages` (each for a
+    /// named device) and returns an empty mismatch; otherwise queues nothing and returns what
+    /// is stale, missing and extra, for the sender to fix (Signal's 409/410).
+    func send(
+        _ messages: [DeviceEnvelope], toUser user: String, naming devices: [DeviceRegistration], from sender: ProtocolAddress
+    ) throws(RelayError) -> DeviceListMismatch {
+        var request: [UInt32: RegistrationID?] = [:]
+        for entry in devices {
+            guard request[entry.device] == nil else { throw RelayError("device \(entry.device) is named twice") }
+            guard let raw = entry.registrationID else {
+                request[entry.device] = .some(nil)
+                continue
+            }
+            guard let id = RegistrationID(rawValue: raw) else { throw RelayError("\(raw) is not a registration id") }
+            request[entry.device] = .some(id)
+        }
+        guard messages.allSatisfy({ request[$0.device] != nil }) else { throw RelayError("a message is for a device the request does not name") }
+        var queued: [(ProtocolAddress, String)] = []
+        for message in messages {
+            do { queued.append((try ProtocolAddress(userID: user, deviceID: message.device), message.envelope)) } catch {
+                throw RelayError("\(user) is not a user id")
+            }
+        }
+        let published = Dictionary(uniqueKeysWithValues: directory.filter { $0.key.userID == user }.map { ($0.key.deviceID, $0.value) })
+        let mismatch: DeviceListMismatch
+        do {
+            mismatch = try DeviceDirectory(published).check(request, excludingSenderDevice: sender.userID == user ? sender.deviceID : nil)
+        } catch {
+            throw RelayError("\(error)")
+        }
+        guard mismatch.isEmpty else {
+            log("refused \(messages.count) envelope(s) \(sender) -> \(user): stale \(mismatch.stale), missing \(mismatch.missing), extra \(mismatch.extra)")
+            return mismatch
+        }
+        for (recipient, envelope) in queued { send(envelope, from: sender, to: [recipient]) }
+        return mismatch
+    }
 
     /// Queues `envelope` from `sender` for each of `recipients`, pushing it at once to those
     /// connected. The envelope is opaque here: only its size is logged.
@@ -124,6 +179,29 @@ actor Relay {
     /// Deletes the acknowledged envelope `id` from `device`'s mailbox.
     func acknowledge(_ id: UInt64, by device: ProtocolAddress) {
         mailboxes[device]?.removeAll { $0.id == id }
+    }
+
+    // MARK: Attachments
+
+    /// Keeps an attachment's ciphertext (a file in the attachments folder) and returns its id.
+    /// The relay never has the key (it is in the pointer, inside an envelope).
+    func storeAttachment(_ ciphertext: [UInt8], from sender: ProtocolAddress) throws(RelayError) -> String {
+        let id = "a\(nextAttachmentID)"
+        nextAttachmentID += 1
+        let file = attachments.appendingPathComponent(id)
+        do { try Data(ciphertext).write(to: file, options: .atomic) } catch { throw RelayError("cannot store the attachment: \(error)") }
+        log("stored attachment \(id) from \(sender): \(ciphertext.count) bytes of ciphertext in \(file.path)")
+        return id
+    }
+
+    /// The ciphertext of attachment `id`.
+    func attachment(_ id: String, for requester: ProtocolAddress) throws(RelayError) -> [UInt8] {
+        guard id.utf8.count < 32, id.allSatisfy({ $0.isLetter || $0.isNumber }),
+              let data = FileManager.default.contents(atPath: attachments.appendingPathComponent(id).path) else {
+            throw RelayError("no attachment \(id)")
+        }
+        log("attachment \(id) fetched by \(requester): \(data.count) bytes")
+        return Array(data)
     }
 }
 

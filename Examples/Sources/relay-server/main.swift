@@ -10,12 +10,13 @@ import Logging
 import RelayWire
 import SessionKit
 
-// relay-server [--host 127.0.0.1] [--port 0]
+// relay-server [--host 127.0.0.1] [--port 0] [--attachments DIR]
 //
 // A relay for the chat-client example: a prekey directory and a mailbox per device, in memory,
 // behind one WebSocket endpoint (`/relay`, JSON frames: RelayWire). It stores and forwards
 // opaque envelopes; it never holds a plaintext. Port 0 picks a free port; the first line on
-// standard output says which (`listening on 127.0.0.1:PORT`).
+// standard output says which (`listening on 127.0.0.1:PORT`). Attachment ciphertexts are kept
+// as files in DIR (default: a new folder in the temporary directory).
 
 /// Prints one line, written at once (`print` would buffer it when standard output is a file).
 @Sendable func say(_ line: String) {
@@ -81,6 +82,29 @@ func answer(_ frame: ClientFrame, from device: ProtocolAddress, into pushes: Asy
         pushes.yield(.ok(id: id))
     case let .ack(message):
         await relay.acknowledge(message, by: device)
+    case let .sendToUser(id, user, devices, messages):
+        do {
+            let mismatch = try await relay.send(messages, toUser: user, naming: devices, from: device)
+            pushes.yield(mismatch.isEmpty ? .ok(id: id) : .mismatch(id: id, stale: mismatch.stale, missing: mismatch.missing, extra: mismatch.extra))
+        } catch {
+            pushes.yield(.failed(id: id, reason: "\(error)"))
+        }
+    case let .preKeyCount(id):
+        let count = await relay.preKeyCount(of: device)
+        pushes.yield(.preKeyCount(id: id, oneTime: count.oneTime, oneTimeKEM: count.oneTimeKEM))
+    case let .putAttachment(id, ciphertext):
+        do {
+            guard let bytes = WireCoding.bytes(base64: ciphertext) else { throw RelayError("the ciphertext is not base64") }
+            pushes.yield(.attachmentStored(id: id, attachment: try await relay.storeAttachment(bytes, from: device)))
+        } catch {
+            pushes.yield(.failed(id: id, reason: "\(error)"))
+        }
+    case let .getAttachment(id, attachment):
+        do {
+            pushes.yield(.attachment(id: id, ciphertext: WireCoding.base64(try await relay.attachment(attachment, for: device))))
+        } catch {
+            pushes.yield(.failed(id: id, reason: "\(error)"))
+        }
     }
 }
 
@@ -88,7 +112,9 @@ extension ClientFrame {
     /// The id of a request that expects an answer.
     var requestID: Int? {
         switch self {
-        case let .upload(id, _), let .fetch(id, _), let .send(id, _, _): return id
+        case let .upload(id, _), let .fetch(id, _), let .send(id, _, _), let .sendToUser(id, _, _, _), let .preKeyCount(id),
+             let .putAttachment(id, _), let .getAttachment(id, _):
+            return id
         case .hello, .ack: return nil
         }
     }
@@ -98,18 +124,20 @@ extension ClientFrame {
 func runServer() async throws {
     var host = "127.0.0.1"
     var port = 0
+    var attachments = FileManager.default.temporaryDirectory.appendingPathComponent("relay-attachments-\(getpid())")
     var arguments = CommandLine.arguments.dropFirst()
     while let argument = arguments.popFirst() {
         switch argument {
         case "--host": host = arguments.popFirst() ?? host
         case "--port": port = arguments.popFirst().flatMap { Int($0) } ?? port
+        case "--attachments": attachments = arguments.popFirst().map { URL(fileURLWithPath: $0) } ?? attachments
         default:
-            say("usage: relay-server [--host 127.0.0.1] [--port 0]")
+            say("usage: relay-server [--host 127.0.0.1] [--port 0] [--attachments DIR]")
             exit(2)
         }
     }
     let (boundHost, requestedPort) = (host, port)
-    let relay = Relay(log: { line in say("relay: \(line)") })
+    let relay = try Relay(attachments: attachments, log: { line in say("relay: \(line)") })
     let router = Router()
     router.get("/health") { _, _ in "ok" }
     let app = Application(
