@@ -64,6 +64,32 @@ final class OneCommitEncryptionTests: XCTestCase {
         XCTAssertEqual(decrypted.plaintext, utf8("after"))
     }
 
+    /// The size: a distribution to 1,000 members is one commit.
+    func testADistributionToAThousandMembersIsOneCommit() async throws {
+        let server = FakeServer()
+        let team = try GroupID("a-thousand")
+        let alice = try await TestDevice("alice", 1, seed: 4400, server: server)
+        let policy = try PreKeyPolicy(oneTimePreKeyBatchSize: 1, oneTimePreKeyLowWaterMark: 0)
+        var members: [TestDevice] = []
+        for index in 0 ..< 1000 {
+            let member = try await TestDevice("member-\(index)", 1, seed: 4401 + UInt64(index), server: server, policy: policy)
+            try await alice.startSession(with: member.address, server: server)
+            members.append(member)
+        }
+        try await alice.manager.setGroupMembers(members.map(\.address), for: team)
+        _ = try await alice.manager.senderKeyDistributionMessage(for: team)
+        let writes = await alice.store.writeAttempts
+        let outcomes = try await alice.manager.distributeSenderKey(for: team, to: members.map(\.address))
+        let commits = await alice.store.writeAttempts - writes
+        XCTAssertEqual(commits, 1)
+        XCTAssertEqual(outcomes.compactMap(\.ciphertext).count, 1000)
+        for index in [0, 499, 999] {
+            try await members[index].manager.setGroupMembers([alice.address], for: team)
+            try await members[index].manager.processSenderKeyDistribution(
+                encrypted: try XCTUnwrap(outcomes[index].ciphertext), for: team, from: alice.address)
+        }
+    }
+
     func testARefusedCommitFallsBackToOneCommitPerMemberAndReportsEachFailure() async throws {
         let server = FakeServer()
         let team = try GroupID("refused")
