@@ -50,6 +50,46 @@ final class ConcurrencyTests: XCTestCase {
         XCTAssertFalse(held)
     }
 
+    /// Several keys in one call: the free ones at once, a held one after its holder; a
+    /// cancelled wait releases the keys taken so far.
+    func testSeveralKeysAreTakenTogetherAndACancelledWaitReleasesThem() async throws {
+        let lock = KeyedAsyncLock<String>()
+        try await lock.acquire("b")
+        let together = Task { () async throws -> Bool in
+            try await lock.acquire(all: ["a", "b", "c"])
+            return true
+        }
+        while await lock.waiterCount("b") < 1 { await Task.yield() }
+        let aHeld = await lock.isHeld("a"), cHeld = await lock.isHeld("c")
+        XCTAssertTrue(aHeld, "the free key before the held one is taken")
+        XCTAssertFalse(cHeld, "the keys after the held one wait")
+        await lock.release("b")
+        let took = try await together.value
+        XCTAssertTrue(took)
+        for key in ["a", "b", "c"] {
+            let held = await lock.isHeld(key)
+            XCTAssertTrue(held, key)
+        }
+        await lock.release(all: ["a", "b", "c"])
+
+        try await lock.acquire("b")
+        let cancelled = Task { () async -> SessionError? in
+            do throws(SessionError) {
+                try await lock.acquire(all: ["a", "b"])
+                return nil
+            } catch {
+                return error
+            }
+        }
+        while await lock.waiterCount("b") < 1 { await Task.yield() }
+        cancelled.cancel()
+        let error = await cancelled.value
+        XCTAssertEqual(error, .cancelled)
+        let aAfter = await lock.isHeld("a")
+        XCTAssertFalse(aAfter, "the key taken before the cancelled wait is released")
+        await lock.release("b")
+    }
+
     func testWaitersAreServedInArrivalOrder() async throws {
         let lock = KeyedAsyncLock<String>()
         let log = Log()

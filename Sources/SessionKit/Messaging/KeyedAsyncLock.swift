@@ -96,6 +96,32 @@ actor KeyedAsyncLock<Key: Hashable & Sendable> {
         next.resume()
     }
 
+    /// Takes every key of `keys` (distinct, in a total order that every caller taking several
+    /// keys uses, so that two such calls cannot wait for each other), in one call to the lock:
+    /// the free ones at once, a held one after its holders. Equivalent to `acquire` of each in
+    /// turn, without a call per key.
+    /// - Throws: `SessionError.cancelled` when the task is cancelled while it waits; the keys
+    ///   taken so far are released then.
+    func acquire(all keys: [Key]) async throws(SessionError) {
+        for (index, key) in keys.enumerated() {
+            if !held.contains(key) {
+                held.insert(key)
+                continue
+            }
+            do throws(SessionError) {
+                try await acquire(key)
+            } catch {
+                release(all: keys[..<index])
+                throw error
+            }
+        }
+    }
+
+    /// Releases every key of `keys` (as `release` of each).
+    func release(all keys: some Sequence<Key>) {
+        for key in keys { release(key) }
+    }
+
     /// Whether `key` is held now (for tests).
     func isHeld(_ key: Key) -> Bool { held.contains(key) }
 

@@ -185,42 +185,40 @@ extension SessionManager {
         let keys = devices.sorted {
             $0.userIDBytes == $1.userIDBytes ? $0.deviceID < $1.deviceID : $0.userIDBytes.lexicographicallyPrecedes($1.userIDBytes)
         }.map { LockKey.peer($0) }
-        guard let first = keys.first else { return [:] }
-        return try await exclusive(first) { () async throws(SessionError) -> [ProtocolAddress: [UInt8]] in
-            try await exclusive(nested: keys.dropFirst()) { () async throws(SessionError) -> [ProtocolAddress: [UInt8]] in
-                var records: [(ProtocolAddress, SessionRecord)] = []
-                for address in devices {
-                    do throws(SessionError) {
-                        guard let record = try await loadSessionForUpdate(for: address, currentSessionSuffices: true),
-                              let remote = record.remoteIdentityKey else { continue }
-                        try record.checkSendingPolicy(configuration)
-                        let decision = try await identityDecision(remote, for: address, knownDevice: true)
-                        guard !decision.isSuperseded, decision.allowsSending else { continue }
-                        records.append((address, record))
-                    } catch {
-                        continue
-                    }
+        guard !keys.isEmpty else { return [:] }
+        return try await exclusive(all: keys) { () async throws(SessionError) -> [ProtocolAddress: [UInt8]] in
+            var records: [(ProtocolAddress, SessionRecord)] = []
+            for address in devices {
+                do throws(SessionError) {
+                    guard let record = try await loadSessionForUpdate(for: address, currentSessionSuffices: true),
+                          let remote = record.remoteIdentityKey else { continue }
+                    try record.checkSendingPolicy(configuration)
+                    let decision = try await identityDecision(remote, for: address, knownDevice: true)
+                    guard !decision.isSuperseded, decision.allowsSending else { continue }
+                    records.append((address, record))
+                } catch {
+                    continue
                 }
-                guard !records.isEmpty else { return [:] }
-                let encrypted = try await Self.encrypt(records, plaintext: plaintext, contentType: contentType)
-                var commit = StoreCommit()
-                var messages: [ProtocolAddress: [UInt8]] = [:]
-                for (address, record, message) in encrypted {
-                    commit.store(record, for: address)
-                    messages[address] = message
-                }
-                // Application content goes to the send log (a distribution holds our chain key).
-                if contentType == .application {
-                    for (address, record) in records {
-                        guard let ratchet = record.currentSession?.ratchet, let changes = sendLogChanges(
-                            logging: plaintext, on: .pairwise(recipient: address, ratchetKey: ratchet.sendingRatchetKey.publicKey.rawRepresentation),
-                            at: ratchet.sendCounter) else { continue }
-                        if commit.sendLog == nil { commit.sendLog = changes } else { commit.sendLog?.added += changes.added }
-                    }
-                }
-                try await commitWithSendLog(commit)
-                return messages
             }
+            guard !records.isEmpty else { return [:] }
+            let encrypted = try await Self.encrypt(records, plaintext: plaintext, contentType: contentType)
+            var commit = StoreCommit()
+            var messages: [ProtocolAddress: [UInt8]] = [:]
+            for (address, record, message) in encrypted {
+                commit.store(record, for: address)
+                messages[address] = message
+            }
+            // Application content goes to the send log (a distribution holds our chain key).
+            if contentType == .application {
+                for (address, record) in records {
+                    guard let ratchet = record.currentSession?.ratchet, let changes = sendLogChanges(
+                        logging: plaintext, on: .pairwise(recipient: address, ratchetKey: ratchet.sendingRatchetKey.publicKey.rawRepresentation),
+                        at: ratchet.sendCounter) else { continue }
+                    if commit.sendLog == nil { commit.sendLog = changes } else { commit.sendLog?.added += changes.added }
+                }
+            }
+            try await commitWithSendLog(commit)
+            return messages
         }
     }
 

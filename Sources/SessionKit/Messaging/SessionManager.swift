@@ -570,9 +570,37 @@ public actor SessionManager {
         return try outcome.get()
     }
 
+    /// Runs `body` holding every key of `keys` (distinct, in the order every multi-key call
+    /// uses), taken in one call to the lock; not nested in another call of this manager
+    /// (`reentrantCall` otherwise).
+    func exclusive<Result: Sendable>(
+        all keys: [LockKey], _ body: () async throws(SessionError) -> Result
+    ) async throws(SessionError) -> Result {
+        let manager = ObjectIdentifier(self)
+        guard !Self.callsInProgress.contains(manager) else { throw .reentrantCall }
+        var active = Self.callsInProgress
+        active.insert(manager)
+        let outcome: Swift.Result<Result, SessionError> = await Self.$callsInProgress.withValue(active) {
+            do throws(SessionError) {
+                try await locks.acquire(all: keys)
+            } catch {
+                return .failure(error)
+            }
+            do throws(SessionError) {
+                let result = try await body()
+                await locks.release(all: keys)
+                return .success(result)
+            } catch {
+                await locks.release(all: keys)
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
     /// Runs `body` holding every key of `keys`, taken in order, nested inside a lock the call
     /// already holds (the prekey locks inside the peer lock).
-    func exclusive<Result: Sendable>(
+    private func exclusive<Result: Sendable>(
         nested keys: some Collection<LockKey>, _ body: () async throws(SessionError) -> Result
     ) async throws(SessionError) -> Result {
         guard let first = keys.first else { return try await body() }
