@@ -44,9 +44,22 @@ public protocol IdentityTrustEvaluator: Sendable {
     /// a device whose session this device lost: the notice's MAC is keyed with it, and a wrong
     /// key only makes the peer refuse the notice. Reads only. `nil` by default.
     func trustedIdentityKey(forUser userID: String) async throws -> Ed25519.PublicKey?
+
+    /// `evaluateIdentity(_:for:)` for each (key, address) pair, in order: one call for a batch
+    /// (`SessionManager.encrypt(_:toDevices:)`). The default calls `evaluateIdentity` for each;
+    /// an evaluator that is an actor answers in one call to it. Records nothing.
+    func evaluateIdentities(_ queries: [(identityKey: Ed25519.PublicKey, address: ProtocolAddress)]) async throws -> [TrustDecision]
 }
 
 extension IdentityTrustEvaluator {
+    /// `evaluateIdentity(_:for:)` for each pair, in order.
+    public func evaluateIdentities(_ queries: [(identityKey: Ed25519.PublicKey, address: ProtocolAddress)]) async throws -> [TrustDecision] {
+        var decisions: [TrustDecision] = []
+        decisions.reserveCapacity(queries.count)
+        for query in queries { decisions.append(try await evaluateIdentity(query.identityKey, for: query.address)) }
+        return decisions
+    }
+
     /// No key known: an evaluator that keeps none.
     public func trustedIdentityKey(forUser userID: String) async throws -> Ed25519.PublicKey? { nil }
 }

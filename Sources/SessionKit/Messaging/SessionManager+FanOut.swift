@@ -187,18 +187,26 @@ extension SessionManager {
         }.map { LockKey.peer($0) }
         guard !keys.isEmpty else { return [:] }
         return try await exclusive(all: keys) { () async throws(SessionError) -> [ProtocolAddress: [UInt8]] in
+            // Every record and every trust decision in one call each (where the store and the
+            // evaluator can), then the checks of `encrypt(_:to:)` per device.
+            let loaded: [SessionRecord?]
+            if store is any CachingSessionStore {
+                var each: [SessionRecord?] = []
+                for address in devices { each.append(try? await loadSessionForUpdate(for: address, currentSessionSuffices: true)) }
+                loaded = each
+            } else {
+                do { loaded = try await store.loadSessions(for: devices) } catch { return [:] }
+            }
+            var candidates: [(address: ProtocolAddress, record: SessionRecord, remote: Ed25519.PublicKey)] = []
+            for (address, record) in zip(devices, loaded) {
+                guard let record, let remote = record.remoteIdentityKey, (try? record.checkSendingPolicy(configuration)) != nil else { continue }
+                candidates.append((address, record, remote))
+            }
+            let decisions = await identityDecisions(candidates.map { ($0.remote, $0.address) })
             var records: [(ProtocolAddress, SessionRecord)] = []
-            for address in devices {
-                do throws(SessionError) {
-                    guard let record = try await loadSessionForUpdate(for: address, currentSessionSuffices: true),
-                          let remote = record.remoteIdentityKey else { continue }
-                    try record.checkSendingPolicy(configuration)
-                    let decision = try await identityDecision(remote, for: address, knownDevice: true)
-                    guard !decision.isSuperseded, decision.allowsSending else { continue }
-                    records.append((address, record))
-                } catch {
-                    continue
-                }
+            for (candidate, decision) in zip(candidates, decisions) {
+                guard let decision, !decision.isSuperseded, decision.allowsSending else { continue }
+                records.append((candidate.address, candidate.record))
             }
             guard !records.isEmpty else { return [:] }
             let encrypted = try await Self.encrypt(records, plaintext: plaintext, contentType: contentType)

@@ -118,6 +118,28 @@ extension SessionManager {
         }
     }
 
+    /// `identityDecision(_:for:knownDevice: true)` for each (key, address) pair, in order, the
+    /// contacts' in one call to the evaluator (`evaluateIdentities`); `nil` for a pair that
+    /// fails (an own device under another key; every contact's when the evaluator fails).
+    func identityDecisions(_ queries: [(Ed25519.PublicKey, ProtocolAddress)]) async -> [TrustDecision?] {
+        var decisions = [TrustDecision?](repeating: nil, count: queries.count)
+        var contacts: [(identityKey: Ed25519.PublicKey, address: ProtocolAddress)] = []
+        var contactIndices: [Int] = []
+        for (index, (key, address)) in queries.enumerated() {
+            if address.isSameUser(as: localAddress) {
+                decisions[index] = try? await identityDecision(key, for: address, knownDevice: true)
+            } else {
+                contacts.append((key, address))
+                contactIndices.append(index)
+            }
+        }
+        guard !contacts.isEmpty, let answers = try? await trust.evaluateIdentities(contacts), answers.count == contacts.count else {
+            return decisions
+        }
+        for (index, answer) in zip(contactIndices, answers) { decisions[index] = answer }
+        return decisions
+    }
+
     /// Records `identityKey` with the trust evaluator, after the operation that saw it succeeded.
     func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(SessionError) -> IdentityObservation {
         do {

@@ -58,6 +58,9 @@ public actor InMemoryProtocolStore: ProtocolStore {
     /// The record for `address`, or `nil`.
     public func loadSession(for address: ProtocolAddress) -> SessionRecord? { sessions[address] }
 
+    /// The records for `addresses`, in their order, in one call.
+    public func loadSessions(for addresses: [ProtocolAddress]) -> [SessionRecord?] { addresses.map { sessions[$0] } }
+
     /// Deletes the record for `address`.
     public func deleteSession(for address: ProtocolAddress) {
         if let record = sessions.removeValue(forKey: address) { retiredSessionGenerations[address] = record.generation }

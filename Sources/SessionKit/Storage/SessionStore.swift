@@ -20,6 +20,22 @@ public protocol SessionStore: Sendable {
     /// - Throws: `SessionError.storage` when the backend fails.
     func deviceIDs(ofUser userID: String) async throws(SessionError) -> [UInt32]
 
+    /// The records for `addresses`, in their order (`nil` where none is stored), as
+    /// `loadSession(for:)` of each: one call for a batch (`SessionManager.encrypt(_:toDevices:)`).
+    /// The default calls `loadSession(for:)` for each; a store that is an actor answers in one
+    /// call to it.
+    /// - Throws: the errors of `loadSession(for:)`.
+    func loadSessions(for addresses: [ProtocolAddress]) async throws(SessionError) -> [SessionRecord?]
+}
+
+extension SessionStore {
+    /// `loadSession(for:)` for each address, in order.
+    public func loadSessions(for addresses: [ProtocolAddress]) async throws(SessionError) -> [SessionRecord?] {
+        var records: [SessionRecord?] = []
+        records.reserveCapacity(addresses.count)
+        for address in addresses { records.append(try await loadSession(for: address)) }
+        return records
+    }
 }
 
 /// A session store that keeps what it last read or wrote of each record and can hand it out

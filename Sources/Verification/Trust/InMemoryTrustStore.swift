@@ -44,6 +44,11 @@ public actor InMemoryTrustStore: TrustStore {
         TrustRecord.decision(for: identityKey, device: address.deviceID, in: records[TrustUserID(address)])
     }
 
+    /// `evaluateIdentity(_:for:)` for each pair, in order, in one call.
+    public func evaluateIdentities(_ queries: [(identityKey: Ed25519.PublicKey, address: ProtocolAddress)]) -> [TrustDecision] {
+        queries.map { evaluateIdentity($0.identityKey, for: $0.address) }
+    }
+
     /// SessionKit's record step, after an operation that saw `identityKey` succeeded:
     /// `observeIdentity`.
     public func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) -> IdentityObservation {
