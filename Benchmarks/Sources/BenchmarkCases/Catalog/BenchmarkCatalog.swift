@@ -2,11 +2,14 @@ import BenchmarkHarness
 
 /// Every case of the suite, in the order of the report.
 public enum BenchmarkCatalog {
-    /// All cases: the primitives, the protocol operations, attachments (SPEC §10),
-    /// `SessionManager`'s throughput, then the SQLite store (time and bytes written per message,
-    /// and per prekey message with few and many replay records).
+    /// All cases: the primitives, the protocol operations, attachments and age files (SPEC §10:
+    /// scrypt at age's default work factor, 256 MiB files against the `age` command, the peak
+    /// memory of a 1 GiB file; smaller files in the smoke run), `SessionManager`'s throughput,
+    /// then the SQLite store (time and bytes written per message, and per prekey message with
+    /// few and many replay records).
     public static var all: [BenchmarkCase] {
-        PrimitiveCases.all + ProtocolCases.all + AttachmentCases.all + ManagerCases.all + BurstCases.all + StoreCases.all + ReplayRecordCases.all
+        PrimitiveCases.all + ProtocolCases.all + AttachmentCases.all + AgeScryptCases.all + AgeCLICases.all
+            + AgeMemoryCases.all + ManagerCases.all + BurstCases.all + StoreCases.all + ReplayRecordCases.all
     }
 
     /// The cases whose name contains any of `filters` (all cases for an empty list).

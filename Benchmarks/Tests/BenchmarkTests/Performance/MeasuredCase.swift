@@ -14,11 +14,17 @@ extension XCTestCase {
             XCTFail("no benchmark case named \(name)", file: file, line: line)
             return
         }
-        guard let workload = try benchmark.makeWorkload(for: contender) else {
+        let built: Workload?
+        do {
+            built = try benchmark.makeWorkload(for: contender)
+        } catch let skip as CaseSkipped {
+            throw XCTSkip("\(name): \(skip.reason)")
+        }
+        guard let workload = built else {
             throw XCTSkip("\(name) has no \(contender.rawValue) contender")
         }
         let runner = InterleavedRunner(configuration: RunConfiguration(rounds: 1, batchNanoseconds: 10_000_000, warmupBatches: 0))
-        let batch = try runner.calibrate(
+        let batch = try benchmark.unit.fixedBatchSize ?? runner.calibrate(
             workload, multiple: benchmark.batchMultiple, clock: benchmark.requiredClock,
             minimumBatchNanoseconds: benchmark.unit.minimumBatchNanoseconds)
         print("\(name) [\(contender.rawValue)]: \(batch) operations per measured iteration")
