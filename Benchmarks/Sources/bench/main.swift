@@ -28,7 +28,10 @@ var prepareOnly = false
 while !arguments.isEmpty {
     let argument = arguments.removeFirst()
     switch argument {
-    case "--quick": environment["BENCH_QUICK"] = "1"
+    case "--quick":
+        environment["BENCH_QUICK"] = "1"
+        // The catalog reads it too: the large-file rows take smaller files in the smoke run.
+        setenv("BENCH_QUICK", "1", 1)
     case "--list": listOnly = true
     case "--output":
         guard !arguments.isEmpty else {
@@ -93,6 +96,9 @@ if cases.contains(where: { $0.unit == .bytesPerMessage }) {
     unitNotes.append("bytes/msg rows: bytes written by the process (/proc/self/io wchar), batches of at least "
         + "\(CaseUnit.bytesPerMessage.minimumBatchNanoseconds >> 20) MiB, at most \(CaseUnit.bytesPerMessage.maximumRounds ?? 0) rounds")
 }
+if cases.contains(where: { $0.group == .files }) {
+    unitNotes.append("files rows: wall clock or peak resident bytes, at most a few rounds")
+}
 let throughputNote = unitNotes.map { "; " + $0 }.joined()
 FileHandle.standardError.write(Data("""
     bench: \(cases.count) cases, \(configuration.rounds) interleaved rounds of \
@@ -109,6 +115,8 @@ for benchmark in cases {
     let line: String
     if let failure = result.failure {
         line = "  \(benchmark.name): FAILED \(failure)"
+    } else if let skipped = result.skipped {
+        line = "  \(benchmark.name): skipped: \(skipped)"
     } else {
         let ratio = result.ratioToFloor.map { String(format: "%.2f", $0) } ?? "—"
         line = "  \(benchmark.name): library/floor \(ratio) (\(String(format: "%.1f", seconds)) s)"

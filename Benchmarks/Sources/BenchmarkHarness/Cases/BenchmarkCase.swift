@@ -8,6 +8,10 @@ public enum CaseGroup: String, Sendable {
     case manager
     /// A `SessionManager` over a durable store (SessionKitSQLite): messages persisted to a file.
     case store
+    /// Whole age files on disk (SPEC §10): hundreds of MiB per operation, other processes (the
+    /// `age` command) and peak resident memory; timed on the wall clock or measured by the
+    /// workload, a few rounds.
+    case files
 }
 
 /// The ratios a case aims for (reported, never asserted: the machines are noisy).
@@ -84,16 +88,21 @@ public struct BenchmarkCase {
     /// are spread over several parties (one message to each of 100 peers) keeps every party busy
     /// in every timed batch.
     public let batchMultiple: Int
+    /// The most rounds the case is measured for, whatever the configuration says (nil: the
+    /// configuration's, or its unit's `CaseUnit.maximumRounds`): operations that take seconds.
+    public let maximumRounds: Int?
     let builders: [Contender: () throws -> Workload]
     let check: (() throws -> Void)?
 
     /// A case. `floor` is required; `library` and `swiftCrypto` may be absent. `unit` and
     /// `batchMultiple` are those of a throughput case; the defaults are nanoseconds per
     /// operation and any batch size. `clock` times the case on that clock whatever the run's
-    /// (the unit's own clock, when it has one, wins).
+    /// (the unit's own clock, when it has one, wins). `maximumRounds` caps the rounds (with the
+    /// unit's own cap, the smaller wins).
     public init(
         name: String, summary: String, group: CaseGroup, targets: RatioTargets = RatioTargets(),
         unit: CaseUnit = .nanosecondsPerOperation, batchMultiple: Int = 1, clock: BenchClock? = nil,
+        maximumRounds: Int? = nil,
         library: (() throws -> Workload)?, floor: @escaping () throws -> Workload,
         swiftCrypto: (() throws -> Workload)?, check: (() throws -> Void)? = nil
     ) {
@@ -104,6 +113,11 @@ public struct BenchmarkCase {
         self.unit = unit
         self.requiredClock = unit.requiredClock ?? clock
         self.batchMultiple = max(1, batchMultiple)
+        switch (maximumRounds, unit.maximumRounds) {
+        case let (own?, unit?): self.maximumRounds = max(1, min(own, unit))
+        case let (own?, nil): self.maximumRounds = max(1, own)
+        case let (nil, unit): self.maximumRounds = unit
+        }
         var builders: [Contender: () throws -> Workload] = [.floor: floor]
         if let library { builders[.library] = library }
         if let swiftCrypto { builders[.swiftCrypto] = swiftCrypto }
@@ -121,6 +135,20 @@ public struct BenchmarkCase {
 
     /// Runs the cross-check of the contenders' outputs, if the case has one.
     public func runCheck() throws { try check?() }
+}
+
+/// Thrown by a workload builder or a check when the case cannot run on this machine (a tool it
+/// compares with is not installed): the case is reported as skipped, with `reason`, and the
+/// run does not fail.
+public struct CaseSkipped: Error, CustomStringConvertible {
+    /// Why the case was skipped (and how to make it run).
+    public let reason: String
+
+    /// A skip with a reason.
+    public init(_ reason: String) { self.reason = reason }
+
+    /// The reason.
+    public var description: String { reason }
 }
 
 /// A cross-check between contenders that found different results.

@@ -19,6 +19,12 @@ public enum CaseUnit: String, Sendable, CaseIterable {
     /// `wchar` of `/proc/self/io`), and the figure is the median bytes per message. Lower is
     /// better; the ratios are ratios of bytes.
     case bytesPerMessage = "bytes/msg"
+    /// Peak resident bytes one operation adds over the process's resident set just before it
+    /// (Linux: `VmHWM` after the operation minus `VmRSS` before it, the peak reset through
+    /// `/proc/self/clear_refs` and the allocator's free pages returned first;
+    /// `PeakResidentMemory`). The workload measures itself (`Workload.measured`), batches are
+    /// one operation, at most 3 rounds. Lower is better; the figure has an absolute target.
+    case peakResidentBytes = "bytes-peak"
 
     /// The clock a case in this unit must be timed on, whatever the run's clock; nil for the
     /// run's clock.
@@ -27,6 +33,7 @@ public enum CaseUnit: String, Sendable, CaseIterable {
         case .nanosecondsPerOperation: nil
         case .messagesPerSecond: .wall
         case .bytesPerMessage: .bytesWritten
+        case .peakResidentBytes: nil
         }
     }
 
@@ -41,6 +48,7 @@ public enum CaseUnit: String, Sendable, CaseIterable {
         case .nanosecondsPerOperation: 0
         case .messagesPerSecond: 20_000_000
         case .bytesPerMessage: 1 << 20
+        case .peakResidentBytes: 0
         }
     }
 
@@ -52,8 +60,13 @@ public enum CaseUnit: String, Sendable, CaseIterable {
         switch self {
         case .nanosecondsPerOperation, .messagesPerSecond: nil
         case .bytesPerMessage: 9
+        case .peakResidentBytes: 3
         }
     }
+
+    /// The batch size a case in this unit always uses (nil: calibrated): a peak of memory is
+    /// a figure of one operation, not a sum over a batch.
+    public var fixedBatchSize: Int? { self == .peakResidentBytes ? 1 : nil }
 
     /// Whether a larger figure is better (throughput) rather than a smaller one (time).
     public var higherIsBetter: Bool { self == .messagesPerSecond }
@@ -63,7 +76,7 @@ public enum CaseUnit: String, Sendable, CaseIterable {
         switch self {
         case .nanosecondsPerOperation: nanoseconds
         case .messagesPerSecond: nanoseconds > 0 ? 1e9 / nanoseconds : .infinity
-        case .bytesPerMessage: nanoseconds
+        case .bytesPerMessage, .peakResidentBytes: nanoseconds
         }
     }
 }

@@ -19,7 +19,8 @@ public struct InterleavedRunner {
     public init(configuration: RunConfiguration) { self.configuration = configuration }
 
     /// Builds, checks and measures `benchmark`. Failures (a workload that cannot be built, a
-    /// check that finds different outputs, an operation that throws) are recorded in the result.
+    /// check that finds different outputs, an operation that throws) are recorded in the result;
+    /// a case that throws `CaseSkipped` is recorded as skipped.
     public func measure(_ benchmark: BenchmarkCase) -> CaseResult {
         var workloads: [(Contender, Workload)] = []
         do {
@@ -29,13 +30,16 @@ public struct InterleavedRunner {
                 }
             }
             try benchmark.runCheck()
+        } catch let skip as CaseSkipped {
+            return CaseResult(benchmark: benchmark, summaries: [:], batchSizes: [:], failure: nil, skipped: skip.reason)
         } catch {
             return CaseResult(benchmark: benchmark, summaries: [:], batchSizes: [:], failure: "\(error)")
         }
         do {
             let (summaries, batchSizes) = try measure(
                 workloads, clock: benchmark.requiredClock, batchMultiple: benchmark.batchMultiple,
-                minimumBatchNanoseconds: benchmark.unit.minimumBatchNanoseconds, maximumRounds: benchmark.unit.maximumRounds)
+                minimumBatchNanoseconds: benchmark.unit.minimumBatchNanoseconds, maximumRounds: benchmark.maximumRounds,
+                fixedBatchSize: benchmark.unit.fixedBatchSize)
             return CaseResult(benchmark: benchmark, summaries: summaries, batchSizes: batchSizes, failure: nil)
         } catch {
             return CaseResult(benchmark: benchmark, summaries: [:], batchSizes: [:], failure: "\(error)")
@@ -45,14 +49,19 @@ public struct InterleavedRunner {
     /// Measures already-built workloads; returns the per-contender summaries and batch sizes.
     /// `clock` overrides the configuration's clock; batch sizes are multiples of `batchMultiple`
     /// and calibrated to at least `minimumBatchNanoseconds` (in the clock's units); at most
-    /// `maximumRounds` rounds are run when it is given.
+    /// `maximumRounds` rounds are run when it is given; with `fixedBatchSize` every batch has
+    /// that size and nothing is calibrated.
     public func measure(
         _ workloads: [(Contender, Workload)], clock: BenchClock? = nil, batchMultiple: Int = 1,
-        minimumBatchNanoseconds: UInt64 = 0, maximumRounds: Int? = nil
+        minimumBatchNanoseconds: UInt64 = 0, maximumRounds: Int? = nil, fixedBatchSize: Int? = nil
     ) throws -> ([Contender: SampleSummary], [Contender: Int]) {
         let clock = clock ?? configuration.clock
         var batchSizes: [Int] = []
         for (_, workload) in workloads {
+            if let fixedBatchSize {
+                batchSizes.append(max(1, fixedBatchSize))
+                continue
+            }
             batchSizes.append(try calibrate(
                 workload, multiple: batchMultiple, clock: clock, minimumBatchNanoseconds: minimumBatchNanoseconds))
         }
@@ -101,9 +110,11 @@ public struct InterleavedRunner {
         }
     }
 
-    /// Runs the untimed preparation, then times one batch of `size` operations on `clock`.
+    /// Runs the untimed preparation, then times one batch of `size` operations on `clock` (or
+    /// returns the batch's own figure, for a workload that measures itself).
     func time(_ workload: Workload, _ size: Int, clock: BenchClock) throws -> UInt64 {
         try workload.prepare?(size)
+        if let measured = workload.measured { return try measured(size) }
         let start = clock.now()
         try workload.run(size)
         let end = clock.now()

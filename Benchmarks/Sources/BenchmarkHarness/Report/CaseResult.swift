@@ -20,18 +20,24 @@ public struct CaseResult {
     public let batchSizes: [Contender: Int]
     /// Why the case could not be measured, if it could not.
     public let failure: String?
+    /// Why the case was skipped (`CaseSkipped`: a tool it compares with is missing), if it was;
+    /// a skipped case is not a failure.
+    public let skipped: String?
+    /// The most rounds the case was measured for (`BenchmarkCase.maximumRounds`), if capped.
+    public let maximumRounds: Int?
     /// The medians of the baseline case (`targets.baseline`), when it was measured in the same
     /// run; set by `linkingBaselines(_:)`.
     public private(set) var baselineMedians: [Contender: Double] = [:]
 
-    /// A result for `benchmark`.
+    /// A result for `benchmark` (`skipped`: the reason it was skipped, if it was).
     public init(
         benchmark: BenchmarkCase, summaries: [Contender: SampleSummary], batchSizes: [Contender: Int],
-        failure: String?
+        failure: String?, skipped: String? = nil
     ) {
         self.init(name: benchmark.name, summary: benchmark.summary, group: benchmark.group,
                   targets: benchmark.targets, summaries: summaries, batchSizes: batchSizes, failure: failure,
-                  unit: benchmark.unit, clock: benchmark.requiredClock)
+                  unit: benchmark.unit, clock: benchmark.requiredClock, skipped: skipped,
+                  maximumRounds: benchmark.maximumRounds)
     }
 
     /// A result from its parts (`unit`: nanoseconds per operation unless given; `clock`: the
@@ -39,7 +45,8 @@ public struct CaseResult {
     public init(
         name: String, summary: String, group: CaseGroup, targets: RatioTargets,
         summaries: [Contender: SampleSummary], batchSizes: [Contender: Int], failure: String?,
-        unit: CaseUnit = .nanosecondsPerOperation, clock: BenchClock? = nil
+        unit: CaseUnit = .nanosecondsPerOperation, clock: BenchClock? = nil, skipped: String? = nil,
+        maximumRounds: Int? = nil
     ) {
         self.name = name
         self.summary = summary
@@ -50,6 +57,8 @@ public struct CaseResult {
         self.summaries = summaries
         self.batchSizes = batchSizes
         self.failure = failure
+        self.skipped = skipped
+        self.maximumRounds = maximumRounds ?? unit.maximumRounds
     }
 
     /// The median nanoseconds per operation of `contender`, if measured.

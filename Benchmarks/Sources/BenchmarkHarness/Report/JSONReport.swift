@@ -24,7 +24,9 @@
 /// message in the same fields (their ratios are ratios of bytes), and `target_library_max`,
 /// the largest acceptable `library_ns` (an absolute target); `rounds` is the number of rounds
 /// the row was measured for (the bytes rows stop at `CaseUnit.maximumRounds`).
-/// Cases that failed, or that have no library measurement, are left out of the array (the
+/// The peak-memory rows (`unit` `"bytes-peak"`, `clock` `"self-measured"`) hold the peak
+/// resident bytes one operation added in the same fields, with `target_library_max`.
+/// Cases that failed or were skipped, or that have no library measurement, are left out of the array (the
 /// table shows them).
 public enum JSONReport {
     /// The JSON text for `results`, measured with `rounds` rounds per case on `clock`.
@@ -71,8 +73,8 @@ public enum JSONReport {
             fields.append(("\(key)_ns_q3", number(quartiles.upper, 1)))
         }
         let rowClock = result.requiredClock ?? clock
-        fields.append(("rounds", String(min(rounds, result.unit.maximumRounds ?? rounds))))
-        fields.append(("clock", string(clockName(rowClock))))
+        fields.append(("rounds", String(min(rounds, result.maximumRounds ?? rounds))))
+        fields.append(("clock", string(result.unit == .peakResidentBytes ? "self-measured" : clockName(rowClock))))
         fields.append(("unit", string(result.unit.rawValue)))
         return "  {" + fields.map { "\(string($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
     }

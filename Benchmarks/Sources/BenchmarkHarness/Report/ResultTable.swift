@@ -18,6 +18,10 @@ public enum ResultTable {
                 rows.append([result.name, "FAILED: \(failure)", "", "", "", "", ""])
                 continue
             }
+            if let skipped = result.skipped {
+                rows.append([result.name, "skipped: \(skipped)", "", "", "", "", ""])
+                continue
+            }
             rows.append([
                 result.name,
                 cell(result.figure(.library), result.unit),
@@ -53,6 +57,7 @@ public enum ResultTable {
         case .nanosecondsPerOperation: return NumberFormatting.nanoseconds(value)
         case .messagesPerSecond: return NumberFormatting.grouped(value) + " msg/s"
         case .bytesPerMessage: return NumberFormatting.grouped(value) + " B/msg"
+        case .peakResidentBytes: return NumberFormatting.grouped(value) + " B peak"
         }
     }
 

@@ -291,6 +291,70 @@ final class HarnessTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(HeapProbe.bytesInUse() - before, 1 << 20)
     }
 
+    func testASkippedCaseIsReportedWithItsReasonAndIsNoFailure() throws {
+        var ran = false
+        let benchmark = BenchmarkCase(
+            name: "needs-a-tool", summary: "", group: .files, library: { throw CaseSkipped("the tool is not installed") },
+            floor: { Workload { _ in ran = true } }, swiftCrypto: nil)
+        let result = InterleavedRunner(configuration: .quick).measure(benchmark)
+        XCTAssertNil(result.failure)
+        XCTAssertEqual(result.skipped, "the tool is not installed")
+        XCTAssertFalse(ran)
+        XCTAssertNil(result.meetsTargets)
+        XCTAssertTrue(ResultTable.markdown([result]).contains("skipped: the tool is not installed"))
+        XCTAssertEqual(JSONReport.encode([result], rounds: 9), "[]\n")
+    }
+
+    func testSelfMeasuredWorkloadsReportTheirOwnFigureInBatchesOfOne() throws {
+        var sizes: [Int] = []
+        let workload = Workload.measuring { n in
+            sizes.append(n)
+            return 4096
+        }
+        let benchmark = BenchmarkCase(
+            name: "peak", summary: "", group: .files, targets: RatioTargets(libraryMaximum: 8192), unit: .peakResidentBytes,
+            library: { workload }, floor: { workload }, swiftCrypto: nil)
+        let runner = InterleavedRunner(configuration: RunConfiguration(rounds: 20, batchNanoseconds: 1_000_000, warmupBatches: 1))
+        let result = runner.measure(benchmark)
+        XCTAssertNil(result.failure)
+        XCTAssertEqual(Set(sizes), [1], "a peak is a figure of one operation: no calibration, batches of one")
+        XCTAssertEqual(result.summaries[.library]?.count, 3, "at most 3 rounds")
+        XCTAssertEqual(result.figure(.library) ?? 0, 4096, accuracy: 1e-9)
+        XCTAssertEqual(result.meetsTargets, true)
+        let rows = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(JSONReport.encode([result], rounds: 101).utf8)) as? [[String: Any]])
+        XCTAssertEqual(rows[0]["unit"] as? String, "bytes-peak")
+        XCTAssertEqual(rows[0]["clock"] as? String, "self-measured")
+        XCTAssertEqual((rows[0]["rounds"] as? NSNumber)?.intValue, 3)
+        XCTAssertTrue(ResultTable.markdown([result]).contains("4,096 B peak"))
+    }
+
+    func testACaseCapsItsOwnRounds() throws {
+        let benchmark = BenchmarkCase(
+            name: "slow", summary: "", group: .files, maximumRounds: 4, library: { Workload { _ in } },
+            floor: { Workload { _ in } }, swiftCrypto: nil)
+        let result = InterleavedRunner(configuration: RunConfiguration(rounds: 50, batchNanoseconds: 1, warmupBatches: 0))
+            .measure(benchmark)
+        XCTAssertEqual(result.summaries[.floor]?.count, 4)
+        XCTAssertEqual(result.maximumRounds, 4)
+    }
+
+    #if os(Linux)
+    func testPeakResidentMemorySeesMemoryTouchedDuringTheOperation() throws {
+        let size = 64 << 20
+        let added = try PeakResidentMemory.measure {
+            let block = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 4096)
+            defer { block.deallocate() }
+            for offset in stride(from: 0, to: size, by: 4096) { block[offset] = UInt8(truncatingIfNeeded: offset >> 12) }
+            blackHole(block[size - 4096])
+        }
+        XCTAssertGreaterThanOrEqual(added, UInt64(size - (1 << 20)))
+        // Freed before the next measurement: the peak starts again from the resident set.
+        let none = try PeakResidentMemory.measure { blackHole(0) }
+        XCTAssertLessThan(none, UInt64(8 << 20))
+    }
+    #endif
+
     private func summary(_ value: Double) throws -> SampleSummary {
         try XCTUnwrap(SampleSummary([value]))
     }

@@ -11,4 +11,11 @@ final class ManagerPerformanceTests: XCTestCase {
 
     func testManagerHub100PeersLibrary() throws { try measureCase("manager.hub.100-peers", .library) }
     func testManagerHub100PeersFloor() throws { try measureCase("manager.hub.100-peers", .floor) }
+
+    // The bursts of cheap messages (`manager.burst.*`, issue 18).
+    func testManagerBurst1PeerLibrary() throws { try measureCase("manager.burst.1-peer", .library) }
+    func testManagerBurst1PeerFloor() throws { try measureCase("manager.burst.1-peer", .floor) }
+
+    func testManagerBurst100PeersLibrary() throws { try measureCase("manager.burst.100-peers", .library) }
+    func testManagerBurst100PeersFloor() throws { try measureCase("manager.burst.100-peers", .floor) }
 }
