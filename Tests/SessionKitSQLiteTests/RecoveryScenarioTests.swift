@@ -307,7 +307,7 @@ final class RecoveryScenarioTests: XCTestCase {
         let resend = try await a.manager.takeLoggedMessages(ofArchivedSessionWith: bob)
         XCTAssertEqual(resend.map(\.plaintext), [Array("are you there?".utf8)])
 
-        let bundle = try published.takeBundle()
+        let bundle = published.takeBundle()
         let untrusted = await thrownError { try await a.manager.processBundle(bundle, for: self.bob) }
         XCTAssertEqual(untrusted as? SessionError, .untrustedIdentity)
         try await a.manager.acceptIdentityChange(bundle.identityKey, forUser: "bob")

@@ -335,7 +335,7 @@ final class ReplayRecordStorageTests: XCTestCase {
         await assertThrows(SessionError.duplicateMessage) { _ = try await manager.decrypt(first, from: Schema4Fixture.alice1) }
 
         // Signed prekey 1 expires: its record goes, the other four stay.
-        try await store.updatePreKeys { (keys: inout LocalPreKeys?) throws(SessionError) in
+        _ = try await store.updatePreKeys { (keys: inout LocalPreKeys?) throws(SessionError) in
             keys?.removeExpiredSignedPreKeys(now: Timestamp(secondsSince1970: .max))
         }
         rows = try await replayRows(store, signedPreKeyID: 1)

@@ -80,7 +80,7 @@ final class SendLogTests: XCTestCase {
         let outcomes = try await alice.manager.encrypt(utf8("to both"), toDevices: [bob.address, carol.address])
         XCTAssertEqual(outcomes.compactMap(\.ciphertext).count, 2)
         for chain in chains {
-            let logged = try await alice.store.loadSendLog(for: chain, now: clock.now())
+            let logged = await alice.store.loadSendLog(for: chain, now: clock.now())
             XCTAssertEqual(logged.map(\.plaintext), [utf8("to both")], "\(chain)")
             XCTAssertEqual(logged.map(\.position), [0])
         }
