@@ -8,29 +8,34 @@ public struct DeviceEncryption: Sendable, CustomStringConvertible {
     /// unchanged).
     public let result: Result<[UInt8], SessionError>
     /// The message as a text envelope (`nil` when encrypting failed): its kind is
-    /// `.senderKeyDistribution` for a distribution, `.message` otherwise.
-    public let envelope: MessageEnvelope?
+    /// `.senderKeyDistribution` for a distribution, `.message` otherwise. Built when read.
+    public var envelope: MessageEnvelope? {
+        guard let sender, case let .success(bytes) = result else { return nil }
+        return try? MessageEnvelope(
+            sender: sender, recipient: address, kind: group == nil ? .message : .senderKeyDistribution, group: group, body: bytes)
+    }
+
+    /// The sending device, when the outcome has an envelope.
+    private let sender: ProtocolAddress?
+    /// The group of a distribution.
+    private let group: GroupID?
 
     /// Creates an outcome (with no envelope).
     init(address: ProtocolAddress, result: Result<[UInt8], SessionError>) {
         self.address = address
         self.result = result
-        envelope = nil
+        sender = nil
+        group = nil
     }
 
     /// An outcome of `SessionManager`, with the envelope of a successful one.
     init(from sender: ProtocolAddress, to address: ProtocolAddress, group: GroupID?, result: Result<[UInt8], SessionError>) {
         self.address = address
         self.result = result
-        if case let .success(bytes) = result {
-            envelope = try? MessageEnvelope(
-                sender: sender, recipient: address, kind: group == nil ? .message : .senderKeyDistribution, group: group, body: bytes)
-        } else {
-            envelope = nil
-        }
+        self.sender = sender
+        self.group = group
     }
 
-    /// The message, or `nil` when encrypting to this device failed.
     public var ciphertext: [UInt8]? { try? result.get() }
 
     /// The error, or `nil` when encrypting to this device succeeded.

@@ -63,6 +63,8 @@ public struct StoreCommit: Sendable {
     /// one operation sends to many devices, as `SessionManager.distributeSenderKey(for:to:)`
     /// does). A store applies all of them or none: one stale record refuses the whole commit.
     public private(set) var sessions: [SessionWrite] = []
+    /// The position of each device's write in `sessions`.
+    private var sessionIndex: [ProtocolAddress: Int] = [:]
     /// The one-time prekeys to delete and the EK_A to record, when a prekey message ran X3DH
     /// (`applyPreKeyChanges(to:)`, `baseKeyRecord`).
     var preKeyConsumption: PreKeyConsumption?
@@ -125,9 +127,10 @@ public struct StoreCommit: Sendable {
     /// Stores `record` for `address` (replacing a record this commit already stores for it).
     public mutating func store(_ record: SessionRecord, for address: ProtocolAddress) {
         let write = SessionWrite(address: address, record: record)
-        if let index = sessions.firstIndex(where: { $0.address == address }) {
+        if let index = sessionIndex[address] {
             sessions[index] = write
         } else {
+            sessionIndex[address] = sessions.count
             sessions.append(write)
         }
     }
@@ -136,6 +139,7 @@ public struct StoreCommit: Sendable {
     @_spi(Storage) public func removingSessions() -> StoreCommit {
         var commit = self
         commit.sessions = []
+        commit.sessionIndex = [:]
         return commit
     }
 

@@ -16,22 +16,17 @@ enum LibraryManagerBurst {
 
         var peers: Int { peerManagers.count }
 
-        func round() async throws -> [[UInt8]] {
-            if peerManagers.count == 1 {
-                let wire = try await hub.encrypt(plaintext, to: peerAddresses[0])
-                return [try await peerManagers[0].decrypt(wire, from: hubAddress).plaintext]
+        func send() async throws -> [[UInt8]] {
+            if peerAddresses.count == 1 { return [try await hub.encrypt(plaintext, to: peerAddresses[0])] }
+            return try await hub.encrypt(plaintext, toDevices: peerAddresses).map { try $0.result.get() }
+        }
+
+        func receive(_ messages: [[UInt8]]) async throws -> [[UInt8]] {
+            var plaintexts: [[UInt8]] = []
+            for (manager, message) in zip(peerManagers, messages) {
+                plaintexts.append(try await manager.decrypt(message, from: hubAddress).plaintext)
             }
-            let outcomes = try await hub.encrypt(plaintext, toDevices: peerAddresses)
-            let (managers, hubAddress) = (peerManagers, hubAddress)
-            return try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
-                for (index, outcome) in outcomes.enumerated() {
-                    let wire = try outcome.result.get()
-                    group.addTask { (index, try await managers[index].decrypt(wire, from: hubAddress).plaintext) }
-                }
-                var plaintexts = [[UInt8]](repeating: [], count: managers.count)
-                for try await (index, plaintext) in group { plaintexts[index] = plaintext }
-                return plaintexts
-            }
+            return plaintexts
         }
     }
 

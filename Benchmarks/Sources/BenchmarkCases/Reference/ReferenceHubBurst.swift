@@ -2,10 +2,10 @@ import BenchmarkHarness
 
 /// The floor of the `manager.burst.*` cases: the same bursts with the naive reference sessions
 /// and nothing around them (no manager, actors, store, trust evaluator or locks): the hub's
-/// encryptions one after the other, then the peers' decryptions in a task group.
+/// encryptions one after the other (the peers decrypt in the check only).
 struct ReferenceHubBurst<B: ReferenceBackend>: HubBurstParties {
-    /// One session. Only one task touches it at a time (`HubBurst` runs its rounds in turn,
-    /// and each peer's session is used by one child task of a round), hence `@unchecked Sendable`.
+    /// One session. Only one task touches it at a time (`HubBurst` runs its rounds in turn),
+    /// hence `@unchecked Sendable`.
     final class Session: @unchecked Sendable {
         var record: ReferenceSessionRecord<B>
 
@@ -18,20 +18,15 @@ struct ReferenceHubBurst<B: ReferenceBackend>: HubBurstParties {
 
     var peers: Int { hub.count }
 
-    func round() async throws -> [[UInt8]] {
+    func send() async throws -> [[UInt8]] {
         var wires: [[UInt8]] = []
         wires.reserveCapacity(peers)
         for session in hub { wires.append(try session.record.encrypt(plaintext)) }
-        if peers == 1 { return [try peer[0].record.decrypt(wires[0])] }
-        let peer = peer
-        return try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
-            for (index, wire) in wires.enumerated() {
-                group.addTask { (index, try peer[index].record.decrypt(wire)) }
-            }
-            var plaintexts = [[UInt8]](repeating: [], count: wires.count)
-            for try await (index, plaintext) in group { plaintexts[index] = plaintext }
-            return plaintexts
-        }
+        return wires
+    }
+
+    func receive(_ messages: [[UInt8]]) async throws -> [[UInt8]] {
+        try zip(peer, messages).map { try $0.0.record.decrypt($0.1) }
     }
 
     /// `peers` established conversations (each with its own keys), the hub sending next.
