@@ -31,7 +31,7 @@ final class HubBurst<Parties: HubBurstParties> {
     func run(_ messages: Int) throws {
         let rounds = max(1, messages / parties.peers)
         let parties = parties
-        try runBlocking { () async throws -> Int in
+        _ = try runBlocking { () async throws -> Int in
             var sent = 0
             for _ in 0..<rounds { sent += try await parties.send().count }
             return sent
