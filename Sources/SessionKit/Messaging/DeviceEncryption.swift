@@ -36,6 +36,7 @@ public struct DeviceEncryption: Sendable, CustomStringConvertible {
         self.group = group
     }
 
+    /// The message, or `nil` when encrypting to this device failed.
     public var ciphertext: [UInt8]? { try? result.get() }
 
     /// The error, or `nil` when encrypting to this device succeeded.
