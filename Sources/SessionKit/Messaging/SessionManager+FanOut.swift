@@ -5,7 +5,8 @@ import SignalPrimitives
 /// each device with its own session and outcome.
 extension SessionManager {
     /// Encrypts `plaintext` for the devices of `userID`, each as `encrypt(_:to:)` does, the
-    /// advanced sessions stored in one store commit (`encrypt(_:toDevices:)`); with `includingOwnDevices`, also for this user's other devices that have a
+    /// advanced sessions stored in one store commit (`encrypt(_:toDevices:)`); with
+    /// `includingOwnDevices`, also for this user's other devices that have a
     /// session (live copies of what the user sends, SPEC §6: keep self-encryption for what
     /// future devices must read). Returns one outcome per device, by user (the recipient
     /// first) and ascending device id, each with its `envelope`.

@@ -146,7 +146,7 @@ enum ProtocolCases {
     /// codec and saves it again: the bytes must not change (the floor writes the same format).
     static func sessionSave(_ f: @escaping () throws -> ProtocolFixture) -> BenchmarkCase {
         BenchmarkCase(
-            name: "session.save", summary: "serialize an established session (SessionKit's persisted layout, version 4)",
+            name: "session.save", summary: "serialize an established session (SessionKit's persisted layout, version 5)",
             group: .protocol, targets: floorTarget,
             library: { try LibraryProtocol.sessionSave(try f()).probe.workload },
             floor: { try Floor.sessionSave(try f()).workload },

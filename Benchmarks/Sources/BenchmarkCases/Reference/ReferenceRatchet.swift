@@ -21,6 +21,8 @@ struct ReferenceRatchet<B: ReferenceBackend> {
     var previousCounter: UInt64 = 0
     var skipped: [SkippedPosition: [UInt8]] = [:]
     var skippedOrder: [SkippedPosition] = []
+    /// When each skipped key was stored (seconds since 1970), as loaded; absent: 0 (unknown).
+    var skippedStoredAt: [SkippedPosition: UInt64] = [:]
     var maxSkip = ReferenceConstants.maxSkip
     var maxStored = ReferenceConstants.maxStored
     let keySource: () throws -> (key: B.AgreementKey, publicKey: [UInt8])

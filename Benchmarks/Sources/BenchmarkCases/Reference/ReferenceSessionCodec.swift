@@ -104,7 +104,7 @@ struct ReferencePeerRecord<B: ReferenceBackend> {
 }
 
 /// Session save and load, naively, in exactly the layout of SessionKit's persisted session
-/// (version 4, see `SessionStatePersistence.swift`): `"SKST" || 0x01 || 0x04 || body ||
+/// (version 5, see `SessionStatePersistence.swift`): `"SKST" || 0x01 || 0x05 || body ||
 /// SHA-256(…)[0..<16]`, the DHs public key recomputed on load. Fields are appended one by
 /// one to an array and parsed back strictly.
 enum ReferenceSessionCodec<B: ReferenceBackend> {
@@ -113,7 +113,7 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
     /// The serialized session.
     static func save(_ record: ReferenceSessionRecord<B>) -> [UInt8] {
         let session = record.ratchet
-        var bytes: [UInt8] = [0x53, 0x4b, 0x53, 0x54, 0x01, 0x04]  // "SKST", session, version 4
+        var bytes: [UInt8] = [0x53, 0x4b, 0x53, 0x54, 0x01, 0x05]  // "SKST", session, version 5
         bytes.append(record.role)
         bytes.appendU64(record.generation)
         bytes.appendU32(UInt32(session.maxSkip))
@@ -153,6 +153,8 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
         bytes.append(record.isPostQuantum ? 1 : 0)
         bytes.appendU32(record.remoteRegistrationID)
         bytes.append(record.isArchived ? 1 : 0)
+        // Version 5: when each skipped key was stored, in the order above (0: unknown).
+        for position in session.skippedOrder { bytes.appendU64(session.skippedStoredAt[position] ?? 0) }
         var checksum = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeBytes { input in checksum.withUnsafeMutableBytes { B.sha256(input, into: $0) } }
         return bytes + checksum[0..<16]
@@ -181,7 +183,7 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
             }
         }
         guard checksum[0..<16].elementsEqual(bytes[(bytes.count - 16)...]) else { throw ReferenceError.invalidPayload }
-        guard bytes[5] == 0x04 else { throw ReferenceError.unsupportedVersion }
+        guard bytes[5] == 0x05 else { throw ReferenceError.unsupportedVersion }
         let counterLimit = UInt64(UInt32.max) + 1
         var reader = Reader(bytes: bytes, offset: 6, end: bytes.count - 16)
         let role = try reader.byte()
@@ -271,6 +273,11 @@ enum ReferenceSessionCodec<B: ReferenceBackend> {
         let remoteRegistrationID = try reader.u32()
         guard remoteRegistrationID <= 0x7FFF_FFFF else { throw ReferenceError.invalidPayload }
         let isArchived = try reader.flag()
+        for position in session.skippedOrder {
+            let storedAt = try reader.u64()
+            guard storedAt <= UInt64(Int64.max) else { throw ReferenceError.invalidPayload }
+            if storedAt != 0 { session.skippedStoredAt[position] = storedAt }
+        }
         guard reader.offset == reader.end else { throw ReferenceError.invalidPayload }
         return ReferenceSessionRecord(
             role: role, generation: generation, localIdentityKey: localIdentityKey, remoteIdentityKey: remoteIdentityKey,
