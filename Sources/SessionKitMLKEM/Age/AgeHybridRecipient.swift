@@ -23,8 +23,9 @@ public struct AgeHybridRecipient: AgeRecipient, Hashable, CustomStringConvertibl
     static let humanReadablePart = "age1pq"
     /// The stanza type (its first argument).
     static let stanzaType = "mlkem768x25519"
-    /// The HPKE info string.
-    static let info = Data("age-encryption.org/mlkem768x25519".utf8)
+    /// The HPKE info string (computed: a `Data` held in a static would be reported by
+    /// LeakSanitizer, which cannot follow its storage).
+    static var info: Data { Data("age-encryption.org/mlkem768x25519".utf8) }
     /// The HPKE ciphersuite: X-Wing, HKDF-SHA-256, ChaCha20-Poly1305.
     static let ciphersuite = HPKE.Ciphersuite(kem: .XWingMLKEM768X25519, kdf: .HKDF_SHA256, aead: .chaChaPoly)
     /// The length of the encapsulated key *enc* (the ML-KEM-768 ciphertext, 1088 bytes, then
