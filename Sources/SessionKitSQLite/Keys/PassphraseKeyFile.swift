@@ -144,23 +144,8 @@ extension StorageKey {
     /// link, a regular file of this user, no access for others, a private folder), at most
     /// `maximumPassphraseKeyFileByteCount` bytes.
     private static func readSmallPrivateFile(at path: String) throws(SQLiteStoreError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            switch code {
-            case ENOENT: throw .keyFile(path: path, problem: .missing)
-            case ELOOP: throw .keyFile(path: path, problem: .notARegularFile)
-            default: throw .keyFile(path: path, problem: .systemError(errno: code))
-            }
-        }
+        let (fd, _) = try openPrivateFile(at: path)
         defer { _ = close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .keyFile(path: path, problem: .systemError(errno: errno)) }
-        guard (UInt32(info.st_mode) & UInt32(S_IFMT)) == UInt32(S_IFREG) else { throw .keyFile(path: path, problem: .notARegularFile) }
-        guard UInt32(info.st_uid) == UInt32(geteuid()) else { throw .keyFile(path: path, problem: .ownedByAnotherUser(uid: UInt32(info.st_uid))) }
-        let mode = UInt32(info.st_mode) & 0o7777
-        guard mode & 0o077 == 0 else { throw .keyFile(path: path, problem: .permissionsTooOpen(mode: mode)) }
-        try checkFolder(of: path)
         var buffer = [UInt8](repeating: 0, count: maximumPassphraseKeyFileByteCount + 1)
         var total = 0
         while total < buffer.count {

@@ -181,9 +181,10 @@ extension StorageKey {
         }
     }
 
-    /// The key and (version 2) the epoch in the key file at `path`, after the checks of
-    /// `readKeyFile(at:)`. The key is read straight into wiping storage.
-    private static func readKeyFileContents(at path: String) throws(SQLiteStoreError) -> (key: StorageKey, epoch: StoreEpoch?) {
+    /// Opens the file at `path` for reading after the checks every key file gets (not a
+    /// symbolic link, a regular file of this user, no access for others, a private folder):
+    /// its descriptor (the caller closes it) and its size.
+    static func openPrivateFile(at path: String) throws(SQLiteStoreError) -> (fd: Int32, size: off_t) {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
@@ -193,20 +194,32 @@ extension StorageKey {
             default: throw .keyFile(path: path, problem: .systemError(errno: code))
             }
         }
+        do throws(SQLiteStoreError) {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw .keyFile(path: path, problem: .systemError(errno: errno)) }
+            guard (UInt32(info.st_mode) & UInt32(S_IFMT)) == UInt32(S_IFREG) else {
+                throw .keyFile(path: path, problem: .notARegularFile)
+            }
+            guard UInt32(info.st_uid) == UInt32(geteuid()) else {
+                throw .keyFile(path: path, problem: .ownedByAnotherUser(uid: UInt32(info.st_uid)))
+            }
+            let mode = UInt32(info.st_mode) & 0o7777
+            guard mode & 0o077 == 0 else { throw .keyFile(path: path, problem: .permissionsTooOpen(mode: mode)) }
+            try checkFolder(of: path)
+            return (fd, info.st_size)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// The key and (version 2) the epoch in the key file at `path`, after the checks of
+    /// `readKeyFile(at:)`. The key is read straight into wiping storage.
+    private static func readKeyFileContents(at path: String) throws(SQLiteStoreError) -> (key: StorageKey, epoch: StoreEpoch?) {
+        let (fd, size) = try openPrivateFile(at: path)
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .keyFile(path: path, problem: .systemError(errno: errno)) }
-        guard (UInt32(info.st_mode) & UInt32(S_IFMT)) == UInt32(S_IFREG) else {
-            throw .keyFile(path: path, problem: .notARegularFile)
-        }
-        guard UInt32(info.st_uid) == UInt32(geteuid()) else {
-            throw .keyFile(path: path, problem: .ownedByAnotherUser(uid: UInt32(info.st_uid)))
-        }
-        let mode = UInt32(info.st_mode) & 0o7777
-        guard mode & 0o077 == 0 else { throw .keyFile(path: path, problem: .permissionsTooOpen(mode: mode)) }
-        try checkFolder(of: path)
-        guard info.st_size == off_t(byteCount) || info.st_size == off_t(version2ByteCount) else {
-            throw .keyFile(path: path, problem: .wrongLength(found: Int(clamping: Int64(info.st_size))))
+        guard size == off_t(byteCount) || size == off_t(version2ByteCount) else {
+            throw .keyFile(path: path, problem: .wrongLength(found: Int(clamping: Int64(size))))
         }
         // Read one byte more than the longest file, so a file that grew since fstat is caught too.
         var readFailure: Int32?
