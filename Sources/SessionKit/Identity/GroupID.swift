@@ -23,6 +23,12 @@ public struct GroupID: Hashable, Sendable, CustomStringConvertible {
         try self.init(rawRepresentation: Array(string.utf8))
     }
 
+    /// Equality of the bytes.
+    public static func == (a: GroupID, b: GroupID) -> Bool { a.rawRepresentation == b.rawRepresentation }
+
+    /// Hashes the bytes (as raw bytes: one call, not one per byte).
+    public func hash(into hasher: inout Hasher) { rawRepresentation.withUnsafeBytes { hasher.combine(bytes: $0) } }
+
     /// `Encode(group) = u8(len(gid)) || gid` (SPEC §1).
     @_spi(Storage) @_spi(Testing) public var encoded: [UInt8] { [UInt8(rawRepresentation.count)] + rawRepresentation }
 

@@ -39,8 +39,8 @@ public struct ProtocolAddress: Hashable, Sendable, CustomStringConvertible {
     /// Equality of `Encode(address)`: the user id's bytes and the device id.
     public static func == (a: ProtocolAddress, b: ProtocolAddress) -> Bool { a.encoded == b.encoded }
 
-    /// Hashes `Encode(address)`.
-    public func hash(into hasher: inout Hasher) { hasher.combine(encoded) }
+    /// Hashes `Encode(address)` (as raw bytes: one call, not one per byte).
+    public func hash(into hasher: inout Hasher) { encoded.withUnsafeBytes { hasher.combine(bytes: $0) } }
 
     /// `user.device`.
     public var description: String { "\(userID).\(deviceID)" }

@@ -57,10 +57,7 @@ actor KeyedAsyncLock<Key: Hashable & Sendable> {
     /// - Throws: `SessionError.cancelled` when the task is cancelled while it waits (the key is
     ///   then not held by it).
     func acquire(_ key: Key) async throws(SessionError) {
-        guard held.contains(key) else {
-            held.insert(key)
-            return
-        }
+        if held.insert(key).inserted { return }
         let id = nextWaiterID
         nextWaiterID += 1
         do {
@@ -87,13 +84,15 @@ actor KeyedAsyncLock<Key: Hashable & Sendable> {
     /// Releases `key`, handing it to the longest waiter if there is one.
     func release(_ key: Key) {
         // Popped in place (no copy of the queue), so a release is O(1) however many wait.
-        guard let next = waiters[key]?.popFirst() else {
+        if !waiters.isEmpty {
+            if let next = waiters[key]?.popFirst() {
+                if waiters[key]?.count == 0 { waiters[key] = nil }
+                next.resume()
+                return
+            }
             waiters[key] = nil
-            held.remove(key)
-            return
         }
-        if waiters[key]?.count == 0 { waiters[key] = nil }
-        next.resume()
+        held.remove(key)
     }
 
     /// Takes every key of `keys` (distinct, in a total order that every caller taking several
@@ -104,10 +103,7 @@ actor KeyedAsyncLock<Key: Hashable & Sendable> {
     ///   taken so far are released then.
     func acquire(all keys: [Key]) async throws(SessionError) {
         for (index, key) in keys.enumerated() {
-            if !held.contains(key) {
-                held.insert(key)
-                continue
-            }
+            if held.insert(key).inserted { continue }
             do throws(SessionError) {
                 try await acquire(key)
             } catch {

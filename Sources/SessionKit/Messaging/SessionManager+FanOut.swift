@@ -145,20 +145,20 @@ extension SessionManager {
     func encryptTogether(
         _ plaintext: [UInt8], to devices: [ProtocolAddress], contentType: MessagePadding.ContentType, group: GroupID?
     ) async -> [DeviceEncryption] {
-        var seen = Set<ProtocolAddress>()
+        var seen = Set<ProtocolAddress>(minimumCapacity: devices.count)
         let devices = devices.filter { seen.insert($0).inserted }
-        var sent: [ProtocolAddress: [UInt8]] = [:]
+        var sent: [[UInt8]?] = []
         if devices.count > 1 {
             do throws(SessionError) {
                 sent = try await encryptInOneCommit(plaintext, to: devices, contentType: contentType)
             } catch {
-                sent = [:]
+                sent = []
             }
         }
         var outcomes: [DeviceEncryption] = []
         outcomes.reserveCapacity(devices.count)
-        for device in devices {
-            if let message = sent[device] {
+        for (index, device) in devices.enumerated() {
+            if index < sent.count, let message = sent[index] {
                 outcomes.append(DeviceEncryption(from: localAddress, to: device, group: group, result: .success(message)))
                 continue
             }
@@ -173,99 +173,146 @@ extension SessionManager {
     }
 
     /// Encrypts `plaintext` to each of `devices` (distinct) that has a current session whose
-    /// identity may receive, holding every device's lock (taken in address order, so that two
-    /// such calls cannot wait for each other), and stores every advanced session in one store
-    /// commit. Returns the message of each device encrypted to; a device left out (no session,
-    /// an identity to accept, a policy, a stored record that did not load) is to be encrypted
-    /// to alone, which judges its failure on the stored record.
+    /// identity may receive, holding every device's lock (taken in the order of the encoded
+    /// addresses, so that two such calls cannot wait for each other), and stores every advanced
+    /// session in one store commit. Returns the message of each device, in the order of
+    /// `devices`, or `nil` for a device left out (no session, an identity to accept, a policy, a
+    /// stored record that did not load), which is to be encrypted to alone (which judges its
+    /// failure on the stored record).
     /// - Throws: the store's errors (`staleState` among them) when the commit fails: then
     ///   nothing was stored and no message may be sent.
     func encryptInOneCommit(
         _ plaintext: [UInt8], to devices: [ProtocolAddress], contentType: MessagePadding.ContentType
-    ) async throws(SessionError) -> [ProtocolAddress: [UInt8]] {
-        let keys = devices.sorted {
-            $0.userIDBytes == $1.userIDBytes ? $0.deviceID < $1.deviceID : $0.userIDBytes.lexicographicallyPrecedes($1.userIDBytes)
-        }.map { LockKey.peer($0) }
-        guard !keys.isEmpty else { return [:] }
-        return try await exclusive(all: keys) { () async throws(SessionError) -> [ProtocolAddress: [UInt8]] in
+    ) async throws(SessionError) -> [[UInt8]?] {
+        guard !devices.isEmpty else { return [] }
+        let keys = devices.sorted { $0.encoded.lexicographicallyPrecedes($1.encoded) }.map { LockKey.peer($0) }
+        return try await exclusive(all: keys) { () async throws(SessionError) -> [[UInt8]?] in
             // Every record and every trust decision in one call each (where the store and the
             // evaluator can), then the checks of `encrypt(_:to:)` per device.
-            let loaded: [SessionRecord?]
+            var loaded: [SessionRecord?]
             if store is any CachingSessionStore {
-                var each: [SessionRecord?] = []
-                for address in devices { each.append(try? await loadSessionForUpdate(for: address, currentSessionSuffices: true)) }
-                loaded = each
+                loaded = []
+                loaded.reserveCapacity(devices.count)
+                for address in devices { loaded.append(try? await loadSessionForUpdate(for: address, currentSessionSuffices: true)) }
             } else {
-                do { loaded = try await store.loadSessions(for: devices) } catch { return [:] }
+                do { loaded = try await store.loadSessions(for: devices) } catch { return [] }
+                guard loaded.count == devices.count else { return [] }
             }
-            var candidates: [(address: ProtocolAddress, record: SessionRecord, remote: Ed25519.PublicKey)] = []
-            for (address, record) in zip(devices, loaded) {
-                guard let record, let remote = record.remoteIdentityKey, (try? record.checkSendingPolicy(configuration)) != nil else { continue }
-                candidates.append((address, record, remote))
+            var candidates: [Int] = []
+            var queries: [(Ed25519.PublicKey, ProtocolAddress)] = []
+            for index in devices.indices {
+                guard let remote = sendingIdentity(of: &loaded[index]) else { continue }
+                candidates.append(index)
+                queries.append((remote, devices[index]))
             }
-            let decisions = await identityDecisions(candidates.map { ($0.remote, $0.address) })
-            var records: [(ProtocolAddress, SessionRecord)] = []
-            for (candidate, decision) in zip(candidates, decisions) {
+            let decisions = await identityDecisions(queries)
+            // The chosen records are moved (not copied) out of `loaded` into the batches that
+            // encrypt with them, and from there into the commit.
+            let batchCount = Self.encryptionBatchCount(for: candidates.count)
+            let batches = (0 ..< batchCount).map { _ in EncryptionBatch() }
+            var sendLogChanges: SendLogChanges?
+            var chosen = 0
+            for (index, decision) in zip(candidates, decisions) {
                 guard let decision, !decision.isSuperseded, decision.allowsSending else { continue }
-                records.append((candidate.address, candidate.record))
+                // Application content goes to the send log (a distribution holds our chain
+                // key): the position is the one the message is about to take.
+                if sendLog != nil, contentType == .application, let ratchet = loaded[index]?.currentSession?.ratchet,
+                   let changes = self.sendLogChanges(
+                    logging: plaintext, on: .pairwise(recipient: devices[index], ratchetKey: ratchet.sendingRatchetKey.publicKey.rawRepresentation),
+                    at: ratchet.sendCounter) {
+                    if sendLogChanges == nil { sendLogChanges = changes } else { sendLogChanges?.added += changes.added }
+                }
+                guard let record = loaded[index].take() else { continue }
+                batches[chosen % batchCount].add(record, at: index)
+                chosen += 1
             }
-            guard !records.isEmpty else { return [:] }
-            let encrypted = try await Self.encrypt(records, plaintext: plaintext, contentType: contentType)
+            guard chosen > 0 else { return [] }
+            try await Self.encrypt(batches, plaintext: plaintext, contentType: contentType)
             var commit = StoreCommit()
-            var messages: [ProtocolAddress: [UInt8]] = [:]
-            for (address, record, message) in encrypted {
-                commit.store(record, for: address)
-                messages[address] = message
-            }
-            // Application content goes to the send log (a distribution holds our chain key).
-            if contentType == .application {
-                for (address, record) in records {
-                    guard let ratchet = record.currentSession?.ratchet, let changes = sendLogChanges(
-                        logging: plaintext, on: .pairwise(recipient: address, ratchetKey: ratchet.sendingRatchetKey.publicKey.rawRepresentation),
-                        at: ratchet.sendCounter) else { continue }
-                    if commit.sendLog == nil { commit.sendLog = changes } else { commit.sendLog?.added += changes.added }
+            commit.reserveSessionCapacity(chosen)
+            var messages = [[UInt8]?](repeating: nil, count: devices.count)
+            for batch in batches {
+                batch.takeResults { record, index, message in
+                    commit.store(record, for: devices[index])
+                    messages[index] = message
                 }
             }
+            commit.sendLog = sendLogChanges
             try await commitWithSendLog(commit)
             return messages
         }
     }
 
-    /// Encrypts `plaintext` with each record, off the actor: in as many tasks as the machine has
-    /// cores when there are enough records (at least 8 per task), else in one. Returns the
-    /// advanced records and their messages, in the order of `records`.
+    /// The peer's identity key in `record`'s current session when its sending policy allows
+    /// sending, else `nil` (`inout`: read in place, without a copy of the record).
+    private func sendingIdentity(of record: inout SessionRecord?) -> Ed25519.PublicKey? {
+        guard let remote = record?.remoteIdentityKey, (try? record?.checkSendingPolicy(configuration)) != nil else { return nil }
+        return remote
+    }
+
+    /// The number of batches `count` records are encrypted in: one per core when there are
+    /// enough records for the work to outweigh a task's cost (at least 16 per batch), else one.
+    nonisolated static func encryptionBatchCount(for count: Int) -> Int {
+        max(1, min(processorCount, count / 16))
+    }
+
+    /// The machine's active cores, read once (`ProcessInfo` reads the system's files each time).
+    nonisolated static let processorCount = ProcessInfo.processInfo.activeProcessorCount
+
+    /// Encrypts `plaintext` with each record of each batch, off the actor, the batches in
+    /// parallel: the first on the calling task, each other in a child task.
     /// - Throws: the first encryption error (`tooManyMessages`, `primitive`).
     nonisolated static func encrypt(
-        _ records: [(ProtocolAddress, SessionRecord)], plaintext: [UInt8], contentType: MessagePadding.ContentType
-    ) async throws(SessionError) -> [(ProtocolAddress, SessionRecord, [UInt8])] {
-        typealias Encrypted = [(ProtocolAddress, SessionRecord, [UInt8])]
-        @Sendable func encryptAll(_ slice: ArraySlice<(ProtocolAddress, SessionRecord)>) throws(SessionError) -> Encrypted {
-            var encrypted: Encrypted = []
-            encrypted.reserveCapacity(slice.count)
-            for (address, record) in slice {
-                var record = record
-                let message = try record.encrypt(plaintext, contentType: contentType)
-                encrypted.append((address, record, message))
-            }
-            return encrypted
-        }
-        let tasks = min(ProcessInfo.processInfo.activeProcessorCount, records.count / 8)
-        guard tasks > 1 else { return try await compute { () throws(SessionError) -> Encrypted in try encryptAll(records[...]) } }
-        let size = (records.count + tasks - 1) / tasks
-        let parts = await withTaskGroup(of: (Int, Result<Encrypted, SessionError>).self) { group in
-            for (index, start) in stride(from: 0, to: records.count, by: size).enumerated() {
-                let slice = records[start ..< min(start + size, records.count)]
+        _ batches: [EncryptionBatch], plaintext: [UInt8], contentType: MessagePadding.ContentType
+    ) async throws(SessionError) {
+        guard let first = batches.first else { return }
+        let failures = await withTaskGroup(of: SessionError?.self) { group in
+            for batch in batches.dropFirst() {
                 group.addTask {
-                    do throws(SessionError) { return (index, .success(try encryptAll(slice))) } catch { return (index, .failure(error)) }
+                    do throws(SessionError) { try batch.encrypt(plaintext, contentType: contentType) } catch { return error }
+                    return nil
                 }
             }
-            var parts: [(Int, Result<Encrypted, SessionError>)] = []
-            for await part in group { parts.append(part) }
-            return parts.sorted { $0.0 < $1.0 }
+            var failures: [SessionError] = []
+            do throws(SessionError) { try first.encrypt(plaintext, contentType: contentType) } catch { failures.append(error) }
+            for await failure in group { if let failure { failures.append(failure) } }
+            return failures
         }
-        var encrypted: Encrypted = []
-        encrypted.reserveCapacity(records.count)
-        for (_, part) in parts { encrypted += try part.get() }
-        return encrypted
+        if let failure = failures.first { throw failure }
+    }
+}
+
+/// Records that one task encrypts with, in a batch of `SessionManager.encryptInOneCommit`: the
+/// records are moved in, advanced in place (a copy of a record would retain each of its parts,
+/// which other cores' tasks share), and moved out with their messages. Used by one task at a
+/// time (filled on the actor, encrypted in one task, read on the actor after the task ended).
+final class EncryptionBatch: @unchecked Sendable {
+    private var records: [SessionRecord?] = []
+    private var indices: [Int] = []
+    private var messages: [[UInt8]?] = []
+
+    /// Adds `record`, the record of the device at `index` of the call.
+    func add(_ record: consuming SessionRecord, at index: Int) {
+        records.append(record)
+        indices.append(index)
+    }
+
+    /// Encrypts `plaintext` with every record, in place.
+    /// - Throws: the first encryption error.
+    func encrypt(_ plaintext: [UInt8], contentType: MessagePadding.ContentType) throws(SessionError) {
+        messages.reserveCapacity(records.count)
+        for position in records.indices {
+            messages.append(try records[position]?.encrypt(plaintext, contentType: contentType))
+        }
+    }
+
+    /// Calls `body` with each advanced record (moved out of the batch), the index of its
+    /// device in the call and its message.
+    func takeResults(_ body: (consuming SessionRecord, Int, [UInt8]) -> Void) {
+        for position in messages.indices {
+            guard let record = records[position].take(), let message = messages[position] else { continue }
+            body(record, indices[position], message)
+        }
+        (records, indices, messages) = ([], [], [])
     }
 }

@@ -22,32 +22,32 @@ import SignalPrimitives
     }
 
     /// This party's side of X3DH.
-    public let role: Role
+    public var role: Role { constants.role }
     /// The limits this session applies (`maxSkip`, `maxStored`).
-    public let configuration: SessionConfiguration
+    public var configuration: SessionConfiguration { constants.configuration }
     /// Our Ed25519 identity key.
-    public let localIdentityKey: Ed25519.PublicKey
+    public var localIdentityKey: Ed25519.PublicKey { constants.localIdentityKey }
     /// The peer's Ed25519 identity key.
-    public let remoteIdentityKey: Ed25519.PublicKey
+    public var remoteIdentityKey: Ed25519.PublicKey { constants.remoteIdentityKey }
     /// Our address, bound into AD.
-    public let localAddress: ProtocolAddress
+    public var localAddress: ProtocolAddress { constants.localAddress }
     /// The peer's address, bound into AD.
-    public let remoteAddress: ProtocolAddress
+    public var remoteAddress: ProtocolAddress { constants.remoteAddress }
     /// EK_A, the initiator's ephemeral X3DH key: with the role, it identifies the session.
-    public let baseKey: X25519.PublicKey
+    public var baseKey: X25519.PublicKey { constants.baseKey }
     /// SHA-256(P) of the prekey prefix that created the session (SPEC §3): a prekey message
     /// with the same EK_A must carry exactly this prefix.
-    public let preKeyPrefixDigest: [UInt8]
+    public var preKeyPrefixDigest: [UInt8] { constants.preKeyPrefixDigest }
     /// Whether the session was created by a hybrid X3DH with a KEM part (SPEC §3: a KEM prekey
     /// in the bundle, a KEM ciphertext in the prefix), so that its first key stays secret as
     /// long as either the Diffie–Hellman results or the KEM's shared secret do. Persisted with
     /// the session (a session stored before this was recorded loads as classic, unless it is an
     /// initiator still sending a prefix with a KEM part).
-    public let isPostQuantum: Bool
+    public var isPostQuantum: Bool { constants.isPostQuantum }
     /// The peer's registration id (SPEC §9): from the bundle for an initiator, from the prefix
     /// for a responder; `nil` when the peer sent none (flags bit 2 clear). Persisted with the
     /// session (a session stored before this was recorded loads without one).
-    public let remoteRegistrationID: RegistrationID?
+    public var remoteRegistrationID: RegistrationID? { constants.remoteRegistrationID }
     /// Whether a retry notice archived this session (SPEC §9): it still decrypts late messages
     /// from the peer but never becomes current again. Persisted with the session.
     public internal(set) var isArchived: Bool
@@ -55,7 +55,12 @@ import SignalPrimitives
     /// afterwards and always for a responder.
     public private(set) var pendingPreKeyPrefix: PreKeyMessage.Prefix?
     /// AD = IK_A || IK_B || Encode(A) || Encode(B).
-    let associatedData: [UInt8]
+    var associatedData: [UInt8] { constants.associatedData }
+    /// What never changes in the session, in one immutable object: a copy of the session (a
+    /// record loaded, stored or advanced) retains this once instead of each key and address,
+    /// some of which every session of this device shares (our identity key and address), so
+    /// that sessions advanced on several cores at once do not contend for their counts.
+    private let constants: Constants
     /// The ratchet.
     var ratchet: DoubleRatchet
     /// How many times this session has encrypted or decrypted a message (it only grows, and is
@@ -64,6 +69,43 @@ import SignalPrimitives
     /// change of the session advances it: a store that writes only what changed
     /// (`SessionKitSQLite`) takes a session at the generation it wrote as unchanged.
     public internal(set) var generation: UInt64
+
+    /// The parts of a session fixed when it is created (see `constants`).
+    private final class Constants: Sendable {
+        let role: Role
+        let configuration: SessionConfiguration
+        let localIdentityKey: Ed25519.PublicKey
+        let remoteIdentityKey: Ed25519.PublicKey
+        let localAddress: ProtocolAddress
+        let remoteAddress: ProtocolAddress
+        let baseKey: X25519.PublicKey
+        let preKeyPrefixDigest: [UInt8]
+        let isPostQuantum: Bool
+        let remoteRegistrationID: RegistrationID?
+        let associatedData: [UInt8]
+
+        init(
+            role: Role, configuration: SessionConfiguration, localIdentityKey: Ed25519.PublicKey, remoteIdentityKey: Ed25519.PublicKey,
+            localAddress: ProtocolAddress, remoteAddress: ProtocolAddress, baseKey: X25519.PublicKey, preKeyPrefixDigest: [UInt8],
+            isPostQuantum: Bool, remoteRegistrationID: RegistrationID?
+        ) {
+            self.role = role
+            self.configuration = configuration
+            self.localIdentityKey = localIdentityKey
+            self.remoteIdentityKey = remoteIdentityKey
+            self.localAddress = localAddress
+            self.remoteAddress = remoteAddress
+            self.baseKey = baseKey
+            self.preKeyPrefixDigest = preKeyPrefixDigest
+            self.isPostQuantum = isPostQuantum
+            self.remoteRegistrationID = remoteRegistrationID
+            associatedData = role == .initiator
+                ? X3DH.associatedData(initiatorIdentity: localIdentityKey, responderIdentity: remoteIdentityKey,
+                                      initiator: localAddress, responder: remoteAddress)
+                : X3DH.associatedData(initiatorIdentity: remoteIdentityKey, responderIdentity: localIdentityKey,
+                                      initiator: remoteAddress, responder: localAddress)
+        }
+    }
 
     /// Archives this session for a store that found its file restored from an older copy
     /// (`SessionKitSQLite`'s restore detection): as `isArchived` from a retry notice, it still
@@ -83,24 +125,13 @@ import SignalPrimitives
         remoteRegistrationID: RegistrationID? = nil, isArchived: Bool = false
     ) {
         self.generation = generation
-        self.isPostQuantum = isPostQuantum
-        self.remoteRegistrationID = remoteRegistrationID
         self.isArchived = isArchived
-        self.role = role
-        self.configuration = configuration.limits
-        self.localIdentityKey = localIdentityKey
-        self.remoteIdentityKey = remoteIdentityKey
-        self.localAddress = localAddress
-        self.remoteAddress = remoteAddress
-        self.baseKey = baseKey
-        self.preKeyPrefixDigest = preKeyPrefixDigest
         self.pendingPreKeyPrefix = pendingPreKeyPrefix
         self.ratchet = ratchet
-        associatedData = role == .initiator
-            ? X3DH.associatedData(initiatorIdentity: localIdentityKey, responderIdentity: remoteIdentityKey,
-                                  initiator: localAddress, responder: remoteAddress)
-            : X3DH.associatedData(initiatorIdentity: remoteIdentityKey, responderIdentity: localIdentityKey,
-                                  initiator: remoteAddress, responder: localAddress)
+        constants = Constants(
+            role: role, configuration: configuration.limits, localIdentityKey: localIdentityKey, remoteIdentityKey: remoteIdentityKey,
+            localAddress: localAddress, remoteAddress: remoteAddress, baseKey: baseKey, preKeyPrefixDigest: preKeyPrefixDigest,
+            isPostQuantum: isPostQuantum, remoteRegistrationID: remoteRegistrationID)
     }
 
     /// AD = IK_A || IK_B || Encode(A) || Encode(B), the associated data every message of the

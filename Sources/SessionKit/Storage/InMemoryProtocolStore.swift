@@ -125,8 +125,16 @@ public actor InMemoryProtocolStore: ProtocolStore {
     ///   record is held already, `.unknownPreKey` when a one-time prekey the commit uses up is
     ///   not held or the signed prekey's record is full; nothing changed then.
     public func commit(_ commit: StoreCommit) throws(SessionError) {
-        for write in commit.sessions {
-            guard write.record.generation == (sessions[write.address]?.generation ?? 0) else { throw .staleState }
+        // By index: a `for write in` loop would copy each record. Each device is looked up
+        // once: where its record is (kept for the writes below), or that it has none.
+        var slots: [Dictionary<ProtocolAddress, SessionRecord>.Index?] = []
+        slots.reserveCapacity(commit.sessions.count)
+        for index in commit.sessions.indices {
+            let slot = sessions.index(forKey: commit.sessions[index].address)
+            guard commit.sessions[index].record.generation == (slot.map { sessions.values[$0].generation } ?? 0) else {
+                throw .staleState
+            }
+            slots.append(slot)
         }
         if let write = commit.sendingChain {
             guard write.chain.generation == (sendingChains[write.group]?.generation ?? 0) else { throw .staleState }
@@ -145,11 +153,19 @@ public actor InMemoryProtocolStore: ProtocolStore {
         // Every check passed: apply everything.
         localPreKeys = preKeys
         if let record = commit.baseKeyRecord { baseKeyRecords[record.signedPreKeyID, default: []].insert(record.baseKey) }
-        for write in commit.sessions {
-            var record = write.record
-            record.generation = sessions[write.address] == nil
-                ? (retiredSessionGenerations[write.address] ?? 0) + 1 : record.generation + 1
-            sessions[write.address] = record
+        // Replacements first, through the slots found above (a replaced value leaves the
+        // dictionary's indices valid), then the new devices (whose insertion may move them).
+        for (index, slot) in zip(commit.sessions.indices, slots) {
+            guard let slot else { continue }
+            var record = commit.sessions[index].record
+            record.generation += 1
+            sessions.values[slot] = record
+        }
+        for (index, slot) in zip(commit.sessions.indices, slots) where slot == nil {
+            let address = commit.sessions[index].address
+            var record = commit.sessions[index].record
+            record.generation = (retiredSessionGenerations[address] ?? 0) + 1
+            sessions[address] = record
         }
         if let write = commit.sendingChain {
             var chain = write.chain

@@ -125,7 +125,7 @@ public struct StoreCommit: Sendable {
     }
 
     /// Stores `record` for `address` (replacing a record this commit already stores for it).
-    public mutating func store(_ record: SessionRecord, for address: ProtocolAddress) {
+    public mutating func store(_ record: consuming SessionRecord, for address: ProtocolAddress) {
         let write = SessionWrite(address: address, record: record)
         if let index = sessionIndex[address] {
             sessions[index] = write
@@ -133,6 +133,12 @@ public struct StoreCommit: Sendable {
             sessionIndex[address] = sessions.count
             sessions.append(write)
         }
+    }
+
+    /// Makes room for `count` more session writes (one allocation for a batch).
+    mutating func reserveSessionCapacity(_ count: Int) {
+        sessions.reserveCapacity(sessions.count + count)
+        sessionIndex.reserveCapacity(sessionIndex.count + count)
     }
 
     /// This commit without its session records (for stores and tests that split a commit).

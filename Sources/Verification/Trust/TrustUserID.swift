@@ -28,8 +28,8 @@ public struct TrustUserID: Hashable, Sendable, Comparable, CustomStringConvertib
     /// Equality of the UTF-8 bytes.
     public static func == (a: TrustUserID, b: TrustUserID) -> Bool { a.utf8 == b.utf8 }
 
-    /// Hashes the UTF-8 bytes.
-    public func hash(into hasher: inout Hasher) { hasher.combine(utf8) }
+    /// Hashes the UTF-8 bytes (as raw bytes: one call, not one per byte).
+    public func hash(into hasher: inout Hasher) { utf8.withUnsafeBytes { hasher.combine(bytes: $0) } }
 
     /// The order of the bytes (the persisted order of `TrustSnapshot`).
     public static func < (a: TrustUserID, b: TrustUserID) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
