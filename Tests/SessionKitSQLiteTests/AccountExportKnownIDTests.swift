@@ -232,6 +232,30 @@ final class AccountExportKnownIDTests: XCTestCase {
         XCTAssertTrue(named.isComplete)
     }
 
+    /// A file of the schema before `known_ids` (a current file with the table dropped and
+    /// `user_version` set back; its other tables are exactly the earlier schema's) migrates:
+    /// the step at `SchemaKnownIDs.version` creates the table, and the records written before
+    /// are unlisted.
+    func testAFileFromTheSchemaBeforeMigratesAndItsRowsAreUnlisted() async throws {
+        let path = try temporaryStorePath()
+        let store = try await makeSource(at: path)
+        try store.close()
+        try withRawDatabase(path) { db in
+            try db.execute(sql: "DROP TABLE known_ids")
+            try db.execute(sql: "PRAGMA user_version = \(SchemaKnownIDs.version - 1)")
+        }
+        let reopened = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
+        let version = try await reopened.readTransaction { try Int.fetchOne($0, sql: "PRAGMA user_version") }
+        XCTAssertEqual(version, Schema.currentVersion)
+        let report = try await reopened.exportAccount(
+            .everything(userID: "alice"),
+            to: [AccountExportDestination(path: try temporaryFolder().appendingPathComponent("a.age").path,
+                                          protection: .recoveryCode(try AccountExport.newRecoveryCode().recipient))])
+        XCTAssertEqual(report.trustRecordCount, 0)
+        XCTAssertEqual(report.unlistedTrustRecordCount, 4)
+        XCTAssertEqual(report.unlistedConversationCount, 3)
+    }
+
     func testTheIDsAreSealedAndAValueMovedToAnotherRowNamesNothing() async throws {
         let path = try temporaryStorePath()
         let store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())

@@ -40,7 +40,7 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     static let archive = SealedTable(name: "archive", valueVersion: 1)
     /// The ids behind the keyed hashes of `trust_users` and `archive`, by hash (`SchemaKnownIDs`,
     /// schema 10).
-    static let knownIDs = SealedTable(name: "known_ids", valueVersion: 10)
+    static let knownIDs = SealedTable(name: "known_ids", valueVersion: UInt32(SchemaKnownIDs.version))
 
     /// Session records, one row per peer device: the current session without its skipped keys
     /// (schema 2), sealed for the row key and the row's generation (`SchemaGenerationBinding`).

@@ -21,9 +21,12 @@ import GRDB
 /// unlisted) until the app names them in an export's lists, or writes to them again (a trust
 /// write for the user, a message archived in the conversation), which records their id.
 ///
-/// The name says what the step does rather than its number: `Schema.steps` gives its number
-/// (`SealedTable.knownIDs.valueVersion` must equal it).
+/// The name says what the step does rather than its number: `Schema.steps` gives its number,
+/// which `version` must equal (`SealedTable.knownIDs.valueVersion` is `version`).
 enum SchemaKnownIDs {
+    /// This schema's version (its place in `Schema.steps`).
+    static let version = 10
+
     /// Creates the `known_ids` table.
     @Sendable
     static func apply(_ db: Database) throws {
