@@ -27,9 +27,7 @@ final class BackupsDocumentationTests: XCTestCase {
         let code = try AccountExport.newRecoveryCode()
         let recoveryCode = code.secretKeyString              // show it once: AGE-SECRET-KEY-1…
 
-        let contents = AccountExportContents(userID: "alice", contacts: ["bob", "carol"],
-                                             conversations: ["bob", "carol", "family"])
-        let report = try await store.exportAccount(contents, to: [
+        let report = try await store.exportAccount(.everything(userID: "alice"), to: [
             AccountExportDestination(path: codeBackupPath, protection: .recoveryCode(code.recipient)),
             AccountExportDestination(path: passphraseBackupPath,
                                      protection: .passphrase(try AgeScryptRecipient(passphrase: passphrase)),
@@ -37,8 +35,9 @@ final class BackupsDocumentationTests: XCTestCase {
         ])
         // --- end ---
         XCTAssertEqual(report.trustRecordCount, 1)
-        XCTAssertEqual(report.contactsWithoutRecord, ["carol"])
+        XCTAssertEqual(report.contactsWithoutRecord, [])
         XCTAssertEqual(report.messageCount, 1)
+        XCTAssertTrue(report.isComplete)
 
         // --- BackupsAndKeyFiles.md, "Restore" ---
         let typed = try AgeX25519Identity(recoveryCode)      // what the user typed

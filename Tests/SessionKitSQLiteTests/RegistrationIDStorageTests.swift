@@ -110,6 +110,7 @@ final class RegistrationIDStorageTests: XCTestCase {
             try db.execute(sql: "DROP TABLE registration")
             try db.execute(sql: "DROP TABLE store_epoch")
             try db.execute(sql: "DROP TABLE send_log")
+            try db.execute(sql: "DROP TABLE known_ids")
             try db.execute(sql: "PRAGMA user_version = 5")
         }
 

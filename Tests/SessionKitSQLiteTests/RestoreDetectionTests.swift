@@ -255,6 +255,7 @@ final class RestoreDetectionTests: XCTestCase {
         try withRawDatabase(path) { db in
             try db.execute(sql: "DROP TABLE store_epoch")
             try db.execute(sql: "DROP TABLE send_log")
+            try db.execute(sql: "DROP TABLE known_ids")
             try db.execute(sql: "PRAGMA user_version = 6")
         }
         let b = try Bob(path: path, keyPath: keyPath, bob: bob)
@@ -269,6 +270,7 @@ final class RestoreDetectionTests: XCTestCase {
         try withRawDatabase(plain) { db in
             try db.execute(sql: "DROP TABLE store_epoch")
             try db.execute(sql: "DROP TABLE send_log")
+            try db.execute(sql: "DROP TABLE known_ids")
             try db.execute(sql: "PRAGMA user_version = 6")
         }
         let migrated = try SQLiteProtocolStore(path: plain, storageKey: try fixtureStorageKey())

@@ -10,7 +10,8 @@ import SignalPrimitives
 /// range query. What the file shows without the key: how many messages each (unnamed)
 /// conversation holds, their timestamps and their sizes (a value is its plaintext plus the
 /// message id, 2 bytes of length, and 40 bytes of nonce and tag). Pad plaintexts if sizes
-/// matter.
+/// matter. The conversation id is also kept sealed for its hash in `known_ids` (`SchemaKnownIDs`,
+/// for account exports), written with the conversation's first message and deleted with its last.
 extension SQLiteProtocolStore {
     /// Stores `plaintext` as message `messageID` of conversation `conversationID` at
     /// `timestamp` (any app clock; milliseconds since 1970 is typical). Appending a message id
@@ -119,7 +120,9 @@ extension SQLiteProtocolStore {
                 try db.execute(
                     sql: "DELETE FROM archive WHERE conversation_hash = ? AND message_hash = ?",
                     arguments: [Data(conversation), Data(message)])
-                return db.changesCount > 0
+                let deleted = db.changesCount > 0
+                if deleted { try KnownIDs.forgetConversationIfEmpty(hash: conversation, db: db) }
+                return deleted
             }
         } catch {
             throw Self.storeError(error)
@@ -135,7 +138,9 @@ extension SQLiteProtocolStore {
         do {
             return try await writeTransaction { db in
                 try db.execute(sql: "DELETE FROM archive WHERE conversation_hash = ?", arguments: [Data(conversation)])
-                return db.changesCount
+                let deleted = db.changesCount
+                try KnownIDs.forget(hash: conversation, db: db)
+                return deleted
             }
         } catch {
             throw Self.storeError(error)
@@ -146,6 +151,8 @@ extension SQLiteProtocolStore {
 
     /// A sealed archive row ready to insert.
     struct SealedArchiveRow: Sendable {
+        /// The conversation id (UTF-8), recorded in `known_ids` with the row.
+        let conversationID: [UInt8]
         let conversationHash: [UInt8]
         let messageHash: [UInt8]
         let timestamp: Int64
@@ -161,19 +168,31 @@ extension SQLiteProtocolStore {
         defer { SecureMemory.zero(&value) }
         let rowKey = ArchiveValueCoding.rowKey(conversationHash: conversation, messageHash: message, timestamp: timestamp)
         let sealed = try sealer.seal(value, table: .archive, rowKey: rowKey)
-        return SealedArchiveRow(conversationHash: conversation, messageHash: message, timestamp: timestamp, sealed: sealed)
+        return SealedArchiveRow(
+            conversationID: Array(conversationID.utf8), conversationHash: conversation, messageHash: message, timestamp: timestamp,
+            sealed: sealed)
     }
 
     private func storeArchived(_ row: SealedArchiveRow) async throws(SQLiteStoreError) {
         do {
-            try await writeTransaction { db in
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO archive (conversation_hash, message_hash, timestamp, sealed) VALUES (?, ?, ?, ?)",
-                    arguments: [Data(row.conversationHash), Data(row.messageHash), row.timestamp, Data(row.sealed)])
+            try await writeTransaction { [sealer] db in
+                _ = try Self.insertArchived(row, replacing: true, db: db, sealer: sealer)
             }
         } catch {
             throw Self.storeError(error)
         }
+    }
+
+    /// Inserts `row` (replacing a row of the same message, or else leaving it) and records its
+    /// conversation id in `known_ids`, inside the caller's transaction.
+    /// - Returns: whether the row was written.
+    static func insertArchived(_ row: SealedArchiveRow, replacing: Bool, db: Database, sealer: ValueSealer) throws -> Bool {
+        try db.execute(
+            sql: "INSERT OR \(replacing ? "REPLACE" : "IGNORE") INTO archive (conversation_hash, message_hash, timestamp, sealed) VALUES (?, ?, ?, ?)",
+            arguments: [Data(row.conversationHash), Data(row.messageHash), row.timestamp, Data(row.sealed)])
+        guard db.changesCount > 0 else { return false }
+        try KnownIDs.record(row.conversationID, hash: row.conversationHash, db: db, sealer: sealer)
+        return true
     }
 
     func conversationHash(_ conversationID: String) throws(SQLiteStoreError) -> [UInt8] {

@@ -38,6 +38,9 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     static let sendLog = SealedTable(name: "send_log", valueVersion: 8)
     /// The message archive, by hashed conversation and message ids.
     static let archive = SealedTable(name: "archive", valueVersion: 1)
+    /// The ids behind the keyed hashes of `trust_users` and `archive`, by hash (`SchemaKnownIDs`,
+    /// schema 10).
+    static let knownIDs = SealedTable(name: "known_ids", valueVersion: UInt32(SchemaKnownIDs.version))
 
     /// Session records, one row per peer device: the current session without its skipped keys
     /// (schema 2), sealed for the row key and the row's generation (`SchemaGenerationBinding`).

@@ -4,24 +4,46 @@ import SessionKit
 /// `user`), the contacts whose trust records go in, and the conversations whose archived
 /// messages go in.
 ///
-/// The store keeps user and conversation ids only as keyed hashes (the file does not list
-/// contacts), so it cannot name them itself: the app passes the ids it knows (its contact and
-/// conversation lists). What the store holds under ids not passed here is counted in the
-/// report (`AccountExportReport.unlistedTrustRecordCount`,
-/// `.unlistedConversationCount`), never dropped silently.
+/// The store keeps user and conversation ids as keyed hashes; since schema 10 it also keeps,
+/// sealed, the id behind each hash of a trust record or an archived conversation (recorded
+/// when the record is written or a message archived). So
+/// `everything(userID:contacts:conversations:)` exports every record and conversation the
+/// store can name, without lists. `init(userID:contacts:conversations:)` exports exactly the
+/// listed ones. A file written by an older version of the library has records and
+/// conversations whose ids the store never recorded (until they are written again): only the
+/// app's lists can name those. What the store holds and the export leaves out is counted in
+/// the report (`AccountExportReport.unlistedTrustRecordCount`, `.unlistedConversationCount`,
+/// `.isComplete`), never dropped silently.
 public struct AccountExportContents: Sendable, Equatable {
     /// The account's user id.
     public var userID: String
-    /// The users whose trust records are exported.
+    /// The users whose trust records are exported (with `includesKnownIDs`, besides those
+    /// whose id the store knows).
     public var contacts: [String]
-    /// The conversations whose archived messages are exported.
+    /// The conversations whose archived messages are exported (with `includesKnownIDs`,
+    /// besides those whose id the store knows).
     public var conversations: [String]
+    /// Whether the export also holds every trust record and archived conversation whose id the
+    /// store knows (`everything(userID:contacts:conversations:)`); `false`: the lists alone.
+    public var includesKnownIDs: Bool
 
-    /// Contents for `userID` with these contacts and conversations.
+    /// Contents for `userID` with exactly these contacts and conversations.
     public init(userID: String, contacts: [String], conversations: [String]) {
         self.userID = userID
         self.contacts = contacts
         self.conversations = conversations
+        includesKnownIDs = false
+    }
+
+    /// Contents for `userID` with every trust record and archived conversation whose id the
+    /// store knows, and also those of `contacts` and `conversations` (the lists are needed only
+    /// for records and conversations written before the store recorded ids, schema 10: the
+    /// report's unlisted counts say whether any remain). The listed ones come first in the
+    /// file, then the others in the order of their ids' UTF-8 bytes.
+    public static func everything(userID: String, contacts: [String] = [], conversations: [String] = []) -> AccountExportContents {
+        var contents = AccountExportContents(userID: userID, contacts: contacts, conversations: conversations)
+        contents.includesKnownIDs = true
+        return contents
     }
 }
 

@@ -12,10 +12,21 @@ public struct AccountExportReport: Sendable, Equatable {
     /// Archive rows of the listed conversations that do not open (damaged on disk): not
     /// written.
     public let damagedMessageCount: Int
-    /// Trust records in the store under user ids the contents did not list: not written.
+    /// Trust records in the store that the export did not name (under user ids neither the
+    /// contents listed nor, with `AccountExportContents.includesKnownIDs`, the store knows):
+    /// not written. Records of a file of schema 1 or 2 that were never written since (one per
+    /// device then) count once per device.
     public let unlistedTrustRecordCount: Int
-    /// Conversations in the archive under ids the contents did not list: not written.
+    /// Conversations in the archive that the export did not name (under ids neither the
+    /// contents listed nor, with `AccountExportContents.includesKnownIDs`, the store knows):
+    /// not written.
     public let unlistedConversationCount: Int
+
+    /// Whether the export holds every trust record and archived message of the store: nothing
+    /// unlisted and no damaged archive row (as the store was when each part was read).
+    public var isComplete: Bool {
+        unlistedTrustRecordCount == 0 && unlistedConversationCount == 0 && damagedMessageCount == 0
+    }
     /// The most archived messages held at once while writing (one page), for the tests of
     /// bounded memory.
     let largestPageCount: Int

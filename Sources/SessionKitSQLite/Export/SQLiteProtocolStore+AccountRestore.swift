@@ -190,12 +190,7 @@ private final class AccountRestore {
                         record, user: user, replacing: SQLiteProtocolStore.StoredTrustRecord(record: nil, legacyRowKeys: []), db: db,
                         sealer: sealer)
                 }
-                return try messages.map { row in
-                    try db.execute(
-                        sql: "INSERT OR IGNORE INTO archive (conversation_hash, message_hash, timestamp, sealed) VALUES (?, ?, ?, ?)",
-                        arguments: [Data(row.conversationHash), Data(row.messageHash), row.timestamp, Data(row.sealed)])
-                    return db.changesCount > 0
-                }
+                return try messages.map { row in try SQLiteProtocolStore.insertArchived(row, replacing: false, db: db, sealer: sealer) }
             }
         } catch let error as SQLiteStoreError {
             throw .store(error)

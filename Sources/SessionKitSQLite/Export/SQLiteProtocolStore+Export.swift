@@ -12,8 +12,10 @@ extension SQLiteProtocolStore {
     /// Writes an export of this account to each of `destinations` (one pass over the store
     /// feeds them all): a complete age v1 file whose plaintext is the JSON Lines of SPEC §10
     /// (the header, the identity, the trust records of `contents.contacts`, the archived
-    /// messages of `contents.conversations`; see the article "Backups and Key Files"). It holds
-    /// no sessions, prekeys, sender-key chains or registration id.
+    /// messages of `contents.conversations`, and with `contents.includesKnownIDs` those of every
+    /// user and conversation whose id the store knows; see the article "Backups and Key
+    /// Files"). It holds no sessions, prekeys, sender-key chains or registration id. The report
+    /// counts what the store holds and the export did not name.
     ///
     /// The archive is read a page at a time and each line goes straight to the age streams, so
     /// memory stays bounded by a page whatever the archive's size. Each file is written under a
@@ -80,23 +82,34 @@ extension SQLiteProtocolStore {
         defer { SecureMemory.zero(&identityLine) }
         try emit(identityLine)
 
+        var (contacts, conversations) = (contents.contacts, contents.conversations)
+        if contents.includesKnownIDs {
+            let known = try await knownIDs()
+            contacts += known.users
+            conversations += known.conversations
+        }
+        let listedContactCount = contents.contacts.count
+
         var trustCount = 0
         var withoutRecord: [String] = []
         var seenUsers = Set<[UInt8]>()
-        for contact in contents.contacts where seenUsers.insert(Array(contact.utf8)).inserted {
+        var exportedUsers: [TrustUserID] = []
+        for (index, contact) in contacts.enumerated() where seenUsers.insert(Array(contact.utf8)).inserted {
             let record: TrustRecord?
             do { record = try await self.record(forUser: contact) } catch { throw .store(.database("reading a trust record: \(error)")) }
             guard let record else {
-                withoutRecord.append(contact)
+                // A known id whose record was removed meanwhile is not the app's contact.
+                if index < listedContactCount { withoutRecord.append(contact) }
                 continue
             }
+            if let user = try? TrustUserID(contact) { exportedUsers.append(user) }
             try emit(ExportLineEncoder.trust(userID: contact, record: record))
             trustCount += 1
         }
 
         var messageCount = 0, damaged = 0, largestPage = 0
         var seenConversations = Set<[UInt8]>()
-        for conversation in contents.conversations where seenConversations.insert(Array(conversation.utf8)).inserted {
+        for conversation in conversations where seenConversations.insert(Array(conversation.utf8)).inserted {
             var cursor: ArchiveCursor?
             repeat {
                 let page: ArchivePage
@@ -125,24 +138,50 @@ extension SQLiteProtocolStore {
         }
         for output in outputs { try output.file.commit(replace: true) }
 
-        let unlisted = try await unlistedCounts(users: Array(seenUsers), conversations: Array(seenConversations))
+        let unlisted = try await unlistedCounts(users: exportedUsers, conversations: Array(seenConversations))
         return AccountExportReport(
             trustRecordCount: trustCount, messageCount: messageCount, contactsWithoutRecord: withoutRecord,
             damagedMessageCount: damaged, unlistedTrustRecordCount: unlisted.users, unlistedConversationCount: unlisted.conversations,
             largestPageCount: largestPage)
     }
 
-    /// How many trust records and archived conversations the store holds under ids other than
-    /// these (compared by keyed hash).
-    private func unlistedCounts(users: [[UInt8]], conversations: [[UInt8]]) async throws(AccountExportError) -> (users: Int, conversations: Int) {
-        let userHashes = Set(users.map { sealer.rowKey($0, in: .trustUser) })
+    /// The ids the store knows (`known_ids`) of its trust records and archived conversations,
+    /// each list in the order of the UTF-8 bytes.
+    private func knownIDs() async throws(AccountExportError) -> (users: [String], conversations: [String]) {
+        do {
+            return try await readTransaction { [sealer] db in
+                func sorted(_ ids: [String]) -> [String] { ids.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) } }
+                return (
+                    sorted(try KnownIDs.trustUsers(db, sealer: sealer)),
+                    sorted(try KnownIDs.archivedConversations(db, sealer: sealer))
+                )
+            }
+        } catch let error as SQLiteStoreError {
+            throw .store(error)
+        } catch {
+            throw .store(Self.storeError(error))
+        }
+    }
+
+    /// How many trust records and archived conversations the store holds other than these
+    /// (compared by keyed hash): the `trust_users` rows of other users, the per-device rows of
+    /// schema 1 and 2 (`trust`) that none of `users` folds, and the conversations of other ids.
+    private func unlistedCounts(users: [TrustUserID], conversations: [[UInt8]]) async throws(AccountExportError) -> (users: Int, conversations: Int) {
+        let userHashes = Set(users.map { sealer.rowKey($0.utf8, in: .trustUser) })
         let conversationHashes = Set(conversations.map { sealer.rowKey($0, in: .archiveConversation) })
         do {
-            return try await readTransaction { db in
+            return try await readTransaction { [sealer] db in
                 let storedUsers = try Data.fetchAll(db, sql: "SELECT user_hash FROM trust_users").map { [UInt8]($0) }
                 let storedConversations = try Data.fetchAll(db, sql: "SELECT DISTINCT conversation_hash FROM archive").map { [UInt8]($0) }
+                var legacyRows = 0
+                let storedLegacy = try Data.fetchAll(db, sql: "SELECT address_hash FROM trust").map { [UInt8]($0) }
+                if !storedLegacy.isEmpty {
+                    var folded = Set<[UInt8]>()
+                    for user in users { folded.formUnion(try Self.legacyRowKeys(db, user: user, sealer: sealer)) }
+                    legacyRows = storedLegacy.filter { !folded.contains($0) }.count
+                }
                 return (
-                    storedUsers.filter { !userHashes.contains($0) }.count,
+                    storedUsers.filter { !userHashes.contains($0) }.count + legacyRows,
                     storedConversations.filter { !conversationHashes.contains($0) }.count
                 )
             }

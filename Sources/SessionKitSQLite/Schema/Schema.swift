@@ -31,6 +31,7 @@ enum Schema {
         SchemaStoreEpoch.apply,
         SchemaSendLog.apply,
         SchemaGenerationBinding.apply,
+        SchemaKnownIDs.apply,
     ]
 
     /// The newest schema this library reads and writes.

@@ -8,7 +8,8 @@ import GRDB
 ///
 /// A record lives in `trust_users` under the keyed hash of its user id, its value sealed for
 /// that hash: the file does not list contacts, and a record copied to another user does not
-/// open. Records of schema 1 and 2 (per device, in `trust`) are folded per user, as
+/// open. The user id is also kept sealed for its hash in `known_ids` (`SchemaKnownIDs`, for
+/// account exports), written with the record and deleted with it. Records of schema 1 and 2 (per device, in `trust`) are folded per user, as
 /// `TrustSnapshot` folds a version-1 blob, the first time their user is looked up
 /// (`SchemaVersion3`); a read reports the folded record, the next write stores it.
 extension SQLiteProtocolStore: TrustStore {
@@ -128,9 +129,9 @@ extension SQLiteProtocolStore: TrustStore {
         defer { trustCache.remove(user) }
         do {
             try await writeTransaction { [sealer] db in
-                try db.execute(
-                    sql: "DELETE FROM trust_users WHERE user_hash = ?",
-                    arguments: [Data(sealer.rowKey(user.utf8, in: .trustUser))])
+                let rowKey = sealer.rowKey(user.utf8, in: .trustUser)
+                try db.execute(sql: "DELETE FROM trust_users WHERE user_hash = ?", arguments: [Data(rowKey)])
+                try KnownIDs.forget(hash: rowKey, db: db)
                 for rowKey in try Self.legacyRowKeys(db, user: user, sealer: sealer) {
                     try db.execute(sql: "DELETE FROM trust WHERE address_hash = ?", arguments: [Data(rowKey)])
                 }
@@ -217,7 +218,8 @@ extension SQLiteProtocolStore: TrustStore {
         return StoredTrustRecord(record: TrustSnapshot.fold(devices), legacyRowKeys: rowKeys)
     }
 
-    /// Stores `record` for `user` and deletes the per-device rows it was folded from.
+    /// Stores `record` for `user`, records the user id in `known_ids` (for exports) and deletes
+    /// the per-device rows it was folded from.
     static func writeUserRecord(
         _ record: TrustRecord, user: TrustUserID, replacing stored: StoredTrustRecord, db: Database, sealer: ValueSealer
     ) throws {
@@ -225,6 +227,7 @@ extension SQLiteProtocolStore: TrustStore {
         let sealed = try sealer.seal(TrustRecordCoding.encode(record), table: .trustUsers, rowKey: rowKey)
         try db.execute(
             sql: "INSERT OR REPLACE INTO trust_users (user_hash, sealed) VALUES (?, ?)", arguments: [Data(rowKey), Data(sealed)])
+        try KnownIDs.record(user.utf8, hash: rowKey, db: db, sealer: sealer)
         for legacyKey in stored.legacyRowKeys {
             try db.execute(sql: "DELETE FROM trust WHERE address_hash = ?", arguments: [Data(legacyKey)])
         }
@@ -245,7 +248,7 @@ extension SQLiteProtocolStore: TrustStore {
     }
 
     /// The per-device row keys of `user` (see `legacyRows`).
-    private static func legacyRowKeys(_ db: Database, user: TrustUserID, sealer: ValueSealer) throws -> [[UInt8]] {
+    static func legacyRowKeys(_ db: Database, user: TrustUserID, sealer: ValueSealer) throws -> [[UInt8]] {
         try legacyRows(db, user: user, sealer: sealer).map(\.1)
     }
 }
