@@ -74,23 +74,27 @@ extension SessionState {
     @_spi(Storage) @_spi(Testing) public init(serializedWithoutSkippedMessageKeys blob: [UInt8], skippedMessageKeys entries: [SkippedMessageKeyEntry]) throws(SessionError) {
         var session = try SessionState(serialized: blob)
         guard session.ratchet.skippedKeys.isEmpty, entries.count <= session.configuration.maxStored else { throw .invalidPayload }
-        var seen = Set<SkippedMessageKeys.Slot>()
         var keys: [(slot: SkippedMessageKeys.Slot, messageKey: MessageKey)] = []
         keys.reserveCapacity(entries.count)
         var times: [Int64] = []
         times.reserveCapacity(entries.count)
+        // Keys of one chain share their ratchet key: checked and decoded once per run of equal
+        // keys (and the keys then share one array, which makes comparing them cheap).
+        var ratchetKey: X25519.PublicKey?
         for entry in entries {
-            let ratchetKey: X25519.PublicKey
-            do { ratchetKey = try X25519.PublicKey(canonicalRepresentation: Array(entry.slot.prefix(X25519.keyByteCount))) } catch {
-                throw .invalidPayload
+            guard entry.slot.count == SkippedMessageKeyEntry.slotByteCount else { throw .invalidPayload }
+            let keyBytes = entry.slot.prefix(X25519.keyByteCount)
+            if ratchetKey.map({ !$0.rawRepresentation.elementsEqual(keyBytes) }) ?? true {
+                do { ratchetKey = try X25519.PublicKey(canonicalRepresentation: Array(keyBytes)) } catch { throw .invalidPayload }
             }
+            guard let ratchetKey else { throw .invalidPayload }
             let counter = entry.slot.suffix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            let slot = SkippedMessageKeys.Slot(ratchetKey: ratchetKey, counter: counter)
-            guard seen.insert(slot).inserted else { throw .invalidPayload }
-            keys.append((slot, MessageKey(storage: entry.messageKey)))
+            keys.append((SkippedMessageKeys.Slot(ratchetKey: ratchetKey, counter: counter), MessageKey(storage: entry.messageKey)))
             times.append(entry.storedAt)
         }
         session.ratchet.skippedKeys.append(keys, maxStored: session.configuration.maxStored, storedAt: times)
+        // A repeated slot replaced its first key (fewer keys held than given): refused.
+        guard session.ratchet.skippedKeys.count == entries.count else { throw .invalidPayload }
         self = session
     }
 }

@@ -155,6 +155,8 @@ struct SkippedMessageKeys: Sendable, CustomStringConvertible, CustomDebugStringC
     /// `nil` for none of them.
     mutating func append(_ keys: [(slot: Slot, messageKey: MessageKey)], maxStored: Int, storedAt: [Int64]? = nil) {
         guard !keys.isEmpty else { return }
+        entries.reserveCapacity(entries.count + keys.count)
+        ageQueue.reserveCapacity(ageQueue.count + keys.count)
         for (index, (slot, key)) in keys.enumerated() {
             let time = storedAt.flatMap { index < $0.count ? $0[index] : nil } ?? 0
             if entries.updateValue(Entry(messageKey: key, sequence: nextSequence, storedAt: max(time, 0)), forKey: slot) == nil {

@@ -122,8 +122,9 @@ extension SQLiteProtocolStore: SessionStore {
             let rows = try Row.fetchCursor(
                 db, sql: "SELECT slot_hash, seq, sealed FROM skipped_keys WHERE record_id = ? AND state_key = ?",
                 arguments: [row.id, Data(key)])
+            let rowKeyPrefix = names.rowKey + key
             while let skippedRow = try rows.next() {
-                skipped.append((skippedRow["seq"], try openSkippedKey(skippedRow, stateKey: key, names: names, sealer: sealer)))
+                skipped.append((skippedRow[1], try openSkippedKey(skippedRow, slotHashColumn: 0, sealedColumn: 2, rowKeyPrefix: rowKeyPrefix, sealer: sealer)))
             }
             skipped.sort { $0.sequence < $1.sequence }
             let maxSequence = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM skipped_keys WHERE record_id = ?", arguments: [row.id]) ?? 0
@@ -147,9 +148,10 @@ extension SQLiteProtocolStore: SessionStore {
             db, sql: "SELECT state_key, slot_hash, seq, sealed FROM skipped_keys WHERE record_id = ? ORDER BY seq",
             arguments: [row.id])
         while let skippedRow = try rows.next() {
-            let stateKey = [UInt8](skippedRow["state_key"] as Data)
-            maxSequence = max(maxSequence, skippedRow["seq"])
-            skipped[stateKey, default: []].append(try openSkippedKey(skippedRow, stateKey: stateKey, names: names, sealer: sealer))
+            let stateKey = [UInt8](skippedRow[0] as Data)
+            maxSequence = max(maxSequence, skippedRow[2])
+            skipped[stateKey, default: []].append(
+                try openSkippedKey(skippedRow, slotHashColumn: 1, sealedColumn: 3, rowKeyPrefix: names.rowKey + stateKey, sealer: sealer))
         }
         func session(_ part: [UInt8], stateKey: [UInt8]) throws -> SessionState {
             try SessionState(serializedWithoutSkippedMessageKeys: part, skippedMessageKeys: skipped[stateKey] ?? [])
@@ -183,14 +185,16 @@ extension SQLiteProtocolStore: SessionStore {
             maxSequence: maxSequence)
     }
 
-    /// The skipped key of a `skipped_keys` row (its `slot_hash` and `sealed` columns) of the
-    /// session `stateKey`, opened and checked.
+    /// The skipped key of a `skipped_keys` row (its `slot_hash` and `sealed` columns, at the
+    /// given positions), opened for the row key `rowKeyPrefix || slot_hash` (the prefix: the
+    /// record's row key and the session's state key) and checked.
     private static func openSkippedKey(
-        _ skippedRow: Row, stateKey: [UInt8], names: SessionRowNames, sealer: ValueSealer
+        _ skippedRow: Row, slotHashColumn: Int, sealedColumn: Int, rowKeyPrefix: [UInt8], sealer: ValueSealer
     ) throws -> SkippedMessageKeyEntry {
-        let slotHash = [UInt8](skippedRow["slot_hash"] as Data)
-        let opened = try sealer.open(
-            try blob(skippedRow["sealed"], table: .skippedKeys), table: .skippedKeys, rowKey: names.rowKey + stateKey + slotHash)
+        let slotHash = skippedRow[slotHashColumn] as Data
+        var rowKey = rowKeyPrefix
+        rowKey.append(contentsOf: slotHash)
+        let opened = try sealer.open(try blob(skippedRow[sealedColumn], table: .skippedKeys), table: .skippedKeys, rowKey: rowKey)
         // `slot || key`, then (since the keys' times are kept) `|| u64(storedAt)`.
         let keyEnd = SkippedMessageKeyEntry.slotByteCount + 32
         guard opened.count == keyEnd || opened.count == keyEnd + 8 else {

@@ -100,6 +100,9 @@ public enum X25519 {
         /// The 32 raw bytes.
         public let rawRepresentation: [UInt8]
 
+        /// Hashes the 32 bytes in one call (not one call per byte, as an array's hash does).
+        public func hash(into hasher: inout Hasher) { rawRepresentation.withUnsafeBytes { hasher.combine(bytes: $0) } }
+
         /// Wraps 32 raw bytes.
         /// - Throws: `CryptoError.invalidKeyLength` unless exactly 32 bytes are given.
         public init(rawRepresentation: [UInt8]) throws(CryptoError) {
