@@ -461,8 +461,9 @@ extension ChatClient {
 
     // MARK: Account export
 
-    /// Writes an export of this account (SPEC §10: the identity, the trust records of the
-    /// contacts among `conversations`, the archived messages of `conversations`) to `path`,
+    /// Writes an export of this account (SPEC §10: the identity, every trust record and every
+    /// archived conversation the store knows the id of, and those of `conversations` too, which
+    /// only a database written before the store recorded ids needs) to `path`,
     /// encrypted to a new recovery code, which goes to `path.code` (mode 0600; an app shows it
     /// to the user once). The export holds no sessions and no registration id: a device
     /// restored from it (`chat-client --restore`) draws a new one, and its peers start new
@@ -473,7 +474,7 @@ extension ChatClient {
         guard FileManager.default.createFile(atPath: codePath, contents: Data(code.secretKeyString.utf8), attributes: [.posixPermissions: 0o600]) else {
             throw CocoaError(.fileWriteUnknown)
         }
-        let contents = AccountExportContents(
+        let contents = AccountExportContents.everything(
             userID: address.userID, contacts: conversations.filter { !$0.hasPrefix("group:") }, conversations: conversations)
         let report = try await store.exportAccount(contents, to: [AccountExportDestination(path: path, protection: .recoveryCode(code.recipient))])
         say("exported \(address.userID)'s account to \(path): the identity, \(report.trustRecordCount) trust record(s), "
