@@ -208,10 +208,11 @@ extension SessionManager {
             let decisions = await identityDecisions(queries)
             // The chosen records are moved (not copied) out of `loaded` into the batches that
             // encrypt with them, and from there into the commit.
-            let batchCount = Self.encryptionBatchCount(for: candidates.count)
-            let batches = (0 ..< batchCount).map { _ in EncryptionBatch() }
+            var chosenRecords: [SessionRecord] = []
+            var chosenIndices: [Int] = []
+            chosenRecords.reserveCapacity(candidates.count)
+            chosenIndices.reserveCapacity(candidates.count)
             var sendLogChanges: SendLogChanges?
-            var chosen = 0
             for (index, decision) in zip(candidates, decisions) {
                 guard let decision, !decision.isSuperseded, decision.allowsSending else { continue }
                 // Application content goes to the send log (a distribution holds our chain
@@ -223,19 +224,19 @@ extension SessionManager {
                     if sendLogChanges == nil { sendLogChanges = changes } else { sendLogChanges?.added += changes.added }
                 }
                 guard let record = loaded[index].take() else { continue }
-                batches[chosen % batchCount].add(record, at: index)
-                chosen += 1
+                chosenRecords.append(record)
+                chosenIndices.append(index)
             }
-            guard chosen > 0 else { return [] }
-            try await Self.encrypt(batches, plaintext: plaintext, contentType: contentType)
+            guard !chosenRecords.isEmpty else { return [] }
+            let batch = EncryptionBatch(records: chosenRecords, indices: chosenIndices)
+            chosenRecords = []
+            try await Self.encrypt(batch, tasks: Self.encryptionTaskCount(for: batch.count), plaintext: plaintext, contentType: contentType)
             var commit = StoreCommit()
-            commit.reserveSessionCapacity(chosen)
+            commit.reserveSessionCapacity(batch.count)
             var messages = [[UInt8]?](repeating: nil, count: devices.count)
-            for batch in batches {
-                batch.takeResults { record, index, message in
-                    commit.store(record, for: devices[index])
-                    messages[index] = message
-                }
+            batch.takeResults { record, index, message in
+                commit.store(record, for: devices[index])
+                messages[index] = message
             }
             commit.sendLog = sendLogChanges
             try await commitWithSendLog(commit)
@@ -250,69 +251,105 @@ extension SessionManager {
         return remote
     }
 
-    /// The number of batches `count` records are encrypted in: one per core when there are
-    /// enough records for the work to outweigh a task's cost (at least 16 per batch), else one.
-    nonisolated static func encryptionBatchCount(for count: Int) -> Int {
+    /// The number of tasks that encrypt `count` records: one per core when there are enough
+    /// records for the work to outweigh a task's cost (at least 16 per task), else one.
+    nonisolated static func encryptionTaskCount(for count: Int) -> Int {
         max(1, min(processorCount, count / 16))
     }
 
     /// The machine's active cores, read once (`ProcessInfo` reads the system's files each time).
     nonisolated static let processorCount = ProcessInfo.processInfo.activeProcessorCount
 
-    /// Encrypts `plaintext` with each record of each batch, off the actor, the batches in
-    /// parallel: the first on the calling task, each other in a child task.
+    /// Encrypts `plaintext` with every record of `batch`, off the actor, in `tasks` tasks at
+    /// once (the calling one and `tasks - 1` child tasks), each taking the next few records
+    /// until none are left (so a task that starts late or runs slowly takes fewer).
     /// - Throws: the first encryption error (`tooManyMessages`, `primitive`).
     nonisolated static func encrypt(
-        _ batches: [EncryptionBatch], plaintext: [UInt8], contentType: MessagePadding.ContentType
+        _ batch: EncryptionBatch, tasks: Int, plaintext: [UInt8], contentType: MessagePadding.ContentType
     ) async throws(SessionError) {
-        guard let first = batches.first else { return }
-        let failures = await withTaskGroup(of: SessionError?.self) { group in
-            for batch in batches.dropFirst() {
-                group.addTask {
-                    do throws(SessionError) { try batch.encrypt(plaintext, contentType: contentType) } catch { return error }
-                    return nil
-                }
-            }
-            var failures: [SessionError] = []
-            do throws(SessionError) { try first.encrypt(plaintext, contentType: contentType) } catch { failures.append(error) }
-            for await failure in group { if let failure { failures.append(failure) } }
-            return failures
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 1 ..< max(tasks, 1) { group.addTask { batch.encrypt(plaintext, contentType: contentType) } }
+            batch.encrypt(plaintext, contentType: contentType)
+            await group.waitForAll()
         }
-        if let failure = failures.first { throw failure }
+        if let failure = batch.failure { throw failure }
     }
 }
 
-/// Records that one task encrypts with, in a batch of `SessionManager.encryptInOneCommit`: the
-/// records are moved in, advanced in place (a copy of a record would retain each of its parts,
-/// which other cores' tasks share), and moved out with their messages. Used by one task at a
-/// time (filled on the actor, encrypted in one task, read on the actor after the task ended).
+/// The records of one `SessionManager.encryptInOneCommit` call, advanced in place by the tasks
+/// that encrypt with them: the records are moved in, each task takes the next few positions
+/// (under a lock) and advances those records (a copy of a record would retain its parts, shared
+/// with the other cores' records), and the results are moved out after every task ended.
+///
+/// `@unchecked Sendable`: the tasks touch only the positions they took under the lock, and the
+/// results are read only after the tasks ended (the task group's end orders those reads after
+/// every write).
 final class EncryptionBatch: @unchecked Sendable {
-    private var records: [SessionRecord?] = []
-    private var indices: [Int] = []
-    private var messages: [[UInt8]?] = []
+    /// How many records a task takes at a time.
+    private static let share = 4
 
-    /// Adds `record`, the record of the device at `index` of the call.
-    func add(_ record: consuming SessionRecord, at index: Int) {
-        records.append(record)
-        indices.append(index)
+    private let records: UnsafeMutableBufferPointer<SessionRecord?>
+    private let messages: UnsafeMutableBufferPointer<[UInt8]?>
+    private let indices: [Int]
+    private let lock = NSLock()
+    /// The next position to take (under `lock`).
+    private var next = 0
+    /// The first encryption error (under `lock`); no position is taken after it.
+    private var firstFailure: SessionError?
+
+    /// A batch of `records`, the record of the device at `indices[i]` of the call at position `i`.
+    init(records: [SessionRecord], indices: [Int]) {
+        self.records = .allocate(capacity: records.count)
+        messages = .allocate(capacity: records.count)
+        messages.initialize(repeating: nil)
+        for (position, record) in records.enumerated() { self.records.initializeElement(at: position, to: record) }
+        self.indices = indices
     }
 
-    /// Encrypts `plaintext` with every record, in place.
-    /// - Throws: the first encryption error.
-    func encrypt(_ plaintext: [UInt8], contentType: MessagePadding.ContentType) throws(SessionError) {
-        messages.reserveCapacity(records.count)
-        for position in records.indices {
-            messages.append(try records[position]?.encrypt(plaintext, contentType: contentType))
+    deinit {
+        _ = records.deinitialize()
+        records.deallocate()
+        _ = messages.deinitialize()
+        messages.deallocate()
+    }
+
+    /// The number of records.
+    var count: Int { records.count }
+
+    /// The first encryption error, if one happened.
+    var failure: SessionError? { lock.withLock { firstFailure } }
+
+    /// Takes the next positions until none are left, encrypting `plaintext` with each record.
+    func encrypt(_ plaintext: [UInt8], contentType: MessagePadding.ContentType) {
+        while let taken = take() {
+            for position in taken {
+                do throws(SessionError) {
+                    messages[position] = try records[position]?.encrypt(plaintext, contentType: contentType)
+                } catch {
+                    lock.withLock { if firstFailure == nil { firstFailure = error } }
+                    return
+                }
+            }
+        }
+    }
+
+    /// The next `share` positions (fewer at the end), or `nil` when none are left or an
+    /// encryption failed.
+    private func take() -> Range<Int>? {
+        lock.withLock {
+            guard firstFailure == nil, next < records.count else { return nil }
+            let start = next
+            next = min(next + Self.share, records.count)
+            return start ..< next
         }
     }
 
     /// Calls `body` with each advanced record (moved out of the batch), the index of its
-    /// device in the call and its message.
+    /// device in the call and its message (after every task ended).
     func takeResults(_ body: (consuming SessionRecord, Int, [UInt8]) -> Void) {
-        for position in messages.indices {
+        for position in 0 ..< records.count {
             guard let record = records[position].take(), let message = messages[position] else { continue }
             body(record, indices[position], message)
         }
-        (records, indices, messages) = ([], [], [])
     }
 }
