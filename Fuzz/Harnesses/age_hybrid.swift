@@ -367,11 +367,16 @@ enum Harness {
         // Programs: the genuine stanza alone, after grease and a malformed one, changed in each way.
         seeds.append([3, 0, 0, 0, 0x10, 7])
         seeds.append([3, 2, 2, 1, 0x41, 3, 0xAA, 0xBB, 0xCC, 1, 0, 200, 0, 0, 0x01, 0x10, 3])
-        for ops: UInt8 in [1, 2, 4, 8] {
-            for choice: UInt8 in 0 ..< 5 {
-                seeds.append([3, 0, 0, ops, choice, 0x01, 0x23, choice, choice * 5 + 1, 1, 0, 100, 1])
-            }
-        }
+        // Each change of the genuine stanza: type and arguments (ops bit 0, four kinds), enc
+        // (bit 1: flip, truncate, extend, small-order share in each form, other share), base64
+        // form (bit 2), body (bit 3); the bytes after the change give the plaintext length and
+        // the piece size.
+        let tail: [UInt8] = [0, 100, 0]
+        for kind: UInt8 in 0 ..< 4 { seeds.append([3, 0, 0, 1, kind, 2, 0x41, 0x42] + tail) }
+        for change: UInt8 in [0, 1, 2, 4] { seeds.append([3, 0, 0, 2, 0x01, 0x23, change, 0x55, 3] + [UInt8](repeating: 0x33, count: 4) + tail) }
+        for choice: UInt8 in 0 ..< 15 { seeds.append([3, 0, 0, 2, 0, 0, 3, choice] + tail) }
+        for form: UInt8 in 0 ..< 3 { seeds.append([3, 0, 0, 4, form, 0, 10, 0] + tail) }
+        for change: UInt8 in 0 ..< 3 { seeds.append([3, 0, 0, 8, 7, change, 0x80, 1, 2, 3, 4] + tail) }
         return seeds
     }
 }
