@@ -12,10 +12,11 @@
 # and bounds checks kept, so a trap in library code is a finding.
 #
 # swift-crypto (for SessionKitMLKEM, which SignalVectorKit imports) is built only when the
-# `vector_loader` harness is built: SwiftPM builds its `Crypto` target (release, not
+# `vector_loader` or `age_hybrid` harness is built: SwiftPM builds its `Crypto` target (release, not
 # instrumented, like libsodium) in its own scratch path Fuzz/build/swiftpm, using the versions
 # pinned in Package.resolved; its objects are archived into Fuzz/build/lib/libSwiftCryptoDeps.a
-# and SessionKitMLKEM and SignalVectorKit are compiled here, instrumented, against its modules.
+# and SessionKitMLKEM (and for `vector_loader` SignalVectorKit) are compiled here, instrumented,
+# against its modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,12 +35,20 @@ else
     for file in Fuzz/Harnesses/*.swift; do HARNESSES+=("$(basename "$file" .swift)"); done
 fi
 NEEDS_VECTOR_KIT=no
-for harness in "${HARNESSES[@]}"; do [ "$harness" = vector_loader ] && NEEDS_VECTOR_KIT=yes; done
+NEEDS_MLKEM=no
+for harness in "${HARNESSES[@]}"; do
+    case $harness in
+        vector_loader) NEEDS_VECTOR_KIT=yes; NEEDS_MLKEM=yes ;;
+        age_hybrid) NEEDS_MLKEM=yes ;;
+    esac
+done
 
 # The core modules, in dependency order (each module may import the earlier ones); with the
-# vector-file harness also the KEM adapter and the conformance engine.
+# vector-file and hybrid age harnesses also the KEM adapter, with the vector-file harness the
+# conformance engine.
 MODULES=(SignalPrimitives SessionKit Verification)
-if [ $NEEDS_VECTOR_KIT = yes ]; then MODULES+=(SessionKitMLKEM SignalVectorKit); fi
+if [ $NEEDS_MLKEM = yes ]; then MODULES+=(SessionKitMLKEM); fi
+if [ $NEEDS_VECTOR_KIT = yes ]; then MODULES+=(SignalVectorKit); fi
 
 # A module or harness is rebuilt when the hash of its inputs (sources, flags, this script and
 # the modules it imports) differs from the one recorded at its last build.
@@ -115,6 +124,12 @@ for harness in "${HARNESSES[@]}"; do
         LIBS=(-lSignalVectorKit -lSessionKitMLKEM "${LIBS[@]}" -lSwiftCryptoDeps -lstdc++ -lz)
         EXTRA=(-I "$CRYPTO_MODULES")
         HASHES+=("$LIB/SessionKitMLKEM.hash" "$LIB/SignalVectorKit.hash" "$LIB/SwiftCryptoDeps.hash")
+    fi
+    # The hybrid age harness links the KEM adapter and swift-crypto (not the engine).
+    if [ "$harness" = age_hybrid ]; then
+        LIBS=(-lSessionKitMLKEM "${LIBS[@]}" -lSwiftCryptoDeps -lstdc++)
+        EXTRA=(-I "$CRYPTO_MODULES")
+        HASHES+=("$LIB/SessionKitMLKEM.hash" "$LIB/SwiftCryptoDeps.hash")
     fi
     bin=$OUT/$harness
     hash=$( (echo "${FLAGS[*]} ${LIBS[*]}"; cat "${HASHES[@]}"; inputs_hash Fuzz/Support/*.swift "$src" "${EXTRA_SOURCES[@]}") | sha256sum | cut -c1-32)

@@ -187,6 +187,17 @@ def age_bech32():
                 yield b"\x00" + line[len(b"identity: "):]
 
 
+def age_hybrid():
+    # The mlkem768x25519 files (mode 2: decrypted with CCTV's hybrid identity, which the
+    # harness holds) and their identity strings (mode 0).
+    for lines, body in age_vectors():
+        if b"armored: yes" not in lines and b"mlkem768x25519" in body.split(b"\n---", 1)[0]:
+            yield b"\x02\x05" + body
+        for line in lines:
+            if line.startswith(b"identity: AGE-SECRET-KEY-PQ-"):
+                yield b"\x00" + line[len(b"identity: "):]
+
+
 SOURCES = {name: function for name, function in globals().items()
            if callable(function) and name not in ("tests", "chunk", "hexfield", "main", "ratchet_events", "age_vectors")}
 # Larger seeds for the vector-file harness (whole files).

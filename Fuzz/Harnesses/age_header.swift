@@ -83,22 +83,7 @@ enum Harness {
     // MARK: Modes
 
     static func decrypt(_ file: [UInt8], pieceSize: Int) -> (released: [UInt8], error: AgeError?) {
-        let stream = AgeDecryptingStream(identities: [identity, passphrase], format: .binary)
-        var released: [UInt8] = []
-        do throws(AgeError) {
-            var offset = 0
-            while offset < file.count {
-                let end = min(offset + max(pieceSize, 1), file.count)
-                try file[offset ..< end].withBytes { (b: UnsafeRawBufferPointer) throws(AgeError) in
-                    try stream.update(b, releaseBytes: { released += $0 })
-                }
-                offset = end
-            }
-            try stream.finish(releaseBytes: { released += $0 })
-            return (released, nil)
-        } catch {
-            return (released, error)
-        }
+        ageDecrypt(file, identities: [identity, passphrase], pieceSize: pieceSize)
     }
 
     static func isCategory(_ error: AgeError, header: Bool) -> Bool {

@@ -409,3 +409,25 @@ struct ReceiverModel {
         return .success
     }
 }
+
+/// Decrypts the binary age `file` with `identities` through `AgeDecryptingStream`, fed in pieces
+/// of `pieceSize` bytes (at least 1): what the stream released, and the error it ended with
+/// (nil: the whole file decrypted). For the age harnesses.
+func ageDecrypt(_ file: [UInt8], identities: [any AgeIdentity], pieceSize: Int) -> (released: [UInt8], error: AgeError?) {
+    let stream = AgeDecryptingStream(identities: identities, format: .binary)
+    var released: [UInt8] = []
+    do throws(AgeError) {
+        var offset = 0
+        while offset < file.count {
+            let end = min(offset + max(pieceSize, 1), file.count)
+            try file[offset ..< end].withBytes { (b: UnsafeRawBufferPointer) throws(AgeError) in
+                try stream.update(b, releaseBytes: { released += $0 })
+            }
+            offset = end
+        }
+        try stream.finish(releaseBytes: { released += $0 })
+        return (released, nil)
+    } catch {
+        return (released, error)
+    }
+}

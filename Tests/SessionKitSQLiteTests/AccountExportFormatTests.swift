@@ -120,33 +120,16 @@ final class AccountExportFormatTests: XCTestCase {
 
     // MARK: - The age command
 
-    @discardableResult
-    private func run(_ arguments: [String], input: Data? = nil) throws -> (status: Int32, stdout: Data, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe(), inPipe = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = inPipe
-        try process.run()
-        if let input { inPipe.fileHandleForWriting.write(input) }
-        try inPipe.fileHandleForWriting.close()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, stdout, String(decoding: stderr, as: UTF8.self))
-    }
-
     /// Skips (or, with CI set, fails) without the `age` command and Python 3.
     private func requireAge() throws {
-        guard (try? run(["age", "--version"]))?.status == 0, (try? run(["python3", "-c", "import json"]))?.status == 0 else {
-            let message = "the age command or python3 is not installed (make deps installs age)"
-            if ProcessInfo.processInfo.environment["CI"] != nil {
-                XCTFail("\(message); CI must not skip the interoperability tests")
-            }
-            throw XCTSkip(message)
-        }
+        try ExternalTool.require([["age", "--version"], ["python3", "-c", "import json"]],
+                                 otherwise: "the age command or python3 is not installed (make deps installs age)")
+    }
+
+    /// Runs `arguments` (`ExternalTool.run`).
+    @discardableResult
+    private func run(_ arguments: [String], input: Data? = nil) throws -> ExternalTool.Output {
+        try ExternalTool.run(arguments, input: input)
     }
 
     func testTheAgeCommandDecryptsAnExportIntoJSONLinesThatPythonReads() async throws {

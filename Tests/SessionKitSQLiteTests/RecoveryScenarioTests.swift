@@ -13,7 +13,7 @@ import XCTest
 final class RecoveryScenarioTests: XCTestCase {
     private let alice = address("alice", 1)
     private let bob = address("bob", 1)
-    private let clock = ScenarioClock(Timestamp(secondsSince1970: 1_800_000_000))
+    private let clock = FakeClock(Timestamp(secondsSince1970: 1_800_000_000))
 
     /// A device on its own file, its store also its trust store and its send log.
     private struct Device {
@@ -21,7 +21,7 @@ final class RecoveryScenarioTests: XCTestCase {
         let store: SQLiteProtocolStore
         let manager: SessionManager
 
-        init(_ address: ProtocolAddress, path: String, clock: ScenarioClock, identity: IdentityKeyPair? = nil) throws {
+        init(_ address: ProtocolAddress, path: String, clock: FakeClock, identity: IdentityKeyPair? = nil) throws {
             self.address = address
             store = try SQLiteProtocolStore(
                 path: path, storageKey: try fixtureStorageKey(), identity: identity, options: SQLiteStoreOptions(durability: .processCrash))
@@ -324,18 +324,6 @@ final class RecoveryScenarioTests: XCTestCase {
         let after = try await safetyNumber()
         XCTAssertNotEqual(after, before, "the safety number changes with Bob's identity")
     }
-}
-
-/// A clock the scenarios move.
-final class ScenarioClock: WallClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Timestamp
-
-    init(_ start: Timestamp) { current = start }
-
-    func now() -> Timestamp { lock.withLock { current } }
-
-    func advance(bySeconds seconds: Int64) { lock.withLock { current = current.adding(seconds: seconds) } }
 }
 
 /// A store that forwards to a `SQLiteProtocolStore` and counts the session reads and the

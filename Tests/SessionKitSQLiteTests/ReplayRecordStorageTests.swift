@@ -208,7 +208,7 @@ final class ReplayRecordStorageTests: XCTestCase {
     /// records, in the same transaction; an update that throws deletes nothing.
     func testTheRecordsOfAnExpiredSignedPrekeyAreDeletedWithIt() async throws {
         let path = try temporaryStorePath()
-        let clock = SettableClock(Timestamp(secondsSince1970: 1_700_000_000))
+        let clock = FakeClock(Timestamp(secondsSince1970: 1_700_000_000))
         let (store, manager) = try bob(path, clock: clock)
         defer { try? store.close() }
         let firstUpload = try await manager.maintainPreKeys()
@@ -362,18 +362,6 @@ enum Schema4Fixture {
     static func extraBaseKeys() throws -> [X25519.PublicKey] {
         try (UInt8(0x51) ... 0x53).map { try X25519.PrivateKey(rawRepresentation: [UInt8](repeating: $0, count: 32)).publicKey }
     }
-}
-
-/// A clock the test moves.
-private final class SettableClock: WallClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Timestamp
-
-    init(_ start: Timestamp) { current = start }
-
-    func now() -> Timestamp { lock.withLock { current } }
-
-    func advance(bySeconds seconds: Int64) { lock.withLock { current = current.adding(seconds: seconds) } }
 }
 
 private func u32(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }

@@ -16,7 +16,7 @@ final class SkippedKeyAgeStorageTests: XCTestCase {
     func testTheTimesSurviveAReopenAndAgedKeysGoWithTheNextMessage() async throws {
         let folder = try temporaryFolder()
         let path = folder.appendingPathComponent("bob.sqlite").path
-        let clock = ScenarioClock(Timestamp(secondsSince1970: 1_700_000_000))
+        let clock = FakeClock(Timestamp(secondsSince1970: 1_700_000_000))
         func open() throws -> (SQLiteProtocolStore, SessionManager) {
             let store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey(), options: SQLiteStoreOptions(durability: .processCrash))
             return (store, SessionManager(store: store, trust: store, localAddress: bob, clock: clock))

@@ -1,5 +1,6 @@
 import Foundation
 import SignalPrimitives
+import TestSupport
 import XCTest
 @testable import SessionKit
 
@@ -31,45 +32,13 @@ final class AgeInteropTests: XCTestCase {
 
     // MARK: - Tools
 
-    struct Output {
-        let status: Int32
-        let stdout: Data
-        let stderr: String
-    }
-
-    /// Runs `arguments` (the first found on PATH) and waits for it.
-    @discardableResult
-    static func run(_ arguments: [String], input: Data? = nil) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe(), inPipe = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = inPipe
-        try process.run()
-        if let input { inPipe.fileHandleForWriting.write(input) }
-        try inPipe.fileHandleForWriting.close()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: stdout, stderr: String(decoding: stderr, as: UTF8.self))
-    }
+    private func requireAge() throws { try require("the age command", check: ["age", "--version"]) }
+    private func requirePyrage() throws { try require("PyPI pyrage", check: ["python3", "-c", "import pyrage"]) }
 
     /// Skips (or, with CI set, fails) when `tool` is not usable.
     private func require(_ tool: String, check: [String]) throws {
-        let usable = (try? Self.run(check))?.status == 0
-        guard !usable else { return }
-        let message = "\(tool) is not installed (make deps installs it: apt-get install age, pip install pyrage)"
-        if ProcessInfo.processInfo.environment["CI"] != nil {
-            XCTFail("\(message); CI must not skip the interoperability tests")
-            throw XCTSkip("failed: \(message)")
-        }
-        throw XCTSkip(message)
+        try ExternalTool.require([check], otherwise: "\(tool) is not installed (make deps installs it: apt-get install age, pip install pyrage)")
     }
-
-    private func requireAge() throws { try require("the age command", check: ["age", "--version"]) }
-    private func requirePyrage() throws { try require("PyPI pyrage", check: ["python3", "-c", "import pyrage"]) }
 
     private func content(_ count: Int) -> Data {
         var state = UInt64(count) &* 0x9E37_79B9_7F4A_7C15 | 1
@@ -82,7 +51,7 @@ final class AgeInteropTests: XCTestCase {
     private func file(_ name: String) -> URL { folder.appendingPathComponent(name) }
 
     /// Runs the `age` command on a pseudo-terminal, typing `passphrase` at each prompt.
-    private func ageOnTerminal(_ arguments: [String]) throws -> Output {
+    private func ageOnTerminal(_ arguments: [String]) throws -> ExternalTool.Output {
         let script = """
         import os, pty, select, sys, time
         passphrase = sys.argv[1].encode()
@@ -110,14 +79,14 @@ final class AgeInteropTests: XCTestCase {
         """
         let path = file("age-pty.py")
         try Data(script.utf8).write(to: path)
-        return try Self.run(["python3", path.path, Self.passphrase, "age"] + arguments)
+        return try ExternalTool.run(["python3", path.path, Self.passphrase, "age"] + arguments)
     }
 
     /// Runs a Python snippet with pyrage; `sys.argv[1:]` are `arguments`.
-    private func pyrage(_ code: String, _ arguments: [String]) throws -> Output {
+    private func pyrage(_ code: String, _ arguments: [String]) throws -> ExternalTool.Output {
         let path = file("pyrage-\(UUID().uuidString).py")
         try Data(("import sys, pyrage\n" + code).utf8).write(to: path)
-        return try Self.run(["python3", path.path] + arguments)
+        return try ExternalTool.run(["python3", path.path] + arguments)
     }
 
     // MARK: - The library writes, the tools read
@@ -132,7 +101,7 @@ final class AgeInteropTests: XCTestCase {
                 let plaintext = content(size)
                 let encrypted = file("x-\(size)-\(armored).age")
                 try AgeEncryptor(recipients: [identity.recipient], armored: armored).encrypt(plaintext).write(to: encrypted)
-                let result = try Self.run(["age", "--decrypt", "-i", keyFile.path, encrypted.path])
+                let result = try ExternalTool.run(["age", "--decrypt", "-i", keyFile.path, encrypted.path])
                 XCTAssertEqual(result.status, 0, "age -d (\(size) bytes, armored \(armored)): \(result.stderr)")
                 XCTAssertEqual(result.stdout, plaintext, "\(size) bytes, armored \(armored)")
             }
@@ -199,7 +168,7 @@ final class AgeInteropTests: XCTestCase {
                 let plaintext = content(size)
                 let input = file("in-\(size)"), encrypted = file("in-\(size)-\(armored).age")
                 try plaintext.write(to: input)
-                let result = try Self.run(["age", "-r", identity.recipient.string] + (armored ? ["-a"] : []) + ["-o", encrypted.path, input.path])
+                let result = try ExternalTool.run(["age", "-r", identity.recipient.string] + (armored ? ["-a"] : []) + ["-o", encrypted.path, input.path])
                 XCTAssertEqual(result.status, 0, result.stderr)
                 let file = try Data(contentsOf: encrypted)
                 XCTAssertEqual(file.starts(with: Data("-----BEGIN AGE ENCRYPTED FILE-----".utf8)), armored)
@@ -208,11 +177,11 @@ final class AgeInteropTests: XCTestCase {
         }
         // The age command's own identities (age-keygen) work too.
         let keyFile = file("keygen.txt")
-        XCTAssertEqual(try Self.run(["age-keygen", "-o", keyFile.path]).status, 0)
+        XCTAssertEqual(try ExternalTool.run(["age-keygen", "-o", keyFile.path]).status, 0)
         let secret = try XCTUnwrap(String(decoding: try Data(contentsOf: keyFile), as: UTF8.self)
             .split(separator: "\n").first { $0.hasPrefix("AGE-SECRET-KEY-1") })
         let keygenIdentity = try AgeX25519Identity(String(secret))
-        let encrypted = try Self.run(["age", "-i", keyFile.path, "-e"], input: content(1000))
+        let encrypted = try ExternalTool.run(["age", "-i", keyFile.path, "-e"], input: content(1000))
         XCTAssertEqual(encrypted.status, 0, encrypted.stderr)
         XCTAssertEqual(try AgeDecryptor(identities: [keygenIdentity]).decrypt(encrypted.stdout), content(1000))
         // scrypt: the age command's default work factor (18), through the terminal.

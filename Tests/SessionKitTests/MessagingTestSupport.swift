@@ -4,32 +4,6 @@ import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
 
-/// A wall clock the test sets and advances explicitly.
-final class FakeClock: WallClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Timestamp
-
-    init(_ start: Timestamp = Timestamp(secondsSince1970: 1_700_000_000)) { current = start }
-
-    func now() -> Timestamp {
-        lock.lock()
-        defer { lock.unlock() }
-        return current
-    }
-
-    func advance(bySeconds seconds: Int64) {
-        lock.lock()
-        defer { lock.unlock() }
-        current = current.adding(seconds: seconds)
-    }
-
-    func set(_ time: Timestamp) {
-        lock.lock()
-        defer { lock.unlock() }
-        current = time
-    }
-}
-
 enum Days {
     static func seconds(_ days: Int64) -> Int64 { days * 24 * 3600 }
 }

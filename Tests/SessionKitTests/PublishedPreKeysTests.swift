@@ -1,5 +1,6 @@
 import CSodium
 import SignalPrimitives
+import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
 

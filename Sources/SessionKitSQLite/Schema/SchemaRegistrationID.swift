@@ -17,11 +17,6 @@ enum SchemaRegistrationID {
     /// Creates the `registration` table.
     @Sendable
     static func apply(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE registration (
-                id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
-                sealed BLOB NOT NULL
-            );
-            """)
+        try SchemaOneRowSealedTable.create("registration", in: db)
     }
 }

@@ -18,11 +18,6 @@ enum SchemaStoreEpoch {
     /// Creates the `store_epoch` table.
     @Sendable
     static func apply(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE store_epoch (
-                id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
-                sealed BLOB NOT NULL
-            );
-            """)
+        try SchemaOneRowSealedTable.create("store_epoch", in: db)
     }
 }

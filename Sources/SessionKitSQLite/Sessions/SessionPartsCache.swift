@@ -10,7 +10,7 @@ import Foundation
 /// here; a load that returned an entry another process had replaced ends in a refused commit
 /// (`staleState`) and a retry from the file. It holds no secret beyond what the loaded records
 /// hold.
-final class SessionPartsCache: @unchecked Sendable {
+final class SessionPartsCache: Sendable {
     /// A session as the file holds it.
     struct StoredPart: Sendable {
         /// Its key within the record (a keyed hash, computed once).
@@ -84,33 +84,14 @@ final class SessionPartsCache: @unchecked Sendable {
         }
     }
 
-    private let lock = NSLock()
-    private var entries: [ProtocolAddress: Entry] = [:]
-    /// At most this many records are kept (least recently stored first out).
-    private let capacity: Int
-    private var order: [ProtocolAddress] = []
+    /// At most this many records are kept (first stored, first out).
+    private let entries: BoundedCache<ProtocolAddress, Entry>
 
-    init(capacity: Int = 256) { self.capacity = capacity }
+    init(capacity: Int = 256) { entries = BoundedCache(capacity: capacity) }
 
-    func entry(for address: ProtocolAddress) -> Entry? {
-        lock.lock()
-        defer { lock.unlock() }
-        return entries[address]
-    }
+    func entry(for address: ProtocolAddress) -> Entry? { entries.value(for: address) }
 
-    func store(_ entry: Entry, for address: ProtocolAddress) {
-        lock.lock()
-        defer { lock.unlock() }
-        if entries.updateValue(entry, forKey: address) == nil { order.append(address) }
-        if order.count > capacity {
-            let evicted = order.removeFirst()
-            entries[evicted] = nil
-        }
-    }
+    func store(_ entry: Entry, for address: ProtocolAddress) { entries.store(entry, for: address) }
 
-    func remove(_ address: ProtocolAddress) {
-        lock.lock()
-        defer { lock.unlock() }
-        if entries.removeValue(forKey: address) != nil { order.removeAll { $0 == address } }
-    }
+    func remove(_ address: ProtocolAddress) { entries.remove(address) }
 }

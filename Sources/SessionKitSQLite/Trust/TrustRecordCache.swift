@@ -11,7 +11,7 @@ import Verification
 /// the call again on the record read anew. So a decision on a cached record is never committed
 /// after the record changed. The store's own trust writes drop the entry. It holds no secret
 /// (trust records hold public keys and statuses).
-final class TrustRecordCache: @unchecked Sendable {
+final class TrustRecordCache: Sendable {
     /// A user's record as the file held it.
     struct Entry: Sendable {
         /// The sealed `trust_users` value (`nil`: the user had no row).
@@ -20,33 +20,14 @@ final class TrustRecordCache: @unchecked Sendable {
         let record: TrustRecord?
     }
 
-    private let lock = NSLock()
-    private var entries: [TrustUserID: Entry] = [:]
-    private var order: [TrustUserID] = []
     /// At most this many users are kept (first stored, first out).
-    private let capacity: Int
+    private let entries: BoundedCache<TrustUserID, Entry>
 
-    init(capacity: Int = 1024) { self.capacity = capacity }
+    init(capacity: Int = 1024) { entries = BoundedCache(capacity: capacity) }
 
-    func entry(for user: TrustUserID) -> Entry? {
-        lock.lock()
-        defer { lock.unlock() }
-        return entries[user]
-    }
+    func entry(for user: TrustUserID) -> Entry? { entries.value(for: user) }
 
-    func store(_ entry: Entry, for user: TrustUserID) {
-        lock.lock()
-        defer { lock.unlock() }
-        if entries.updateValue(entry, forKey: user) == nil { order.append(user) }
-        if order.count > capacity {
-            let evicted = order.removeFirst()
-            entries[evicted] = nil
-        }
-    }
+    func store(_ entry: Entry, for user: TrustUserID) { entries.store(entry, for: user) }
 
-    func remove(_ user: TrustUserID) {
-        lock.lock()
-        defer { lock.unlock() }
-        if entries.removeValue(forKey: user) != nil { order.removeAll { $0 == user } }
-    }
+    func remove(_ user: TrustUserID) { entries.remove(user) }
 }

@@ -1,7 +1,7 @@
 /// The checks every libsodium combined-mode AEAD needs before it is called (ciphertext || tag,
 /// a fixed key and nonce length, and a maximum message length above which libsodium aborts the
-/// process with `sodium_misuse` instead of returning an error), shared by `AES256GCM` and
-/// `XChaCha20Poly1305`, which then call their own C function directly.
+/// process with `sodium_misuse` instead of returning an error), shared by `AES256GCM`,
+/// `ChaCha20Poly1305` and `XChaCha20Poly1305`, which then call their own C function directly.
 ///
 /// Lengths are compared as `UInt64`: a libsodium maximum is a `size_t` that Swift imports as
 /// `Int` and that may not fit in one (XChaCha20's is above `Int.max` on 64-bit platforms, and
