@@ -128,6 +128,10 @@ extension SessionManager {
     /// burst to many peers, a pairwise fan-out to a group's members. Returns one outcome per
     /// device, in the order given (a device named twice once), each with its `envelope`.
     ///
+    /// The devices' locks are taken in one call, their records and trust decisions read in one
+    /// call each, and the records are encrypted off the actor, in place, by one task per core
+    /// (for 32 devices and more), so that a burst to many peers uses every core.
+    ///
     /// Devices are independent: one that cannot be encrypted to with the others (no session,
     /// an identity to accept, a sending policy, or a commit the store refused) is then
     /// encrypted to alone, as `encrypt(_:to:)` does, and its outcome says why it failed; the
