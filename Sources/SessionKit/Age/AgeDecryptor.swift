@@ -64,12 +64,15 @@ public struct AgeDecryptor: Sendable {
     /// `decrypt(contentsOf:to:)` with a given parallelism.
     func decrypt(contentsOf source: URL, to destination: URL, parallelism: AgeParallelism) throws(AgeError) {
         let stream = makeStream()
-        let codec = AgeFilePipe.Codec(
-            useBatches: { stream.batchChunks = $0 },
-            update: { (piece: UnsafeRawBufferPointer, write: (UnsafeRawBufferPointer) -> Void) throws(AgeError) in
-                try stream.update(piece, releaseBytes: write)
-            },
-            finish: { (write: (UnsafeRawBufferPointer) -> Void) throws(AgeError) in try stream.finish(releaseBytes: write) })
-        try AgeFilePipe.run(from: source, to: destination, unit: AgePayloadCipher.sealedChunkByteCount, parallelism: parallelism, codec: codec)
+        try FilePipe.run(
+            from: source, to: destination, unit: AgePayloadCipher.sealedChunkByteCount, parallelism: parallelism, fileError: { AgeError.file($0) }
+        ) { (_: UInt64, batchChunks: Int) throws(AgeError) in
+            stream.batchChunks = batchChunks
+            return FilePipe.Codec(
+                update: { (piece: UnsafeRawBufferPointer, write: (UnsafeRawBufferPointer) -> Void) throws(AgeError) in
+                    try stream.update(piece, releaseBytes: write)
+                },
+                finish: { (write: (UnsafeRawBufferPointer) -> Void) throws(AgeError) in try stream.finish(releaseBytes: write) })
+        }
     }
 }

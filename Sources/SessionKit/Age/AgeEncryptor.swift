@@ -79,12 +79,15 @@ public struct AgeEncryptor: Sendable {
     /// `encrypt(contentsOf:to:)` with a given stream (a new one, nothing pushed yet) and
     /// parallelism.
     func encrypt(contentsOf source: URL, to destination: URL, stream: AgeEncryptingStream, parallelism: AgeParallelism) throws(AgeError) {
-        let codec = AgeFilePipe.Codec(
-            useBatches: { stream.batchChunks = $0 },
-            update: { (piece: UnsafeRawBufferPointer, write: (UnsafeRawBufferPointer) -> Void) throws(AgeError) in
-                try stream.update(piece, outputBytes: write)
-            },
-            finish: { (write: (UnsafeRawBufferPointer) -> Void) throws(AgeError) in try stream.finish(outputBytes: write) })
-        try AgeFilePipe.run(from: source, to: destination, unit: AgePayloadCipher.chunkByteCount, parallelism: parallelism, codec: codec)
+        try FilePipe.run(
+            from: source, to: destination, unit: AgePayloadCipher.chunkByteCount, parallelism: parallelism, fileError: { AgeError.file($0) }
+        ) { (_: UInt64, batchChunks: Int) throws(AgeError) in
+            stream.batchChunks = batchChunks
+            return FilePipe.Codec(
+                update: { (piece: UnsafeRawBufferPointer, write: (UnsafeRawBufferPointer) -> Void) throws(AgeError) in
+                    try stream.update(piece, outputBytes: write)
+                },
+                finish: { (write: (UnsafeRawBufferPointer) -> Void) throws(AgeError) in try stream.finish(outputBytes: write) })
+        }
     }
 }

@@ -5,13 +5,17 @@ import Foundation
 #endif
 import Dispatch
 
-/// How the file-to-file paths run the STREAM payload (issue 20): the file is read in pieces of
-/// `chunksPerPiece` chunks, and the whole chunks of a piece that are known not to be final are
-/// sealed or opened on all cores (`DispatchQueue.concurrentPerform`), then written with one
-/// call. Chunks are independent (their nonce is the counter and the final flag), so the output
-/// is byte for byte the sequential one; only the memory grows, by two pieces (4 MiB).
+/// How the file-to-file paths (age and attachments, `FilePipe`) run the STREAM payload
+/// (issue 20): the file is read in pieces of `chunksPerPiece` chunks, the whole chunks of a
+/// piece that are known not to be final are sealed or opened on all cores
+/// (`DispatchQueue.concurrentPerform`), and the output is written by a background queue
+/// (`BackgroundFileWriter`) while the next piece is read and processed. Chunks are independent
+/// (their nonce is the counter and the final flag), so the output is byte for byte the
+/// sequential one; memory grows to about four pieces (8 MiB: the piece read, the batch, two
+/// write buffers).
 ///
-/// Files shorter than `minimumParallelByteCount` keep the sequential path (64 KiB pieces).
+/// Files shorter than `minimumParallelByteCount` keep the sequential path (64 KiB pieces, no
+/// thread).
 struct AgeParallelism: Sendable {
     /// Whether chunks run on several threads (with one core it is not worth a thread hop).
     let isParallel: Bool
