@@ -52,9 +52,11 @@ public struct AgeDecryptor: Sendable {
     ///
     /// Threading: the call blocks until the file is written. For a binary file of 4 MiB or
     /// more on a machine with more than one active core, the payload chunks of each 2 MiB
-    /// piece are opened on all cores (`DispatchQueue.concurrentPerform`) while the calling
-    /// thread waits; smaller and armored files are decrypted on the calling thread only. The
-    /// result and the errors are the same either way.
+    /// piece are opened on all cores (`DispatchQueue.concurrentPerform`) and the plaintext is
+    /// written (to the temporary file) by a serial background queue while the next piece is
+    /// read; an armored file of that size is decrypted on the calling thread, its output
+    /// written by that queue; smaller files are decrypted and written on the calling thread
+    /// only. The result and the errors are the same either way.
     /// - Throws: `AgeError` as `decrypt(_:)`; `AgeError.file` when a file cannot be read or
     ///   written.
     public func decrypt(contentsOf source: URL, to destination: URL) throws(AgeError) {

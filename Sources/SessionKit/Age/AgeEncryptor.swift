@@ -69,8 +69,9 @@ public struct AgeEncryptor: Sendable {
     ///
     /// Threading: the call blocks until the file is written. For a file of 4 MiB or more on a
     /// machine with more than one active core, the payload chunks of each 2 MiB piece are
-    /// sealed on all cores (`DispatchQueue.concurrentPerform`) while the calling thread waits;
-    /// smaller files are encrypted on the calling thread only. The file is the same either way.
+    /// sealed on all cores (`DispatchQueue.concurrentPerform`) and the output is written by a
+    /// serial background queue while the next piece is read; smaller files are encrypted and
+    /// written on the calling thread only. The file is the same either way.
     /// - Throws: as `makeStream()`; `AgeError.file` when a file cannot be read or written.
     public func encrypt(contentsOf source: URL, to destination: URL) throws(AgeError) {
         try encrypt(contentsOf: source, to: destination, stream: makeStream(), parallelism: .automatic)

@@ -73,8 +73,9 @@ public enum Attachment {
     ///
     /// Threading: the call blocks until the file is written. For a file of 4 MiB or more on a
     /// machine with more than one active core, the chunks of each 2 MiB piece are sealed on all
-    /// cores (`DispatchQueue.concurrentPerform`) while the calling thread waits; smaller files
-    /// are encrypted on the calling thread only. The ciphertext is the same either way.
+    /// cores (`DispatchQueue.concurrentPerform`) and the output is written by a serial
+    /// background queue while the next piece is read; smaller files are encrypted and written
+    /// on the calling thread only. The ciphertext is the same either way.
     /// - Throws: `SessionError.file` when a file cannot be read or written; as `encrypt(_:using:)`.
     public static func encrypt(contentsOf source: URL, to destination: URL,
                                using random: any RandomSource = SystemRandomSource()) throws(SessionError) -> AttachmentPointer {
@@ -177,9 +178,10 @@ public enum Attachment {
     ///
     /// Threading: the call blocks until the file is written. For a file of 4 MiB or more on a
     /// machine with more than one active core, the chunks of each 2 MiB piece are opened on all
-    /// cores (`DispatchQueue.concurrentPerform`) while the calling thread waits; smaller files
-    /// are decrypted on the calling thread only. The result and the errors are the same either
-    /// way.
+    /// cores (`DispatchQueue.concurrentPerform`) and the content is written (to the temporary
+    /// file) by a serial background queue while the next piece is read; smaller files are
+    /// decrypted and written on the calling thread only. The result and the errors are the
+    /// same either way.
     /// - Throws: `SessionError.invalidMessage` for a wrong length, a chunk that does not
     ///   verify or a wrong digest; `SessionError.file` when a file cannot be read or written.
     public static func decrypt(contentsOf source: URL, pointer: AttachmentPointer, to destination: URL) throws(SessionError) {
