@@ -50,7 +50,12 @@ enum FilePipe {
         // Parallel runs write on a background queue while the next piece is read and sealed
         // or opened; sequential runs write on the calling thread.
         let background = batchChunks > 1 ? BackgroundFileWriter(output, capacity: unit * batchChunks) : nil
-        defer { background?.close() }
+        // On any failure the queue is drained and the temporary file removed before returning
+        // (the queue may hold a reference to the writer a little longer).
+        defer {
+            background?.close()
+            output.discard()
+        }
         var writeFailure: FileAccessError?
         let write = { (bytes: UnsafeRawBufferPointer) in
             guard writeFailure == nil else { return }
