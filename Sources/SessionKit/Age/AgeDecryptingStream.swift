@@ -52,6 +52,13 @@ public final class AgeDecryptingStream {
         }
     }
 
+    /// The most payload chunks opened together on all cores (`AgePayloadDecoder`); 1 (the
+    /// default) opens them one by one on the calling thread. Set by the file path.
+    var batchChunks: Int {
+        get { file.batchChunks }
+        set { file.batchChunks = newValue }
+    }
+
     /// Adds the next bytes of the file; verified plaintext goes to `releaseBytes`, in order (the
     /// buffer is valid only during the call).
     /// - Throws: `AgeError` (`header`, `noMatch`, `headerMAC`, `payload`, `armor`) as soon as the

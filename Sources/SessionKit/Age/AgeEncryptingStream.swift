@@ -27,6 +27,13 @@ public final class AgeEncryptingStream {
         armor = armored ? AgeArmorEncoder() : nil
     }
 
+    /// The most payload chunks sealed together on all cores (`AgePayloadEncoder`); 1 (the
+    /// default) seals them one by one on the calling thread. Set by the file path.
+    var batchChunks: Int {
+        get { payload.batchChunks }
+        set { payload.batchChunks = newValue }
+    }
+
     /// Hands `bytes` to `output`, through the armor when armored.
     private func emit(_ bytes: UnsafeRawBufferPointer, _ output: (UnsafeRawBufferPointer) -> Void) {
         if armor != nil {

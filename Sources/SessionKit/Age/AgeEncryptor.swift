@@ -63,40 +63,32 @@ public struct AgeEncryptor: Sendable {
         return file
     }
 
-    /// Encrypts the file at `source` into a new file at `destination`, in constant memory. The
-    /// destination appears only when complete (written to a temporary file in its folder and
-    /// renamed; an existing file is replaced).
+    /// Encrypts the file at `source` into a new file at `destination`, in constant memory (a
+    /// few MiB). The destination appears only when complete (written to a temporary file in
+    /// its folder, synced with `fsync` and renamed; an existing file is replaced).
+    ///
+    /// Threading: the call blocks until the file is written. For a file of 4 MiB or more on a
+    /// machine with more than one active core, the payload chunks of each 2 MiB piece are
+    /// sealed on all cores (`DispatchQueue.concurrentPerform`) and the output is written by a
+    /// serial background queue while the next piece is read; smaller files are encrypted and
+    /// written on the calling thread only. The file is the same either way.
     /// - Throws: as `makeStream()`; `AgeError.file` when a file cannot be read or written.
     public func encrypt(contentsOf source: URL, to destination: URL) throws(AgeError) {
-        let stream = try makeStream()
-        do {
-            let input = try ReadableFile(source)
-            let output = try AtomicFileWriter(destination)
-            var writeFailure: FileAccessError?
-            let write = { (bytes: UnsafeRawBufferPointer) in
-                guard writeFailure == nil else { return }
-                do throws(FileAccessError) { try output.write(bytes) } catch { writeFailure = error }
-            }
-            do throws(FileError<AgeError>) {
-                try input.forEachPiece(size: AgePayloadCipher.chunkByteCount) { (piece: UnsafeRawBufferPointer) throws(AgeError) in
+        try encrypt(contentsOf: source, to: destination, stream: makeStream(), parallelism: .automatic)
+    }
+
+    /// `encrypt(contentsOf:to:)` with a given stream (a new one, nothing pushed yet) and
+    /// parallelism.
+    func encrypt(contentsOf source: URL, to destination: URL, stream: AgeEncryptingStream, parallelism: AgeParallelism) throws(AgeError) {
+        try FilePipe.run(
+            from: source, to: destination, unit: AgePayloadCipher.chunkByteCount, parallelism: parallelism, fileError: { AgeError.file($0) }
+        ) { (_: UInt64, batchChunks: Int) throws(AgeError) in
+            stream.batchChunks = batchChunks
+            return FilePipe.Codec(
+                update: { (piece: UnsafeRawBufferPointer, write: (UnsafeRawBufferPointer) -> Void) throws(AgeError) in
                     try stream.update(piece, outputBytes: write)
-                    if let writeFailure { throw .file(writeFailure.description) }
-                }
-            } catch {
-                switch error {
-                case let .access(failure): throw AgeError.file(failure.description)
-                case let .body(failure): throw failure
-                }
-            }
-            try stream.finish(outputBytes: write)
-            if let writeFailure { throw AgeError.file(writeFailure.description) }
-            try output.commit()
-        } catch let error as FileAccessError {
-            throw .file(error.description)
-        } catch let error as AgeError {
-            throw error
-        } catch {
-            throw .file("\(error)")
+                },
+                finish: { (write: (UnsafeRawBufferPointer) -> Void) throws(AgeError) in try stream.finish(outputBytes: write) })
         }
     }
 }

@@ -16,6 +16,11 @@ struct AgeFileDecoder {
     private var headerByteCount = 0
     private var nonce: [UInt8] = []
     private var payload: AgePayloadDecoder?
+    /// The most payload chunks opened together on all cores (`AgePayloadDecoder`); set before
+    /// the payload starts.
+    var batchChunks = 1 {
+        didSet { payload?.batchChunks = batchChunks }
+    }
 
     init(identities: [any AgeIdentity]) {
         self.identities = identities
@@ -58,7 +63,7 @@ struct AgeFileDecoder {
                 nonce.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[offset ..< offset + take]))
                 offset += take
                 if nonce.count == AgePayloadCipher.nonceByteCount {
-                    payload = AgePayloadDecoder(cipher: try AgePayloadCipher(fileKey: fileKey, nonce: nonce))
+                    payload = AgePayloadDecoder(cipher: try AgePayloadCipher(fileKey: fileKey, nonce: nonce), batchChunks: batchChunks)
                     stage = .payload
                 }
             case .payload:

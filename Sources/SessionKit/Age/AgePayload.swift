@@ -80,17 +80,56 @@ struct AgePayloadCipher {
 
 /// Encrypts a payload pushed in pieces of any size. A full chunk is sealed only once more
 /// plaintext arrives (until then it may be the final one), so memory stays at two chunks.
+///
+/// With `batchChunks` > 1 (the file paths, `AgeParallelism`), the whole chunks of an input
+/// that are followed by more input are sealed on all cores, up to `batchChunks` at a time, and
+/// handed out together; the ciphertext is the same, memory grows by one batch.
 struct AgePayloadEncoder {
     private let cipher: AgePayloadCipher
+    /// The most chunks sealed or opened together (1: one by one). Set before the first update.
+    var batchChunks: Int {
+        didSet { batch = [] }
+    }
     private var index: UInt64 = 0
     private var pending: [UInt8] = []
     private var sealed: [UInt8]
+    private var batch: [UInt8] = []
     private(set) var isFinished = false
 
-    init(cipher: AgePayloadCipher) {
+    init(cipher: AgePayloadCipher, batchChunks: Int = 1) {
         self.cipher = cipher
+        self.batchChunks = batchChunks
         pending.reserveCapacity(AgePayloadCipher.chunkByteCount)
         sealed = [UInt8](repeating: 0, count: AgePayloadCipher.sealedChunkByteCount)
+    }
+
+    /// Seals the whole chunks of `plaintext` (`count` of them, none final) on all cores and
+    /// hands their ciphertext to `output` in one piece. On a failure the chunks before the
+    /// failing one are handed out, then the error is thrown, as the sequential path does.
+    private mutating func sealBatch(_ plaintext: UnsafeRawBufferPointer, count: Int, _ output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
+        let chunk = AgePayloadCipher.chunkByteCount, sealedChunk = AgePayloadCipher.sealedChunkByteCount
+        if batch.isEmpty { batch = [UInt8](repeating: 0, count: batchChunks * sealedChunk) }
+        let cipher = cipher, first = index
+        var failures = [AgeError?](repeating: nil, count: count)
+        batch.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
+            failures.withUnsafeMutableBufferPointer { (failed: inout UnsafeMutableBufferPointer<AgeError?>) in
+                let input = SharedBatchMemory(value: plaintext), output = SharedBatchMemory(value: out)
+                let failed = SharedBatchMemory(value: failed)
+                AgeParallelism.forEachIndex(count) { (i: Int) in
+                    do throws(AgeError) {
+                        _ = try cipher.seal(
+                            UnsafeRawBufferPointer(rebasing: input.value[i * chunk ..< (i + 1) * chunk]), index: first + UInt64(i), final: false,
+                            into: UnsafeMutableRawBufferPointer(rebasing: output.value[i * sealedChunk ..< (i + 1) * sealedChunk]))
+                    } catch {
+                        failed.value[i] = error
+                    }
+                }
+            }
+        }
+        let done = failures.firstIndex(where: { $0 != nil }) ?? count
+        if done > 0 { batch.withUnsafeBytes { output(UnsafeRawBufferPointer(rebasing: $0[0 ..< done * sealedChunk])) } }
+        index += UInt64(done)
+        if done < count, let failure = failures[done] { throw failure }
     }
 
     /// Seals `plaintext` as the next chunk and hands the ciphertext to `output`.
@@ -120,6 +159,14 @@ struct AgePayloadEncoder {
         var offset = 0
         while offset < input.count {
             if pending.count == AgePayloadCipher.chunkByteCount { try flush(final: false, output) }
+            // Several whole chunks of the input with more after them: sealed together on all
+            // cores (the counter must not run out inside the batch).
+            let whole = min((input.count - offset - 1) / AgePayloadCipher.chunkByteCount, batchChunks)
+            if pending.isEmpty, whole > 1, UInt64.max - index > UInt64(whole) {
+                try sealBatch(UnsafeRawBufferPointer(rebasing: input[offset ..< offset + whole * AgePayloadCipher.chunkByteCount]), count: whole, output)
+                offset += whole * AgePayloadCipher.chunkByteCount
+                continue
+            }
             // A whole chunk of the input with more after it: sealed in place, not copied.
             if pending.isEmpty, input.count - offset > AgePayloadCipher.chunkByteCount {
                 try seal(UnsafeRawBufferPointer(rebasing: input[offset ..< offset + AgePayloadCipher.chunkByteCount]), final: false, output)
@@ -139,6 +186,7 @@ struct AgePayloadEncoder {
         try flush(final: true, output)
         isFinished = true
         SecureMemory.zero(&sealed)
+        SecureMemory.zero(&batch)
     }
 }
 
@@ -155,18 +203,57 @@ struct AgePayloadEncoder {
 ///   chunk" (the file was truncated at a chunk boundary);
 /// - an empty final chunk after other chunks, an input that ends without any chunk or in the
 ///   middle of a tag: payload failures, nothing more released.
+///
+/// With `batchChunks` > 1 (the file paths, `AgeParallelism`), the whole chunks of an input
+/// that are followed by more input are opened as non-final on all cores, up to `batchChunks` at
+/// a time; the chunks before the first one that does not verify are released together, the
+/// plaintext of that chunk and of every later one in the batch is wiped, never released, and
+/// the failing chunk goes through the sequential path above (same release, same error).
 struct AgePayloadDecoder {
     private let cipher: AgePayloadCipher
+    /// The most chunks sealed or opened together (1: one by one). Set before the first update.
+    var batchChunks: Int {
+        didSet { batch = [] }
+    }
     private var index: UInt64 = 0
     private var pending: [UInt8] = []
     private var opened: [UInt8]
+    private var batch: [UInt8] = []
     private var failure: AgeError?
     private(set) var isFinished = false
 
-    init(cipher: AgePayloadCipher) {
+    init(cipher: AgePayloadCipher, batchChunks: Int = 1) {
         self.cipher = cipher
+        self.batchChunks = batchChunks
         pending.reserveCapacity(AgePayloadCipher.sealedChunkByteCount)
         opened = [UInt8](repeating: 0, count: AgePayloadCipher.chunkByteCount)
+    }
+
+    /// Opens the whole chunks of `ciphertext` (`count` of them) as non-final on all cores,
+    /// hands the plaintext of those before the first failure to `output` in one piece and
+    /// returns how many that is. The batch buffer is wiped before returning.
+    private mutating func openBatch(_ ciphertext: UnsafeRawBufferPointer, count: Int, _ output: (UnsafeRawBufferPointer) -> Void) -> Int {
+        let chunk = AgePayloadCipher.chunkByteCount, sealedChunk = AgePayloadCipher.sealedChunkByteCount
+        if batch.isEmpty { batch = [UInt8](repeating: 0, count: batchChunks * chunk) }
+        let cipher = cipher, first = index
+        var verified = [Bool](repeating: false, count: count)
+        batch.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
+            verified.withUnsafeMutableBufferPointer { (results: inout UnsafeMutableBufferPointer<Bool>) in
+                let input = SharedBatchMemory(value: ciphertext), output = SharedBatchMemory(value: out)
+                let results = SharedBatchMemory(value: results)
+                AgeParallelism.forEachIndex(count) { (i: Int) in
+                    let opened = try? cipher.open(
+                        UnsafeRawBufferPointer(rebasing: input.value[i * sealedChunk ..< (i + 1) * sealedChunk]), index: first + UInt64(i), final: false,
+                        into: UnsafeMutableRawBufferPointer(rebasing: output.value[i * chunk ..< (i + 1) * chunk]))
+                    results.value[i] = opened == chunk
+                }
+            }
+        }
+        let done = verified.firstIndex(of: false) ?? count
+        if done > 0 { batch.withUnsafeBytes { output(UnsafeRawBufferPointer(rebasing: $0[0 ..< done * chunk])) } }
+        batch.withUnsafeMutableBytes { SecureMemory.zero(UnsafeMutableRawBufferPointer(rebasing: $0[0 ..< count * chunk])) }
+        index += UInt64(done)
+        return done
     }
 
     /// Opens `ciphertext` as the next chunk with `final`; on success hands the plaintext to
@@ -213,6 +300,16 @@ struct AgePayloadDecoder {
                 if try open(final: true, output) { throw fail(.payload("data after the final chunk")) }
                 throw fail(.payload("chunk \(index) does not verify"))
             }
+            // Several whole chunks of the input with more after them: opened together on all
+            // cores (the counter must not run out inside the batch). A chunk that does not
+            // verify is left to the sequential path below, for the same error.
+            let whole = min((input.count - offset - 1) / AgePayloadCipher.sealedChunkByteCount, batchChunks)
+            if pending.isEmpty, whole > 1, UInt64.max - index > UInt64(whole) {
+                let chunks = UnsafeRawBufferPointer(rebasing: input[offset ..< offset + whole * AgePayloadCipher.sealedChunkByteCount])
+                let done = openBatch(chunks, count: whole, output)
+                offset += done * AgePayloadCipher.sealedChunkByteCount
+                if done == whole { continue }
+            }
             // A whole chunk of the input with more after it: opened in place, not copied.
             if pending.isEmpty, input.count - offset > AgePayloadCipher.sealedChunkByteCount {
                 let chunk = UnsafeRawBufferPointer(rebasing: input[offset ..< offset + AgePayloadCipher.sealedChunkByteCount])
@@ -244,6 +341,7 @@ struct AgePayloadDecoder {
         if try open(final: true, output) {
             isFinished = true
             SecureMemory.zero(&opened)
+            SecureMemory.zero(&batch)
             return
         }
         if pending.count == AgePayloadCipher.sealedChunkByteCount, try open(final: false, output) {

@@ -68,37 +68,37 @@ public enum Attachment {
     }
 
     /// Encrypts the file at `source` into a new file at `destination` (which appears only when
-    /// complete, replacing any file there) and returns the pointer.
+    /// complete: written to a temporary file, synced with `fsync` and renamed, replacing any
+    /// file there) and returns the pointer.
+    ///
+    /// Threading: the call blocks until the file is written. For a file of 4 MiB or more on a
+    /// machine with more than one active core, the chunks of each 2 MiB piece are sealed on all
+    /// cores (`DispatchQueue.concurrentPerform`) and the output is written by a serial
+    /// background queue while the next piece is read; smaller files are encrypted and written
+    /// on the calling thread only. The ciphertext is the same either way.
     /// - Throws: `SessionError.file` when a file cannot be read or written; as `encrypt(_:using:)`.
     public static func encrypt(contentsOf source: URL, to destination: URL,
                                using random: any RandomSource = SystemRandomSource()) throws(SessionError) -> AttachmentPointer {
-        let encryptor = try AttachmentEncryptor(using: random)
-        do {
-            let input = try ReadableFile(source)
-            let output = try AtomicFileWriter(destination)
-            let writer = FileSink(output)
-            do throws(FileError<SessionError>) {
-                try input.forEachPiece(size: AgePayloadCipher.chunkByteCount) { (piece: UnsafeRawBufferPointer) throws(SessionError) in
-                    try encryptor.update(piece, output: writer.write)
-                    try writer.check()
-                }
-            } catch {
-                switch error {
-                case let .access(failure): throw SessionError.file(failure.description)
-                case let .body(failure): throw failure
-                }
-            }
-            let pointer = try encryptor.finish(output: writer.write)
-            try writer.check()
-            try output.commit()
-            return pointer
-        } catch let error as FileAccessError {
-            throw .file(error.description)
-        } catch let error as SessionError {
-            throw error
-        } catch {
-            throw .file("\(error)")
+        try encrypt(contentsOf: source, to: destination, encryptor: AttachmentEncryptor(using: random), parallelism: .automatic)
+    }
+
+    /// `encrypt(contentsOf:to:using:)` with a given encryptor (new, nothing pushed yet) and
+    /// parallelism.
+    static func encrypt(contentsOf source: URL, to destination: URL, encryptor: AttachmentEncryptor,
+                        parallelism: AgeParallelism) throws(SessionError) -> AttachmentPointer {
+        var pointer: AttachmentPointer?
+        try FilePipe.run(
+            from: source, to: destination, unit: AgePayloadCipher.chunkByteCount, parallelism: parallelism, fileError: { SessionError.file($0) }
+        ) { (_: UInt64, batchChunks: Int) throws(SessionError) in
+            encryptor.batchChunks = batchChunks
+            return FilePipe.Codec(
+                update: { (piece: UnsafeRawBufferPointer, write: (UnsafeRawBufferPointer) -> Void) throws(SessionError) in
+                    try encryptor.update(piece, output: write)
+                },
+                finish: { (write: (UnsafeRawBufferPointer) -> Void) throws(SessionError) in pointer = try encryptor.finish(output: write) })
         }
+        guard let pointer else { throw .invalidMessage }
+        return pointer
     }
 
     /// Encrypts content arriving as an `AsyncSequence` of byte chunks (any sizes) into a new
@@ -171,39 +171,37 @@ public enum Attachment {
     }
 
     /// Decrypts the attachment file at `source` into a new file at `destination`, in constant
-    /// memory. The content goes to a temporary file in the destination's folder, renamed to
-    /// `destination` (replacing any file there) only after the final chunk verified and the
-    /// ciphertext's SHA-256 matched the pointer; on any failure it is removed and
-    /// `destination` is untouched.
+    /// memory (a few MiB). The content goes to a temporary file in the destination's folder,
+    /// synced with `fsync` and renamed to `destination` (replacing any file there) only after
+    /// the final chunk verified and the ciphertext's SHA-256 matched the pointer; on any
+    /// failure it is removed and `destination` is untouched.
+    ///
+    /// Threading: the call blocks until the file is written. For a file of 4 MiB or more on a
+    /// machine with more than one active core, the chunks of each 2 MiB piece are opened on all
+    /// cores (`DispatchQueue.concurrentPerform`) and the content is written (to the temporary
+    /// file) by a serial background queue while the next piece is read; smaller files are
+    /// decrypted and written on the calling thread only. The result and the errors are the
+    /// same either way.
     /// - Throws: `SessionError.invalidMessage` for a wrong length, a chunk that does not
     ///   verify or a wrong digest; `SessionError.file` when a file cannot be read or written.
     public static func decrypt(contentsOf source: URL, pointer: AttachmentPointer, to destination: URL) throws(SessionError) {
-        do {
-            let input = try ReadableFile(source)
+        try decrypt(contentsOf: source, pointer: pointer, to: destination, parallelism: .automatic)
+    }
+
+    /// `decrypt(contentsOf:pointer:to:)` with a given parallelism.
+    static func decrypt(contentsOf source: URL, pointer: AttachmentPointer, to destination: URL, parallelism: AgeParallelism) throws(SessionError) {
+        try FilePipe.run(
+            from: source, to: destination, unit: AgePayloadCipher.sealedChunkByteCount, parallelism: parallelism, fileError: { SessionError.file($0) }
+        ) { (length: UInt64, batchChunks: Int) throws(SessionError) in
             // A wrong length is refused before anything is decrypted or created.
-            guard try input.byteCount() == (try ciphertextLength(forContentLength: pointer.contentLength)) else { throw SessionError.invalidMessage }
+            guard length == (try ciphertextLength(forContentLength: pointer.contentLength)) else { throw SessionError.invalidMessage }
             var decoder = try AttachmentDecoder(pointer: pointer)
-            let output = try AtomicFileWriter(destination)
-            let writer = FileSink(output)
-            do throws(FileError<SessionError>) {
-                try input.forEachPiece(size: AgePayloadCipher.sealedChunkByteCount) { (piece: UnsafeRawBufferPointer) throws(SessionError) in
-                    try decoder.update(piece, output: writer.write)
-                    try writer.check()
-                }
-            } catch {
-                switch error {
-                case let .access(failure): throw SessionError.file(failure.description)
-                case let .body(failure): throw failure
-                }
-            }
-            try decoder.finish()
-            try output.commit()
-        } catch let error as FileAccessError {
-            throw .file(error.description)
-        } catch let error as SessionError {
-            throw error
-        } catch {
-            throw .file("\(error)")
+            decoder.batchChunks = batchChunks
+            return FilePipe.Codec(
+                update: { (piece: UnsafeRawBufferPointer, write: (UnsafeRawBufferPointer) -> Void) throws(SessionError) in
+                    try decoder.update(piece, output: write)
+                },
+                finish: { (_: (UnsafeRawBufferPointer) -> Void) throws(SessionError) in try decoder.finish() })
         }
     }
 

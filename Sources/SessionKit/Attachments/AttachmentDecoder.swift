@@ -19,6 +19,11 @@ struct AttachmentDecoder {
     private var released: UInt64 = 0
     private var pending: [UInt8] = []
     private var opened: [UInt8]
+    /// The most chunks opened together on all cores (1: one by one; `AgeParallelism`).
+    var batchChunks = 1 {
+        didSet { batch = [] }
+    }
+    private var batch: [UInt8] = []
     private var digest = SHA256()
     /// Whether `finish` checks the digest (false where the caller checked it already).
     private let checksDigest: Bool
@@ -63,6 +68,15 @@ struct AttachmentDecoder {
                 }
                 continue
             }
+            // Several whole non-final chunks in the input: opened together on all cores. A
+            // chunk that does not verify is left to the sequential path below, for its error.
+            let whole = min((input.count - offset) / AgePayloadCipher.sealedChunkByteCount, batchChunks, Int(clamping: chunkCount - 1 - index))
+            if pending.isEmpty, whole > 1, let cipher {
+                let chunks = UnsafeRawBufferPointer(rebasing: input[offset ..< offset + whole * AgePayloadCipher.sealedChunkByteCount])
+                let done = openBatch(chunks, count: whole, cipher, output)
+                offset += done * AgePayloadCipher.sealedChunkByteCount
+                if done == whole { continue }
+            }
             let needed = sealedLength(of: index)
             // A whole chunk in the input: opened in place, not copied.
             if pending.isEmpty, input.count - offset >= needed {
@@ -81,6 +95,35 @@ struct AttachmentDecoder {
                 pending.removeAll(keepingCapacity: true)
             }
         }
+    }
+
+    /// Opens `count` whole non-final chunks of `ciphertext` on all cores, releases the visible
+    /// content of those before the first failure in one piece and returns how many that is.
+    /// The batch buffer is wiped before returning.
+    private mutating func openBatch(_ ciphertext: UnsafeRawBufferPointer, count: Int, _ cipher: AgePayloadCipher, _ output: (UnsafeRawBufferPointer) -> Void) -> Int {
+        let chunk = AgePayloadCipher.chunkByteCount, sealedChunk = AgePayloadCipher.sealedChunkByteCount
+        if batch.isEmpty { batch = [UInt8](repeating: 0, count: batchChunks * chunk) }
+        let first = index
+        var verified = [Bool](repeating: false, count: count)
+        batch.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
+            verified.withUnsafeMutableBufferPointer { (results: inout UnsafeMutableBufferPointer<Bool>) in
+                let input = SharedBatchMemory(value: ciphertext), output = SharedBatchMemory(value: out)
+                let results = SharedBatchMemory(value: results)
+                AgeParallelism.forEachIndex(count) { (i: Int) in
+                    let opened = try? cipher.open(
+                        UnsafeRawBufferPointer(rebasing: input.value[i * sealedChunk ..< (i + 1) * sealedChunk]), index: first + UInt64(i), final: false,
+                        into: UnsafeMutableRawBufferPointer(rebasing: output.value[i * chunk ..< (i + 1) * chunk]))
+                    results.value[i] = opened == chunk
+                }
+            }
+        }
+        let done = verified.firstIndex(of: false) ?? count
+        let visible = Int(min(UInt64(done * chunk), contentLength - min(released, contentLength)))
+        if visible > 0 { batch.withUnsafeBytes { output(UnsafeRawBufferPointer(rebasing: $0[0 ..< visible])) } }
+        batch.withUnsafeMutableBytes { SecureMemory.zero(UnsafeMutableRawBufferPointer(rebasing: $0[0 ..< count * chunk])) }
+        released += UInt64(done * chunk)
+        index += UInt64(done)
+        return done
     }
 
     private mutating func openChunk(_ ciphertext: UnsafeRawBufferPointer, _ output: (UnsafeRawBufferPointer) -> Void) throws(SessionError) {

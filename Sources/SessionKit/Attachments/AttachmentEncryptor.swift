@@ -46,6 +46,13 @@ public final class AttachmentEncryptor {
         prefix = nonce
     }
 
+    /// The most payload chunks sealed together on all cores (`AgePayloadEncoder`); 1 (the
+    /// default) seals them one by one on the calling thread. Set by the file path.
+    var batchChunks: Int {
+        get { payload.batchChunks }
+        set { payload.batchChunks = newValue }
+    }
+
     static func sessionError(_ error: AgeError) -> SessionError {
         switch error {
         case let .primitive(crypto): return .primitive(crypto)

@@ -125,11 +125,21 @@ enum FileError<E: Error>: Error {
 /// Writes a file so that it appears whole or not at all: the bytes go to a new temporary file
 /// in the destination's folder (mode 0600, `O_EXCL`), which `commit` syncs and renames over
 /// the destination. A writer released without `commit` removes its temporary file.
+///
+/// On Linux the writeback of every `writebackByteCount` bytes written is started at once
+/// (`posix_fadvise(POSIX_FADV_DONTNEED)` on the range just written: it starts writing the dirty
+/// pages and waits for nothing), so that the disk works while the file is being produced and
+/// `commit`'s `fsync` waits only for the tail (issue 20: about 90 ms of a 256 MiB file).
 final class AtomicFileWriter {
     let destination: String
     private let temporary: String
     private var descriptor: Int32
     private var finished = false
+    /// Bytes written so far, and the offset up to which writeback was started.
+    private var writtenByteCount: UInt64 = 0
+    private var writebackStarted: UInt64 = 0
+    /// The bytes written between two writeback requests.
+    static let writebackByteCount: UInt64 = 8 << 20
 
     /// Creates the temporary file next to `url`.
     /// - Throws: `FileAccessError` when it cannot be created.
@@ -160,6 +170,19 @@ final class AtomicFileWriter {
             }
             written += n
         }
+        writtenByteCount += UInt64(bytes.count)
+        if writtenByteCount - writebackStarted >= Self.writebackByteCount { startWriteback() }
+    }
+
+    /// Starts the writeback of what was written since the last call (Linux only; a hint,
+    /// whose failure changes nothing: `commit` syncs anyway).
+    private func startWriteback() {
+        #if canImport(Glibc) || canImport(Musl)
+        if let offset = off_t(exactly: writebackStarted), let length = off_t(exactly: writtenByteCount - writebackStarted) {
+            _ = posix_fadvise(descriptor, offset, length, POSIX_FADV_DONTNEED)
+        }
+        #endif
+        writebackStarted = writtenByteCount
     }
 
     /// Syncs the temporary file and renames it over the destination.
