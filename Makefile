@@ -156,16 +156,23 @@ fuzz: deps
 # tables of XCTest and Foundation; a Foundation leak), each with why; never one of ours.
 LSAN_SUPPRESSIONS = $(CURDIR)/.ci/lsan-suppressions.txt
 
+# The sanitizer runs leave out the export of 100,000 archived messages (a streaming and memory
+# test of one thread, 1 to 1.5 minutes under a sanitizer; the plain run keeps it).
+SANITIZER_SKIPS = --skip testAHundredThousandMessagesStreamThroughInPagesAndBatches
+
 asan: deps
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(LSAN_SUPPRESSIONS):print_suppressions=0 \
-		$(SWIFT) test --sanitize=address --scratch-path .build-asan
+		$(SWIFT) test --sanitize=address --scratch-path .build-asan $(SANITIZER_SKIPS)
 
 # ThreadSanitizer looks for data races: the suites that only compute on one thread (the vector
 # runner over TestVectors/, field arithmetic and fixed-base scalar multiplication, together
-# about a minute under TSan) are left to the plain and ASan runs.
+# about a minute under TSan) and the interoperability runs of the age and pyrage commands (the
+# parallel file paths they drive are covered by AgeParallelFileTests; a minute under TSan) are
+# left to the plain and ASan runs.
 tsan: deps
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
-		--skip SignalVectorKitTests --skip KeyConversionTests --skip X25519FixedBaseTests
+		--skip SignalVectorKitTests --skip KeyConversionTests --skip X25519FixedBaseTests --skip AgeInteropTests \
+		$(SANITIZER_SKIPS)
 
 # Crash safety for real: SIGKILL at random points of a conversation over SQLite files, restarted
 # from the files each time; and two processes on one file. Fails on any violation of the checks.
