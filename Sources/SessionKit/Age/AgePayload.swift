@@ -76,6 +76,29 @@ struct AgePayloadCipher {
             throw .primitive(error)
         }
     }
+
+    /// Opens `count` whole sealed chunks of `ciphertext` as the non-final chunks `firstIndex`,
+    /// `firstIndex + 1`, … on all cores (`AgeParallelism.forEachIndex`), each into its
+    /// `chunkByteCount` bytes of `plaintext`; returns how many verify before the first that
+    /// does not (the plaintext from that chunk on must never be released).
+    func openNonFinalChunks(
+        _ ciphertext: UnsafeRawBufferPointer, count: Int, firstIndex: UInt64, into plaintext: UnsafeMutableRawBufferPointer
+    ) -> Int {
+        let chunk = Self.chunkByteCount, sealedChunk = Self.sealedChunkByteCount
+        let cipher = self
+        var verified = [Bool](repeating: false, count: count)
+        verified.withUnsafeMutableBufferPointer { (results: inout UnsafeMutableBufferPointer<Bool>) in
+            let input = SharedBatchMemory(value: ciphertext), output = SharedBatchMemory(value: plaintext)
+            let results = SharedBatchMemory(value: results)
+            AgeParallelism.forEachIndex(count) { (i: Int) in
+                let opened = try? cipher.open(
+                    UnsafeRawBufferPointer(rebasing: input.value[i * sealedChunk ..< (i + 1) * sealedChunk]), index: firstIndex + UInt64(i), final: false,
+                    into: UnsafeMutableRawBufferPointer(rebasing: output.value[i * chunk ..< (i + 1) * chunk]))
+                results.value[i] = opened == chunk
+            }
+        }
+        return verified.firstIndex(of: false) ?? count
+    }
 }
 
 /// Encrypts a payload pushed in pieces of any size. A full chunk is sealed only once more
@@ -233,23 +256,10 @@ struct AgePayloadDecoder {
     /// hands the plaintext of those before the first failure to `output` in one piece and
     /// returns how many that is. The batch buffer is wiped before returning.
     private mutating func openBatch(_ ciphertext: UnsafeRawBufferPointer, count: Int, _ output: (UnsafeRawBufferPointer) -> Void) -> Int {
-        let chunk = AgePayloadCipher.chunkByteCount, sealedChunk = AgePayloadCipher.sealedChunkByteCount
+        let chunk = AgePayloadCipher.chunkByteCount
         if batch.isEmpty { batch = [UInt8](repeating: 0, count: batchChunks * chunk) }
-        let cipher = cipher, first = index
-        var verified = [Bool](repeating: false, count: count)
-        batch.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
-            verified.withUnsafeMutableBufferPointer { (results: inout UnsafeMutableBufferPointer<Bool>) in
-                let input = SharedBatchMemory(value: ciphertext), output = SharedBatchMemory(value: out)
-                let results = SharedBatchMemory(value: results)
-                AgeParallelism.forEachIndex(count) { (i: Int) in
-                    let opened = try? cipher.open(
-                        UnsafeRawBufferPointer(rebasing: input.value[i * sealedChunk ..< (i + 1) * sealedChunk]), index: first + UInt64(i), final: false,
-                        into: UnsafeMutableRawBufferPointer(rebasing: output.value[i * chunk ..< (i + 1) * chunk]))
-                    results.value[i] = opened == chunk
-                }
-            }
-        }
-        let done = verified.firstIndex(of: false) ?? count
+        let (cipher, first) = (cipher, index)
+        let done = batch.withUnsafeMutableBytes { cipher.openNonFinalChunks(ciphertext, count: count, firstIndex: first, into: $0) }
         if done > 0 { batch.withUnsafeBytes { output(UnsafeRawBufferPointer(rebasing: $0[0 ..< done * chunk])) } }
         batch.withUnsafeMutableBytes { SecureMemory.zero(UnsafeMutableRawBufferPointer(rebasing: $0[0 ..< count * chunk])) }
         index += UInt64(done)

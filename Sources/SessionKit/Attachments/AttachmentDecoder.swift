@@ -101,23 +101,10 @@ struct AttachmentDecoder {
     /// content of those before the first failure in one piece and returns how many that is.
     /// The batch buffer is wiped before returning.
     private mutating func openBatch(_ ciphertext: UnsafeRawBufferPointer, count: Int, _ cipher: AgePayloadCipher, _ output: (UnsafeRawBufferPointer) -> Void) -> Int {
-        let chunk = AgePayloadCipher.chunkByteCount, sealedChunk = AgePayloadCipher.sealedChunkByteCount
+        let chunk = AgePayloadCipher.chunkByteCount
         if batch.isEmpty { batch = [UInt8](repeating: 0, count: batchChunks * chunk) }
         let first = index
-        var verified = [Bool](repeating: false, count: count)
-        batch.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
-            verified.withUnsafeMutableBufferPointer { (results: inout UnsafeMutableBufferPointer<Bool>) in
-                let input = SharedBatchMemory(value: ciphertext), output = SharedBatchMemory(value: out)
-                let results = SharedBatchMemory(value: results)
-                AgeParallelism.forEachIndex(count) { (i: Int) in
-                    let opened = try? cipher.open(
-                        UnsafeRawBufferPointer(rebasing: input.value[i * sealedChunk ..< (i + 1) * sealedChunk]), index: first + UInt64(i), final: false,
-                        into: UnsafeMutableRawBufferPointer(rebasing: output.value[i * chunk ..< (i + 1) * chunk]))
-                    results.value[i] = opened == chunk
-                }
-            }
-        }
-        let done = verified.firstIndex(of: false) ?? count
+        let done = batch.withUnsafeMutableBytes { cipher.openNonFinalChunks(ciphertext, count: count, firstIndex: first, into: $0) }
         let visible = Int(min(UInt64(done * chunk), contentLength - min(released, contentLength)))
         if visible > 0 { batch.withUnsafeBytes { output(UnsafeRawBufferPointer(rebasing: $0[0 ..< visible])) } }
         batch.withUnsafeMutableBytes { SecureMemory.zero(UnsafeMutableRawBufferPointer(rebasing: $0[0 ..< count * chunk])) }
