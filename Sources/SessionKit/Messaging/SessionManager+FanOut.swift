@@ -210,8 +210,8 @@ extension SessionManager {
                 queries.append((remote, devices[index]))
             }
             let decisions = await identityDecisions(queries)
-            // The chosen records are moved (not copied) out of `loaded` into the batches that
-            // encrypt with them, and from there into the commit.
+            // The chosen records are taken out of `loaded` (not copied) into the one batch the
+            // tasks encrypt with, and from there into the commit.
             var chosenRecords: [SessionRecord] = []
             var chosenIndices: [Int] = []
             chosenRecords.reserveCapacity(candidates.count)
