@@ -4,7 +4,7 @@
 # group of three, a client offline and back (crashing once before acknowledging a message it
 # persisted, then restarted from its database), a contact whose identity key changed (the
 # script shows the safety numbers, then accepts the new key), a reinstalled device the relay
-# reports stale (the sender accepts its new key and re-sends from its send log), an account
+# reports stale (the sender accepts its new key and re-sends the refused message), an account
 # export restored on a new device (a new registration id, no question asked, nothing lost), an
 # older copy of a database file put back (detected at open) and a file sent as an attachment. Prints what each client received and exits non-zero when an
 # expected message did not arrive, when anything else arrived, when a plaintext shows up in
@@ -234,7 +234,7 @@ expect alice "not sent to bob.1: untrustedIdentity" "$a"
 grep -qF "refused 1 envelope(s) alice.1 -> bob: stale [1]" "$WORK/relay.log" || fail "the relay did not refuse the message as stale"
 echo "  relay: $(grep -F "refused 1 envelope(s) alice.1 -> bob: stale [1]" "$WORK/relay.log" | tail -n 1 | sed 's/^relay: //')"
 
-step "Alice compares the safety numbers (the number changed), accepts the new key, and re-sends from her send log"
+step "Alice compares the safety numbers (the number changed), accepts the new key, and re-sends the refused message (never the old key's log)"
 run alice safety bob
 expect alice "safety number with bob.1 before its key changed:" "$a"
 expect alice "safety number with bob.1 (new key, not accepted yet):" "$a"
@@ -244,7 +244,7 @@ after=$(value alice "safety number with bob.1 (new key, not accepted yet):" "$a"
 echo "  the safety number changed"
 run alice accept bob
 expect alice "accepted the new identity key of bob.1" "$a"
-expect alice "re-sending 1 message(s) from the send log" "$a"
+expect alice "re-sending 1 refused message(s)" "$a"
 expect bob "received from alice: Bob, are you still there?"
 run bob safety alice
 expect bob "safety number with alice.1 (trusted):"

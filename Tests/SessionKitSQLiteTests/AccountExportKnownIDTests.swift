@@ -242,6 +242,9 @@ final class AccountExportKnownIDTests: XCTestCase {
         try store.close()
         try withRawDatabase(path) { db in
             try db.execute(sql: "DROP TABLE known_ids")
+            // And what the steps after it added.
+            try db.execute(sql: "ALTER TABLE send_log DROP COLUMN user_hash")
+            try db.execute(sql: "ALTER TABLE send_log DROP COLUMN peer_hash")
             try db.execute(sql: "PRAGMA user_version = \(SchemaKnownIDs.version - 1)")
         }
         let reopened = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())

@@ -141,4 +141,39 @@ final class GroupStorageTests: XCTestCase {
     }
 
     private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    /// Join points (SPEC §9) are written with the members and survive a reopen; a row written
+    /// before they were kept (members only) reads with none; a point for a device that is not
+    /// a member, or named twice, does not decode.
+    func testJoinPointsSurviveAReopenAndAnOlderRowHasNone() async throws {
+        let path = try temporaryStorePath()
+        let group = try GroupID("joined")
+        let carol = address("carol", 2)
+        let point = GroupJoinPoint(chainID: [UInt8](repeating: 7, count: 32), iteration: 41)
+        var store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
+        var commit = StoreCommit()
+        commit.store(members: [bob, carol], joinPoints: [bob: point, alice: point], for: group)
+        try await store.commit(commit)
+        try store.close()
+        store = try SQLiteProtocolStore(path: path, storageKey: try fixtureStorageKey())
+        defer { try? store.close() }
+        let members = try await store.loadGroupMembers(for: group)
+        XCTAssertEqual(members, [bob, carol])
+        let points = try await store.loadGroupJoinPoints(for: group)
+        XCTAssertEqual(points, [bob: point], "a non-member's point is not written")
+
+        let older = GroupMembersCoding.encode([bob, carol], joinPoints: [:]).dropLast(4)
+        let decoded = try GroupMembersCoding.decode(Array(older))
+        XCTAssertEqual(decoded.members, [bob, carol])
+        XCTAssertEqual(decoded.joinPoints, [:])
+        let full = GroupMembersCoding.encode([bob], joinPoints: [bob: point])
+        XCTAssertEqual(try GroupMembersCoding.decode(full).joinPoints, [bob: point])
+        var twice = Array(full.prefix(full.count - (bob.encoded.count + 40)))
+        twice.replaceSubrange(twice.count - 4 ..< twice.count, with: [0, 0, 0, 2])
+        twice += Array(full.suffix(bob.encoded.count + 40)) + Array(full.suffix(bob.encoded.count + 40))
+        XCTAssertThrowsError(try GroupMembersCoding.decode(twice), "a member named twice")
+        let stranger = GroupMembersCoding.encode([bob], joinPoints: [:]).dropLast(4)
+            + [0, 0, 0, 1] + carol.encoded + point.chainID + [UInt8](repeating: 0, count: 8)
+        XCTAssertThrowsError(try GroupMembersCoding.decode(Array(stranger)), "a point for a non-member")
+    }
 }

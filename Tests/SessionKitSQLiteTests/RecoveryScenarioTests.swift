@@ -270,10 +270,11 @@ final class RecoveryScenarioTests: XCTestCase {
 
     /// Bob reinstalls with a new identity: Alice's next send is refused by the relay's
     /// `DeviceDirectory` as stale; she applies the mismatch (archiving the session), fetches the
-    /// new bundle, which is `untrustedIdentity` until she accepts the new key, then sends again
-    /// what the log kept of the archived chain; Bob reads everything, and the safety number
-    /// changed.
-    func testScenario1APeerReinstalledWithANewIdentityIsReachedAgainFromTheLog() async throws {
+    /// new bundle, which is `untrustedIdentity` until she accepts the new key, then sends the
+    /// refused message again, which Bob reads, and the safety number changed. The send log
+    /// hands nothing of the old key's chain to the new key (SPEC §9: a device that comes back
+    /// under a new key is a new party to the messages it never had, whoever accepted the key).
+    func testScenario1APeerReinstalledWithANewIdentityIsReachedAgainWithTheRefusedMessage() async throws {
         let folder = try temporaryFolder()
         let (a, b, old) = try await pair(in: folder)
         defer { try? a.store.close() }
@@ -302,21 +303,21 @@ final class RecoveryScenarioTests: XCTestCase {
         XCTAssertEqual(mismatch, DeviceListMismatch(stale: [1]))
         let toFetch = try await a.manager.applyDeviceListMismatch(mismatch, forUser: "bob")
         XCTAssertEqual(toFetch, [1])
-        // What the log kept of the archived chain (taken before the key change is accepted,
-        // which drops the sessions under Bob's old key).
-        let resend = try await a.manager.takeLoggedMessages(ofArchivedSessionWith: bob)
-        XCTAssertEqual(resend.map(\.plaintext), [Array("are you there?".utf8)])
+        // The log hands out nothing while no session under a known key exists.
+        let early = try await a.manager.takeLoggedMessages(ofArchivedSessionWith: bob)
+        XCTAssertEqual(early, [])
 
         let bundle = published.takeBundle()
         let untrusted = await thrownError { try await a.manager.processBundle(bundle, for: self.bob) }
         XCTAssertEqual(untrusted as? SessionError, .untrustedIdentity)
         try await a.manager.acceptIdentityChange(bundle.identityKey, forUser: "bob")
         try await a.manager.processBundle(bundle, for: bob)
+        let logged = try await a.manager.takeLoggedMessages(ofArchivedSessionWith: bob)
+        XCTAssertEqual(logged, [], "nothing sent under the old key goes to the new one")
 
-        for entry in resend {
-            let received = try await reinstalled.manager.receive(try await a.manager.encryptEnvelope(entry.plaintext, to: bob))
-            XCTAssertEqual(received.plaintext, Array("are you there?".utf8))
-        }
+        // The app sends its refused message again (it knows it was never delivered).
+        let received = try await reinstalled.manager.receive(try await a.manager.encryptEnvelope(Array("are you there?".utf8), to: bob))
+        XCTAssertEqual(received.plaintext, Array("are you there?".utf8))
         let answer = try await a.manager.receive(try await reinstalled.send("yes, new phone", to: alice))
         XCTAssertEqual(answer.plaintext, Array("yes, new phone".utf8))
         let request = try await a.manager.deviceListRequest(forUser: "bob")

@@ -45,7 +45,7 @@ final class SchemaTests: XCTestCase {
              try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"))
         }
         XCTAssertEqual(applicationID, 0x534B_5351)
-        XCTAssertEqual(version, 10)
+        XCTAssertEqual(version, 11)
         XCTAssertEqual(tables, ["archive", "group_members", "identity", "known_ids", "meta", "pending_group_messages", "prekey_replay_records", "prekeys",
                                 "receiver_chains", "receiver_states", "registration", "retired_generations", "send_log", "sending_chains", "session_orders",
                                 "session_states", "sessions", "skipped_keys", "sqlite_sequence", "store_epoch", "trust", "trust_users"])

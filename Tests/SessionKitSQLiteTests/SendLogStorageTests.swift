@@ -114,6 +114,10 @@ final class SendLogStorageTests: XCTestCase {
         var expire = SendLogChanges()
         expire.expiringAt = start.adding(seconds: 100)
         try await store.applySendLog(expire)
+        let early = try await store.sendLogEntryCount()
+        XCTAssertEqual(early, 103, "the clear expiry is rounded up to the hour: rows go once that has passed")
+        expire.expiringAt = Timestamp(secondsSince1970: SendLogValueCoding.coarseExpiry(start.adding(seconds: 100).secondsSince1970))
+        try await store.applySendLog(expire)
         let afterOne = try await store.sendLogEntryCount()
         XCTAssertEqual(afterOne, 103 - SQLiteProtocolStore.expiryBatch, "one batch of the oldest")
         try await store.applySendLog(expire)
@@ -169,5 +173,79 @@ final class SendLogStorageTests: XCTestCase {
         XCTAssertEqual(left, [])
         try aliceStore.close()
         XCTAssertFalse(fileBytes(alicePath).contains(subsequence: sealedBytes), "secure_delete overwrote the value")
+    }
+
+    /// A pairwise entry keeps the identity key it was sent under; values are padded (two
+    /// messages of different lengths in one size class seal to the same length) and the clear
+    /// expiry is rounded up to the hour while the entry keeps its exact one; accepting a key
+    /// for a user removes that user's pairwise entries under other keys, and no one else's.
+    func testEntriesKeepTheirKeyArePaddedAndAKeyChangeRemovesTheOldKeysEntries() async throws {
+        let path = try temporaryStorePath()
+        let store = try open(path)
+        defer { try? store.close() }
+        let oldKey = try IdentityKeyPair().publicKey
+        let newKey = try IdentityKeyPair().publicKey
+        let carolKey = try IdentityKeyPair().publicKey
+        let carol = address("carol", 1)
+        let toBob = SendLogChain.pairwise(recipient: bob, ratchetKey: [UInt8](repeating: 1, count: 32))
+        let toBobNew = SendLogChain.pairwise(recipient: bob, ratchetKey: [UInt8](repeating: 2, count: 32))
+        let toCarol = SendLogChain.pairwise(recipient: carol, ratchetKey: [UInt8](repeating: 3, count: 32))
+        let toGroup = SendLogChain.group(try GroupID("kept"), chainID: [UInt8](repeating: 4, count: 32))
+        let expiry = Timestamp(secondsSince1970: 1_000_123)
+        var changes = SendLogChanges()
+        changes.added = [
+            SendLogEntry(id: 0, chain: toBob, position: 0, expiresAt: expiry, plaintext: [1], peerIdentityKey: oldKey),
+            SendLogEntry(id: 0, chain: toBob, position: 1, expiresAt: expiry, plaintext: [UInt8](repeating: 2, count: 150), peerIdentityKey: oldKey),
+            SendLogEntry(id: 0, chain: toBobNew, position: 0, expiresAt: expiry, plaintext: [3], peerIdentityKey: newKey),
+            SendLogEntry(id: 0, chain: toCarol, position: 0, expiresAt: expiry, plaintext: [4], peerIdentityKey: carolKey),
+            SendLogEntry(id: 0, chain: toGroup, position: 0, expiresAt: expiry, plaintext: [5]),
+        ]
+        try await store.applySendLog(changes)
+        let now = Timestamp(secondsSince1970: 1_000_000)
+        let bobs = try await store.loadSendLog(for: toBob, now: now)
+        XCTAssertEqual(bobs.map(\.peerIdentityKey), [oldKey, oldKey])
+        XCTAssertEqual(bobs.map(\.expiresAt), [expiry, expiry], "the entry keeps its exact expiry")
+        let group = try await store.loadSendLog(for: toGroup, now: now)
+        XCTAssertEqual(group.map(\.peerIdentityKey), [nil])
+        let rows = try withRawDatabase(path) { db in
+            try Row.fetchAll(db, sql: "SELECT expires_at, length(sealed) AS sealed_length FROM send_log ORDER BY id")
+        }
+        XCTAssertEqual(Set(rows.map { $0["expires_at"] as Int64 }), [1_000_800], "rounded up to the hour")
+        XCTAssertEqual(rows[0]["sealed_length"] as Int, rows[1]["sealed_length"] as Int, "1 and 150 bytes: one size class")
+        let late = try await store.loadSendLog(for: toBob, now: expiry)
+        XCTAssertEqual(late, [], "past its exact expiry an entry is not returned, whatever the clear column says")
+
+        var accepted = SendLogChanges()
+        accepted.removedPeers = [SendLogPeerKeep(userID: "bob", keeping: newKey)]
+        try await store.applySendLog(accepted)
+        let oldLeft = try await store.loadSendLog(for: toBob, now: now)
+        XCTAssertEqual(oldLeft, [])
+        let newLeft = try await store.loadSendLog(for: toBobNew, now: now)
+        XCTAssertEqual(newLeft.map(\.plaintext), [[3]])
+        let carolLeft = try await store.loadSendLog(for: toCarol, now: now)
+        XCTAssertEqual(carolLeft.map(\.plaintext), [[4]])
+        let groupLeft = try await store.loadSendLog(for: toGroup, now: now)
+        XCTAssertEqual(groupLeft.map(\.plaintext), [[5]])
+    }
+
+    /// The schema step deletes the entries written before entries were bound to a key (nothing
+    /// could tell whether they may be re-sent), and adds the columns.
+    func testTheMigrationDeletesUnboundEntries() async throws {
+        let path = try temporaryStorePath()
+        try open(path).close()
+        try withRawDatabase(path) { db in
+            try db.execute(sql: """
+                ALTER TABLE send_log DROP COLUMN user_hash;
+                ALTER TABLE send_log DROP COLUMN peer_hash;
+                INSERT INTO send_log (id, chain_hash, expires_at, sealed) VALUES (1, zeroblob(32), 9000000000, x'00');
+                PRAGMA user_version = \(SchemaSendLogPeers.version - 1);
+                """)
+        }
+        let store = try open(path)
+        defer { try? store.close() }
+        let count = try await store.sendLogEntryCount()
+        XCTAssertEqual(count, 0)
+        let columns = try withRawDatabase(path) { db in try Row.fetchAll(db, sql: "PRAGMA table_info(send_log)").map { $0["name"] as String } }
+        XCTAssertTrue(columns.contains("peer_hash") && columns.contains("user_hash"))
     }
 }

@@ -205,6 +205,9 @@ actor DiskStore: ProtocolStore {
         return members
     }
 
+    /// None: this store keeps no join points (a group notice then re-sends no logged message).
+    func loadGroupJoinPoints(for group: GroupID) async throws(SessionError) -> [ProtocolAddress: GroupJoinPoint] { [:] }
+
     /// The pending messages of (group, sender) as a blob: per message u64(id), u64(expiry),
     /// u32(length), bytes.
     private func pending(_ name: String, group: GroupID, sender: ProtocolAddress) async throws(SessionError) -> [PendingGroupMessage] {

@@ -303,3 +303,55 @@ func makeGroup(_ group: GroupID, of devices: [TestDevice]) async throws {
         try await device.manager.setGroupMembers(devices.map(\.address).filter { $0 != device.address }, for: group)
     }
 }
+
+/// A device whose manager keeps its send log in its own store (the same commits).
+struct LoggingTestDevice {
+    let address: ProtocolAddress
+    let identity: IdentityKeyPair
+    let store: InMemoryProtocolStore
+    let trust = TestTrustEvaluator()
+    let manager: SessionManager
+
+    init(
+        _ userID: String, _ deviceID: UInt32, seed: UInt64, server: FakeServer, clock: FakeClock, logging: Bool = true,
+        policy: SendLogPolicy = .default, identity: IdentityKeyPair? = nil
+    ) async throws {
+        address = TestSupport.address(userID, deviceID)
+        let random = SeededRandomSource(seed: seed)
+        self.identity = try identity ?? IdentityKeyPair(using: random)
+        store = InMemoryProtocolStore(identity: self.identity)
+        manager = SessionManager(
+            store: store, trust: trust, localAddress: address, clock: clock, random: random, sendLog: logging ? store : nil,
+            sendLogPolicy: policy)
+        await server.publish(try await manager.maintainPreKeys(), for: address)
+    }
+
+    func startSession(with peer: ProtocolAddress, server: FakeServer) async throws {
+        try await manager.processBundle(try await server.requireBundle(for: peer), for: peer)
+    }
+
+    /// The pairwise chain this device sends on to `peer` now.
+    func currentChain(to peer: ProtocolAddress) async throws -> SendLogChain {
+        let record = await store.loadSession(for: peer)
+        let session = try XCTUnwrap(record?.currentSession)
+        return .pairwise(recipient: peer, ratchetKey: session.ratchet.sendingRatchetKey.publicKey.rawRepresentation)
+    }
+}
+
+/// The retry-notice outcome `received` must be.
+func expectRetryOutcome(_ received: ReceivedMessage, file: StaticString = #filePath, line: UInt = #line) throws -> RetryNoticeOutcome {
+    guard case let .retryNotice(outcome) = received else {
+        XCTFail("expected a retry-notice outcome, got \(received)", file: file, line: line)
+        throw XCTSkip("no outcome")
+    }
+    return outcome
+}
+
+/// The notice of the undecryptable message `received` must be.
+func expectRetryNotice(_ received: ReceivedMessage, file: StaticString = #filePath, line: UInt = #line) throws -> MessageEnvelope {
+    guard case let .undecryptable(failure) = received, let notice = failure.retryNotice else {
+        XCTFail("expected an undecryptable message with a notice, got \(received)", file: file, line: line)
+        throw XCTSkip("no notice")
+    }
+    return notice
+}

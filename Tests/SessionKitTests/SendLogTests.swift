@@ -8,73 +8,23 @@ import XCTest
 /// a retry notice returns and removes, expiry and the bound, the log off by default, and a log
 /// kept apart from the store (applied after the commit).
 final class SendLogTests: XCTestCase {
-    /// A device whose manager keeps its send log in its own store (the same commits).
-    private struct Device {
-        let address: ProtocolAddress
-        let identity: IdentityKeyPair
-        let store: InMemoryProtocolStore
-        let trust = TestTrustEvaluator()
-        let manager: SessionManager
-
-        init(
-            _ userID: String, _ deviceID: UInt32, seed: UInt64, server: FakeServer, clock: FakeClock, logging: Bool = true,
-            policy: SendLogPolicy = .default, identity: IdentityKeyPair? = nil
-        ) async throws {
-            address = TestSupport.address(userID, deviceID)
-            let random = SeededRandomSource(seed: seed)
-            self.identity = try identity ?? IdentityKeyPair(using: random)
-            store = InMemoryProtocolStore(identity: self.identity)
-            manager = SessionManager(
-                store: store, trust: trust, localAddress: address, clock: clock, random: random, sendLog: logging ? store : nil,
-                sendLogPolicy: policy)
-            await server.publish(try await manager.maintainPreKeys(), for: address)
-        }
-
-        func startSession(with peer: ProtocolAddress, server: FakeServer) async throws {
-            try await manager.processBundle(try await server.requireBundle(for: peer), for: peer)
-        }
-
-        /// The pairwise chain this device sends on to `peer` now.
-        func currentChain(to peer: ProtocolAddress) async throws -> SendLogChain {
-            let record = await store.loadSession(for: peer)
-            let session = try XCTUnwrap(record?.currentSession)
-            return .pairwise(recipient: peer, ratchetKey: session.ratchet.sendingRatchetKey.publicKey.rawRepresentation)
-        }
-    }
-
     private let server = FakeServer()
     private let clock = FakeClock()
 
     /// Alice and Bob with a session both ways (Alice has read Bob's reply).
-    private func pair(seed: UInt64, logging: Bool = true, policy: SendLogPolicy = .default) async throws -> (Device, Device) {
-        let alice = try await Device("alice", 1, seed: seed, server: server, clock: clock, logging: logging, policy: policy)
-        let bob = try await Device("bob", 1, seed: seed + 1, server: server, clock: clock, logging: logging)
+    private func pair(seed: UInt64, logging: Bool = true, policy: SendLogPolicy = .default) async throws -> (LoggingTestDevice, LoggingTestDevice) {
+        let alice = try await LoggingTestDevice("alice", 1, seed: seed, server: server, clock: clock, logging: logging, policy: policy)
+        let bob = try await LoggingTestDevice("bob", 1, seed: seed + 1, server: server, clock: clock, logging: logging)
         try await alice.startSession(with: bob.address, server: server)
         _ = try await bob.manager.receive(try await alice.manager.encryptEnvelope(utf8("hello"), to: bob.address))
         _ = try await alice.manager.receive(try await bob.manager.encryptEnvelope(utf8("hi"), to: alice.address))
         return (alice, bob)
     }
 
-    private func outcome(_ received: ReceivedMessage, file: StaticString = #filePath, line: UInt = #line) throws -> RetryNoticeOutcome {
-        guard case let .retryNotice(outcome) = received else {
-            XCTFail("expected a retry-notice outcome, got \(received)", file: file, line: line)
-            throw XCTSkip("no outcome")
-        }
-        return outcome
-    }
-
-    private func notice(_ received: ReceivedMessage, file: StaticString = #filePath, line: UInt = #line) throws -> MessageEnvelope {
-        guard case let .undecryptable(failure) = received, let notice = failure.retryNotice else {
-            XCTFail("expected an undecryptable message with a notice, got \(received)", file: file, line: line)
-            throw XCTSkip("no notice")
-        }
-        return notice
-    }
-
     func testMessagesSentInOneCommitToManyDevicesAreLoggedPerDevice() async throws {
-        let alice = try await Device("alice", 1, seed: 5200, server: server, clock: clock)
-        let bob = try await Device("bob", 1, seed: 5201, server: server, clock: clock)
-        let carol = try await Device("carol", 1, seed: 5202, server: server, clock: clock)
+        let alice = try await LoggingTestDevice("alice", 1, seed: 5200, server: server, clock: clock)
+        let bob = try await LoggingTestDevice("bob", 1, seed: 5201, server: server, clock: clock)
+        let carol = try await LoggingTestDevice("carol", 1, seed: 5202, server: server, clock: clock)
         for peer in [bob, carol] { try await alice.startSession(with: peer.address, server: server) }
         let chains = [try await alice.currentChain(to: bob.address), try await alice.currentChain(to: carol.address)]
         let outcomes = try await alice.manager.encrypt(utf8("to both"), toDevices: [bob.address, carol.address])
@@ -100,7 +50,7 @@ final class SendLogTests: XCTestCase {
         XCTAssertNil(alice.manager.sendLog)
         await bob.store.deleteSession(for: alice.address)
         let failed = try await bob.manager.receive(try await alice.manager.encryptEnvelope(utf8("lost"), to: bob.address))
-        let result = try outcome(try await alice.manager.receive(try notice(failed)))
+        let result = try expectRetryOutcome(try await alice.manager.receive(try expectRetryNotice(failed)))
         guard case .sessionArchived = result.action else { return XCTFail("\(result)") }
         XCTAssertEqual(result.resend, [])
         let count = await alice.store.sendLogCount()
@@ -125,8 +75,8 @@ final class SendLogTests: XCTestCase {
         XCTAssertEqual(total, 3, "hello (Alice's first chain) and the two")
 
         await bob.store.deleteSession(for: alice.address)
-        let noticed = try notice(try await bob.manager.receive(try await alice.manager.encryptEnvelope(utf8("a2"), to: bob.address)))
-        let result = try outcome(try await alice.manager.receive(noticed))
+        let noticed = try expectRetryNotice(try await bob.manager.receive(try await alice.manager.encryptEnvelope(utf8("a2"), to: bob.address)))
+        let result = try expectRetryOutcome(try await alice.manager.receive(noticed))
         guard case .sessionArchived(peerReregistered: false) = result.action else { return XCTFail("\(result)") }
         XCTAssertEqual(result.failedPosition, 2)
         XCTAssertEqual(result.resend.map(\.plaintext), [utf8("a0"), utf8("a1"), utf8("a2")])
@@ -138,7 +88,7 @@ final class SendLogTests: XCTestCase {
         XCTAssertEqual(remaining, 1, "only hello, on a chain Bob answered, until it expires")
         XCTAssertFalse(result.description.contains("a0"))
 
-        let replay = try outcome(try await alice.manager.receive(noticed))
+        let replay = try expectRetryOutcome(try await alice.manager.receive(noticed))
         guard case .ignored = replay.action else { return XCTFail("\(replay)") }
         XCTAssertEqual(replay.resend, [])
         let taken = try await alice.manager.takeLoggedMessages(ofArchivedSessionWith: bob.address)
@@ -222,7 +172,8 @@ final class SendLogTests: XCTestCase {
 
     /// A log kept apart from the store (here the device's in-memory store behind a forwarding
     /// store, so not the same object) is written right after each commit and still serves the
-    /// notice; after a device-list mismatch, the archived chain's messages are taken once.
+    /// notice; after a device-list mismatch, the archived chain's messages are taken once, when
+    /// the new session exists.
     func testALogApartFromTheStoreAndTakingAfterADeviceListMismatch() async throws {
         let clock = FakeClock()
         let alice = try await TestDevice("alice", 1, seed: 5140, server: server, clock: clock)
@@ -237,6 +188,11 @@ final class SendLogTests: XCTestCase {
         let logged = await alice.base.sendLogCount()
         XCTAssertEqual(logged, 2)
         try await logging.applyDeviceListMismatch(DeviceListMismatch(stale: [1]), forUser: "bob")
+        let early = try await logging.takeLoggedMessages(ofArchivedSessionWith: bob.address)
+        XCTAssertEqual(early, [], "nothing before a new session exists (its key is not known yet)")
+        let kept = await alice.base.sendLogCount()
+        XCTAssertEqual(kept, 2, "and nothing was removed")
+        try await logging.processBundle(try await server.requireBundle(for: bob.address), for: bob.address)
         let taken = try await logging.takeLoggedMessages(ofArchivedSessionWith: bob.address)
         XCTAssertEqual(taken.map(\.plaintext), [utf8("x0"), utf8("x1")])
         XCTAssertEqual(taken.map(\.chain), Array(repeating: taken[0].chain, count: 2))

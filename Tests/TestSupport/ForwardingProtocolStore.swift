@@ -59,4 +59,8 @@ extension ForwardingProtocolStore {
     }
     /// Forwards to `base`.
     public func holdsReceiverChain(_ chainID: [UInt8]) async throws(SessionError) -> Bool { try await base.holdsReceiverChain(chainID) }
+    /// Forwards to `base`.
+    public func loadGroupJoinPoints(for group: GroupID) async throws(SessionError) -> [ProtocolAddress: GroupJoinPoint] {
+        try await base.loadGroupJoinPoints(for: group)
+    }
 }

@@ -146,10 +146,10 @@ final class ChatClient: Sendable {
     /// when it refuses (a `DeviceListMismatch`: nothing was queued), `applyDeviceListMismatch`
     /// archives the sessions of the stale and extra devices, new sessions start from fetched
     /// bundles, and the messages go again, once: the unaffected devices' envelopes as they were,
-    /// a stale device's messages from the send log (`takeLoggedMessages`) in its new session,
-    /// `text` to a missing device. A stale device whose bundle carries a changed identity key
-    /// gets nothing until the user accepts the key (`accept USER`, which sends its logged
-    /// messages then).
+    /// a stale device's messages from the send log (`takeLoggedMessages`, those sent under the
+    /// new session's key) in its new session, `text` to a missing device. A stale device whose
+    /// bundle carries a changed identity key gets nothing until the user accepts the key
+    /// (`accept USER`, which sends it `text` then, never the old key's log).
     private func deliver(_ messages: [Outgoing], toUser user: String, text: [UInt8], repairing: Bool) async throws {
         guard !messages.isEmpty else { return }
         let request = try await manager.deviceListRequest(forUser: user)
@@ -168,7 +168,11 @@ final class ChatClient: Sendable {
         var again = messages.filter { !mismatch.stale.contains($0.message.device) && !mismatch.extra.contains($0.message.device) }
         for device in fetch {
             let peer = try ProtocolAddress(userID: user, deviceID: device)
-            guard try await startSession(with: peer) else { continue }
+            guard try await startSession(with: peer) else {
+                // A new key to accept first: the refused message waits for it.
+                if mismatch.stale.contains(device), !text.isEmpty { await changedKeys.keep(refused: text, for: peer) }
+                continue
+            }
             if mismatch.stale.contains(device) {
                 // Without a send log entry (expired, or the log is off) the refused text itself.
                 let logged = try await resendLogged(to: peer)
@@ -185,7 +189,16 @@ final class ChatClient: Sendable {
     private func resendLogged(to peer: ProtocolAddress) async throws -> [Outgoing] {
         let logged = try await manager.takeLoggedMessages(ofArchivedSessionWith: peer)
         say("re-sending \(logged.count) message(s) from the send log to \(peer) in the new session")
-        return try await encrypt(logged.map(\.plaintext), to: peer)
+        return try await resend(logged, to: peer)
+    }
+
+    /// Logged messages encrypted again to `peer` (only those sent under its current key: SPEC §9).
+    private func resend(_ entries: [SendLogEntry], to peer: ProtocolAddress) async throws -> [Outgoing] {
+        var result: [Outgoing] = []
+        for (entry, outcome) in zip(entries, await manager.resendLoggedMessages(entries, to: peer)) {
+            if let message = outgoing(outcome, user: peer.userID, shown: shown(entry.plaintext)) { result.append(message) }
+        }
+        return result
     }
 
     /// `plaintexts` encrypted to `peer`, in order.
@@ -309,23 +322,21 @@ final class ChatClient: Sendable {
 
     /// Accepts `user`'s changed identity key, when one awaits acceptance: sending to the user's
     /// devices is allowed again, and the sessions under the old key are retired. When the key
-    /// came in a bundle (the relay said the device was stale), the messages the send log kept
-    /// for the old session are taken first (accepting drops that session), then a session
-    /// starts from the kept bundle and they are sent again in it.
+    /// came in a bundle (the relay said the device was stale), a session starts from the kept
+    /// bundle and the message the relay refused is sent again in it. The send log gives the
+    /// new key nothing: what the old key was sent is never re-sent to another (SPEC §9), and
+    /// accepting the key discards it.
     func acceptIdentityChange(of user: String) async throws {
         let held = await changedKeys.take(user)
         if let key = held.first?.bundle.identityKey {
-            var logged: [(ProtocolAddress, [[UInt8]])] = []
-            for (peer, _) in held {
-                logged.append((peer, try await manager.takeLoggedMessages(ofArchivedSessionWith: peer).map(\.plaintext)))
-            }
             try await manager.acceptIdentityChange(key, forUser: user)
             var messages: [Outgoing] = []
-            for ((peer, bundle), (_, plaintexts)) in zip(held, logged) {
+            for (peer, bundle) in held {
                 say("accepted the new identity key of \(peer)")
                 try await manager.processBundle(bundle, for: peer)
-                say("new session with \(peer) from its bundle; re-sending \(plaintexts.count) message(s) from the send log")
-                messages += try await encrypt(plaintexts, to: peer)
+                let refused = await changedKeys.takeRefused(for: peer)
+                say("new session with \(peer) from its bundle; re-sending \(refused.count) refused message(s)")
+                messages += try await encrypt(refused, to: peer)
             }
             try await deliver(messages, toUser: user, text: [], repairing: false)
             return
@@ -400,9 +411,14 @@ final class ChatClient: Sendable {
                 // The messages of the chain it could not read, from the send log, again in the new session.
                 if try await startSession(with: outcome.sender), !outcome.resend.isEmpty {
                     say("re-sending \(outcome.resend.count) message(s) from the send log to \(outcome.sender)")
-                    let messages = try await encrypt(outcome.resend.map(\.plaintext), to: outcome.sender)
+                    let messages = try await resend(outcome.resend, to: outcome.sender)
                     try await deliver(messages, toUser: outcome.sender.userID, text: [], repairing: false)
                 }
+            case .loggedMessagesReturned:
+                // The sender started a new session before its notice for older messages arrived.
+                say("re-sending \(outcome.resend.count) message(s) from the send log to \(outcome.sender) in the current session")
+                let messages = try await resend(outcome.resend, to: outcome.sender)
+                try await deliver(messages, toUser: outcome.sender.userID, text: [], repairing: false)
             case let .distributionResent(encryption):
                 if let envelope = encryption.envelope {
                     try await relay.send(envelope.encodedText(), to: [outcome.sender])
@@ -512,9 +528,19 @@ struct AttachmentMessage: Sendable {
 /// new bundle is under another key), kept until the user accepts the key.
 actor ChangedKeys {
     private var bundles: [ProtocolAddress: PreKeyBundle] = [:]
+    private var refused: [ProtocolAddress: [[UInt8]]] = [:]
 
     /// Keeps `bundle` for `peer`.
     func hold(_ bundle: PreKeyBundle, for peer: ProtocolAddress) { bundles[peer] = bundle }
+
+    /// Keeps `text`, a message the relay refused for `peer`, to send once its key is accepted
+    /// (only while a bundle is kept for it).
+    func keep(refused text: [UInt8], for peer: ProtocolAddress) {
+        if bundles[peer] != nil { refused[peer, default: []].append(text) }
+    }
+
+    /// Takes the refused messages kept for `peer`.
+    func takeRefused(for peer: ProtocolAddress) -> [[UInt8]] { refused.removeValue(forKey: peer) ?? [] }
 
     /// The new identity key of `user`, if a bundle with one is kept.
     func identityKey(ofUser user: String) -> Ed25519.PublicKey? {

@@ -221,10 +221,11 @@ extension SessionManager {
                 guard let decision, !decision.isSuperseded, decision.allowsSending else { continue }
                 // Application content goes to the send log (a distribution holds our chain
                 // key): the position is the one the message is about to take.
-                if sendLog != nil, contentType == .application, let ratchet = loaded[index]?.currentSession?.ratchet,
+                if sendLog != nil, contentType == .application, let session = loaded[index]?.currentSession,
                    let changes = self.sendLogChanges(
-                    logging: plaintext, on: .pairwise(recipient: devices[index], ratchetKey: ratchet.sendingRatchetKey.publicKey.rawRepresentation),
-                    at: ratchet.sendCounter) {
+                    logging: plaintext,
+                    on: .pairwise(recipient: devices[index], ratchetKey: session.ratchet.sendingRatchetKey.publicKey.rawRepresentation),
+                    at: session.ratchet.sendCounter, peerIdentityKey: session.remoteIdentityKey) {
                     if sendLogChanges == nil { sendLogChanges = changes } else { sendLogChanges?.added += changes.added }
                 }
                 guard let record = loaded[index].take() else { continue }

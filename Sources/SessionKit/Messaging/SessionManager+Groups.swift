@@ -18,6 +18,10 @@ extension SessionManager {
                 let distribution = try chain.distributionMessage()
                 var commit = StoreCommit()
                 commit.store(chain, for: group)
+                // Every member joins the new chain at its first iteration (SPEC §9).
+                if let members = try? await loadGroupMembers(for: group), !members.isEmpty {
+                    commit.store(members: members, joinPoints: Self.joinPoints(members, startingAt: chain), for: group)
+                }
                 try await store.commit(commit)
                 return distribution
             }
@@ -47,7 +51,13 @@ extension SessionManager {
             let distribution = try chain.distributionMessage()
             var commit = StoreCommit()
             commit.store(chain, for: group)
-            if let members { commit.store(members: members, for: group) }
+            // Every member joins the new chain at its first iteration (SPEC §9); without members
+            // given, the stored ones (when they do not load, no member has a join point).
+            var stored: Set<ProtocolAddress>?
+            if members == nil { stored = try? await loadGroupMembers(for: group) }
+            if let members = members ?? stored {
+                commit.store(members: members, joinPoints: Self.joinPoints(members, startingAt: chain), for: group)
+            }
             // Nothing is sent on the old chain again, and a notice for it is ignored (SPEC §9):
             // its logged messages go.
             if let replaced { commit.sendLog = sendLogChanges(removing: .group(group, chainID: replaced.chainID.rawRepresentation)) }
@@ -138,12 +148,8 @@ extension SessionManager {
     /// device from reading what is sent next, use `removeMembers(_:from:remaining:)`.
     /// - Throws: `SessionError.storage` when the store fails; nothing changed then.
     public func setGroupMembers(_ members: [ProtocolAddress], for group: GroupID) async throws(SessionError) {
-        // The stored members are not read: setting them also replaces a damaged row.
-        try await exclusive(.groupSending(group)) { () async throws(SessionError) in
-            var commit = StoreCommit()
-            commit.store(members: Set(members).subtracting([localAddress]), for: group)
-            try await store.commit(commit)
-        }
+        // A stored list that does not load is replaced (its members then join at the next iteration).
+        try await changeMembers(of: group, replacingDamaged: true) { _ in Set(members) }
     }
 
     /// Adds member devices to `group` (a member joined, or linked a device); send them our
@@ -154,15 +160,41 @@ extension SessionManager {
     }
 
     /// Replaces the members of `group` with `change(current)` (this device left out), under the
-    /// group's sending lock.
+    /// group's sending lock, with their join points in our sending chain (SPEC §9): a device
+    /// that stays a member keeps its point, a device that was not a member joins at the chain's
+    /// next iteration. `replacingDamaged`: stored members that do not load count as none (and
+    /// so do their join points), otherwise their error is thrown.
     private func changeMembers(
-        of group: GroupID, _ change: @Sendable (Set<ProtocolAddress>) -> Set<ProtocolAddress>
+        of group: GroupID, replacingDamaged: Bool = false, _ change: @Sendable (Set<ProtocolAddress>) -> Set<ProtocolAddress>
     ) async throws(SessionError) {
         try await exclusive(.groupSending(group)) { () async throws(SessionError) in
+            let current = replacingDamaged ? ((try? await loadGroupMembers(for: group)) ?? []) : try await loadGroupMembers(for: group)
+            let members = change(current).subtracting([localAddress])
+            var points: [ProtocolAddress: GroupJoinPoint] = [:]
+            // A chain that does not load has no join points to keep (it cannot be sent on either).
+            if let chain = try? await loadSendingChain(for: group) {
+                let stored = (try? await loadGroupJoinPoints(for: group)) ?? [:]
+                let next = GroupJoinPoint(chainID: chain.chainID.rawRepresentation, iteration: chain.iteration)
+                for member in members {
+                    if current.contains(member), let point = stored[member], point.chainID == next.chainID {
+                        points[member] = point
+                    } else {
+                        points[member] = next
+                    }
+                }
+            }
             var commit = StoreCommit()
-            commit.store(members: change(try await loadGroupMembers(for: group)).subtracting([localAddress]), for: group)
+            commit.store(members: members, joinPoints: points, for: group)
             try await store.commit(commit)
         }
+    }
+
+    /// Every member's join point in a chain that starts now: its next iteration.
+    private static func joinPoints(
+        _ members: Set<ProtocolAddress>, startingAt chain: SenderKeySendingChain
+    ) -> [ProtocolAddress: GroupJoinPoint] {
+        let point = GroupJoinPoint(chainID: chain.chainID.rawRepresentation, iteration: chain.iteration)
+        return Dictionary(uniqueKeysWithValues: members.map { ($0, point) })
     }
 
     /// Throws `notAGroupMember` unless `sender` is a member device of `group`.

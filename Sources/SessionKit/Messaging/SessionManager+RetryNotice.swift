@@ -16,8 +16,12 @@ extension SessionManager {
     /// 3. a pairwise notice whose ratchet key is the one this device sends on now with `sender`
     ///    (the DHs of the current session) archives that session (`sessionArchived`; it still
     ///    decrypts late messages, never becomes current again, and the next message needs a new
-    ///    bundle: `encrypt` is `noSession` until then); any other ratchet key changes nothing
-    ///    (`ignored`: this device has moved on, which makes a replayed notice inert);
+    ///    bundle: `encrypt` is `noSession` until then); any other ratchet key changes no session
+    ///    (this device has moved on, which makes a replayed notice inert), but the messages the
+    ///    send log holds for the chain it names are handed back all the same
+    ///    (`loggedMessagesReturned`: the sender may have started a new session before its
+    ///    notice arrived), once: they leave the log, so a replay gets nothing (`ignored`);
+    ///    in both cases only messages sent under the notice's identity key are handed back;
     /// 4. a group notice for the chain this device still sends on in that group, from a member
     ///    of it, encrypts the current distribution to `sender` again (`distributionResent`);
     ///    otherwise nothing.
@@ -66,38 +70,51 @@ extension SessionManager {
     ) async throws(SessionError) -> (RetryNoticeOutcome.Action, [SendLogEntry]) {
         try await exclusive(.peer(sender)) { () async throws(SessionError) -> (RetryNoticeOutcome.Action, [SendLogEntry]) in
             try await retryingStaleState { () async throws(SessionError) -> (RetryNoticeOutcome.Action, [SendLogEntry]) in
+                // Under the peer lock, so no message is logged on the chain meanwhile.
+                let chain = SendLogChain.pairwise(recipient: sender, ratchetKey: ratchetKey)
+                // A message sent under another identity key than the notice's is never handed
+                // back (SPEC §9): it leaves the log with the others.
+                let logged = try await loadSendLog(for: chain)
+                let handedBack = logged.filter { $0.peerIdentityKey == notice.senderIdentityKey }
                 guard var record = try await loadSession(for: sender), let current = record.currentSession,
                       current.ratchet.sendingRatchetKey.publicKey.rawRepresentation == ratchetKey else {
-                    return (.ignored, [])
+                    // Another chain: no session changes, but what was logged on the chain the
+                    // notice names goes back, once (the sender's new session may predate it).
+                    guard !logged.isEmpty else { return (.ignored, []) }
+                    var commit = StoreCommit()
+                    commit.sendLog = sendLogChanges(removing: chain)
+                    try await commitWithSendLog(commit, reportingLogFailure: true)
+                    return handedBack.isEmpty ? (.ignored, []) : (.loggedMessagesReturned, handedBack)
                 }
                 let now = clock.now()
                 guard record.recoveryMarks.allowsAction(at: now) else { return (.rateLimited, []) }
                 record.archiveCurrentSessionForRetryNotice()
                 record.recoveryMarks.recordAction(at: now)
-                // Under the peer lock, so no message is logged on the chain meanwhile.
-                let chain = SendLogChain.pairwise(recipient: sender, ratchetKey: ratchetKey)
-                let logged = try await loadSendLog(for: chain)
                 var commit = StoreCommit()
                 commit.store(record, for: sender)
                 if !logged.isEmpty { commit.sendLog = sendLogChanges(removing: chain) }
                 try await commitWithSendLog(commit)
                 let reregistered = current.remoteRegistrationID.map { $0 != notice.registrationID } ?? false
-                return (.sessionArchived(peerReregistered: reregistered), logged)
+                return (.sessionArchived(peerReregistered: reregistered), handedBack)
             }
         }
     }
 
     /// Step 4: encrypts the current distribution of `group` to `sender` again when this device
     /// still sends on `chainID` there and `sender` is a member, and returns the messages logged
-    /// on the chain from `iteration` on and before the distribution's iteration: the ones the
+    /// on the chain from iteration max(`iteration`, j) on and before the distribution's
+    /// iteration, j being the sender's join point in the chain (SPEC §9: what was sent before it
+    /// was a member is never re-sent to it, and without a join point nothing is): the ones the
     /// distribution cannot decrypt (it holds the chain key at its own iteration only).
     private func redistribute(
         _ group: GroupID, chain chainID: [UInt8], from iteration: UInt32, to sender: ProtocolAddress
     ) async throws(SessionError) -> (RetryNoticeOutcome.Action, [SendLogEntry]) {
         let (action, distributed) = try await redistribute(group, chain: chainID, to: sender)
         guard case .distributionResent = action, let distributed else { return (action, []) }
+        guard let joined = try await loadGroupJoinPoints(for: group)[sender], joined.chainID == chainID else { return (action, []) }
+        let first = max(UInt64(iteration), joined.iteration)
         let logged = try await loadSendLog(for: .group(group, chainID: chainID))
-        return (action, logged.filter { $0.position >= iteration && $0.position < distributed })
+        return (action, logged.filter { UInt64($0.position) >= first && UInt64($0.position) < UInt64(distributed) })
     }
 
     /// Step 4's distribution, with the iteration of the distribution sent.

@@ -7,40 +7,86 @@ extension SessionManager {
     /// The messages the send log holds for the sending chain of the most recently archived
     /// session with `address` (archived by a retry notice or by `applyDeviceListMismatch`), oldest
     /// first, removed from the log: the chain the device never answered on, so none of them is
-    /// known to have been read. Call it once a new session with the device exists and encrypt
-    /// each again (`encrypt(_:to:)`), for example after a device-list mismatch made you archive
-    /// the session and fetch a new bundle. A retry notice returns these itself
-    /// (`RetryNoticeOutcome.resend`), so this then returns nothing more. Empty without a send
-    /// log, without an archived session, or when they expired. Take them before accepting a
-    /// key change for the device's user: `acceptIdentityChange(_:forUser:)` drops the sessions
-    /// under the old key, and their entries can then only expire.
+    /// known to have been read. Call it once a new session with the device exists, and send
+    /// them with `resendLoggedMessages(_:to:)`, for example after a device-list mismatch made
+    /// you archive the session and fetch a new bundle. A retry notice returns these itself
+    /// (`RetryNoticeOutcome.resend`), so this then returns nothing more.
+    ///
+    /// Only messages sent under the identity key of the current session are returned (SPEC §9:
+    /// a logged message never crosses a change of the peer's key, whoever accepted it): after
+    /// a relay made up a stale device and handed out a bundle under its own key, accepting that
+    /// key gives it nothing the real device was sent. The others leave the log too. Empty
+    /// without a send log, without an archived session, without a current session (the
+    /// messages then stay), or when they expired.
     /// - Throws: `SessionError.damagedState(.session)` when the stored record does not load,
     ///   `.storage` when the store fails; nothing was removed then.
     public func takeLoggedMessages(ofArchivedSessionWith address: ProtocolAddress) async throws(SessionError) -> [SendLogEntry] {
         guard sendLog != nil else { return [] }
         return try await exclusive(.peer(address)) { () async throws(SessionError) -> [SendLogEntry] in
-            guard let archived = try await loadSession(for: address)?.previousSessions.first(where: \.isArchived) else { return [] }
+            guard let record = try await loadSession(for: address), let current = record.currentSession,
+                  let archived = record.previousSessions.first(where: \.isArchived) else { return [] }
             let chain = SendLogChain.pairwise(recipient: address, ratchetKey: archived.ratchet.sendingRatchetKey.publicKey.rawRepresentation)
             let entries = try await loadSendLog(for: chain)
             guard !entries.isEmpty else { return [] }
             var commit = StoreCommit()
             commit.sendLog = sendLogChanges(removing: chain)
             try await commitWithSendLog(commit, reportingLogFailure: true)
-            return entries
+            return entries.filter { $0.peerIdentityKey == current.remoteIdentityKey }
         }
+    }
+
+    /// Encrypts logged messages (`RetryNoticeOutcome.resend`, `takeLoggedMessages(ofArchivedSessionWith:)`)
+    /// again to `address`, in its current session, one outcome per entry in order (as
+    /// `encrypt(_:toDevices:)` reports them, with an envelope when it succeeded). A pairwise
+    /// entry is sent only when the session's identity key is the one the message was first
+    /// sent under (SPEC §9); otherwise its outcome is `SessionError.supersededIdentity` and
+    /// nothing is sent: a device that comes back under a new key is a new party to the
+    /// messages it never had, whoever accepted the key. A group entry (re-sent pairwise to a
+    /// member after a group notice) has no such key and goes to the current session.
+    /// Each sent message is logged again, on the new chain. Failures of `encrypt(_:to:)`
+    /// (`noSession`, `untrustedIdentity`…) are in the outcomes.
+    public func resendLoggedMessages(_ entries: [SendLogEntry], to address: ProtocolAddress) async -> [DeviceEncryption] {
+        var outcomes: [DeviceEncryption] = []
+        outcomes.reserveCapacity(entries.count)
+        for entry in entries {
+            let result: Result<[UInt8], SessionError>
+            do throws(SessionError) {
+                result = .success(try await encrypt(
+                    entry.plaintext, to: address, contentType: .application, requiredIdentity: entry.peerIdentityKey))
+            } catch {
+                result = .failure(error)
+            }
+            outcomes.append(DeviceEncryption(from: localAddress, to: address, group: nil, result: result))
+        }
+        return outcomes
+    }
+
+    /// Removes `userID`'s pairwise entries sent under another key than `identityKey` (SPEC §9:
+    /// accepting a new key discards what was logged under the old one). Nothing without a log.
+    /// - Throws: `SessionError.storage` when the log's store fails.
+    func discardLoggedMessages(ofUser userID: String, notUnder identityKey: Ed25519.PublicKey) async throws(SessionError) {
+        guard sendLog != nil else { return }
+        var changes = SendLogChanges()
+        changes.removedPeers = [SendLogPeerKeep(userID: userID, keeping: identityKey)]
+        changes.expiringAt = clock.now()
+        var commit = StoreCommit()
+        commit.sendLog = changes
+        try await commitWithSendLog(commit, reportingLogFailure: true)
     }
 
     // MARK: Helpers
 
     /// The send log's changes for a message sent with `plaintext` at `position` of `chain`
     /// (expired entries go in the same write), or `nil` without a send log.
-    func sendLogChanges(logging plaintext: [UInt8], on chain: SendLogChain, at position: UInt64) -> SendLogChanges? {
+    func sendLogChanges(
+        logging plaintext: [UInt8], on chain: SendLogChain, at position: UInt64, peerIdentityKey: Ed25519.PublicKey? = nil
+    ) -> SendLogChanges? {
         guard sendLog != nil else { return nil }
         let now = clock.now()
         var changes = SendLogChanges()
         changes.added = [SendLogEntry(
             id: 0, chain: chain, position: UInt32(truncatingIfNeeded: position), expiresAt: now.adding(seconds: sendLogPolicy.retention),
-            plaintext: plaintext)]
+            plaintext: plaintext, peerIdentityKey: peerIdentityKey)]
         changes.expiringAt = now
         changes.maximumEntries = sendLogPolicy.maximumEntries
         return changes

@@ -39,6 +39,11 @@ extension SessionManager {
         do { return try await store.loadGroupMembers(for: group) } catch { throw Self.stored(error, .groupMembers) }
     }
 
+    /// The join points of `group`'s members in our sending chain (SPEC §9).
+    func loadGroupJoinPoints(for group: GroupID) async throws(SessionError) -> [ProtocolAddress: GroupJoinPoint] {
+        do { return try await store.loadGroupJoinPoints(for: group) } catch { throw Self.stored(error, .groupMembers) }
+    }
+
     /// This device's identity key pair.
     func loadLocalIdentity() async throws(SessionError) -> IdentityKeyPair {
         do { return try await store.localIdentity() } catch { throw Self.stored(error, .identity) }

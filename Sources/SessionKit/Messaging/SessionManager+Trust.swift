@@ -35,7 +35,9 @@ extension SessionManager {
     /// can revive one; a message under the superseded key is refused from now on
     /// (`SessionError.supersededIdentity`). Sessions under `identityKey` stay, and the most
     /// recent of a device's becomes its current session where the current one was retired.
-    /// Devices whose sessions all went need a new bundle (`noSession`).
+    /// Devices whose sessions all went need a new bundle (`noSession`). The send log's
+    /// messages to the user's devices under another key are discarded: they are never re-sent
+    /// to the device under the accepted key (SPEC §9).
     /// - Throws: `SessionError.invalidAddress` for a user id that is not 1–255 UTF-8 bytes,
     ///   `.invalidConfiguration` for the local user's own id (its key is the local identity
     ///   key, never accepted), `.untrustedIdentity` when the user's key changed again since the
@@ -67,6 +69,8 @@ extension SessionManager {
                 }
             }
         }
+        // What was logged for the user under the old key is never re-sent (SPEC §9).
+        try await discardLoggedMessages(ofUser: userID, notUnder: identityKey)
     }
 
     /// The trust decision for `identityKey` on `address`. The local user's devices are checked

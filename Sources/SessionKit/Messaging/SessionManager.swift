@@ -258,10 +258,14 @@ public actor SessionManager {
     }
 
     /// `encrypt(_:to:)` with the content type of the padded plaintext (SPEC §2):
-    /// `.senderKeyDistribution` for a distribution (`distribute`), `.application` otherwise.
-    /// - Throws: the errors of `encrypt(_:to:)`; nothing changed when it throws.
+    /// `.senderKeyDistribution` for a distribution (`distribute`), `.application` otherwise;
+    /// with `requiredIdentity`, only into a session under that peer identity key (a logged
+    /// message re-sent, SPEC §9).
+    /// - Throws: the errors of `encrypt(_:to:)`, and `SessionError.supersededIdentity` when the
+    ///   session's key is not `requiredIdentity`; nothing changed when it throws.
     func encrypt(
-        _ plaintext: [UInt8], to address: ProtocolAddress, contentType: MessagePadding.ContentType
+        _ plaintext: [UInt8], to address: ProtocolAddress, contentType: MessagePadding.ContentType,
+        requiredIdentity: Ed25519.PublicKey? = nil
     ) async throws(SessionError) -> [UInt8] {
         try await exclusive(.peer(address)) { () async throws(SessionError) -> [UInt8] in
             try await retryingStaleState { () async throws(SessionError) -> [UInt8] in
@@ -269,6 +273,7 @@ public actor SessionManager {
                 let (record, _) = try await judgedOnStoredRecord(of: address, loadedAt: loaded?.generation ?? 0) {
                     () async throws(SessionError) -> (SessionRecord, Ed25519.PublicKey) in
                     guard let record = loaded, let remote = record.remoteIdentityKey else { throw .noSession }
+                    if let requiredIdentity, remote != requiredIdentity { throw .supersededIdentity }
                     try record.checkSendingPolicy(configuration)
                     let decision = try await identityDecision(remote, for: address, knownDevice: true)
                     // A session under a key the app replaced by accepting another is dead: start anew.
@@ -284,10 +289,11 @@ public actor SessionManager {
                 var commit = StoreCommit()
                 commit.store(updated, for: address)
                 // Application content only: a distribution holds our chain key.
-                if contentType == .application, let ratchet = record.currentSession?.ratchet {
+                if contentType == .application, let session = record.currentSession {
+                    let ratchet = session.ratchet
                     commit.sendLog = sendLogChanges(
                         logging: plaintext, on: .pairwise(recipient: address, ratchetKey: ratchet.sendingRatchetKey.publicKey.rawRepresentation),
-                        at: ratchet.sendCounter)
+                        at: ratchet.sendCounter, peerIdentityKey: session.remoteIdentityKey)
                 }
                 try await commitWithSendLog(commit)
                 return message

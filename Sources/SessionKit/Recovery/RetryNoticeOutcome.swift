@@ -13,6 +13,13 @@ public struct RetryNoticeOutcome: Sendable, CustomStringConvertible {
         /// notice's, so the sender was reinstalled or restored (refresh its bundle and device
         /// list).
         case sessionArchived(peerReregistered: Bool)
+        /// A pairwise notice for a chain this device no longer sends on with the sender (it has
+        /// moved on, for example to the session the sender started after it lost its state,
+        /// before its notice arrived): no session changed, and `resend` holds the messages the
+        /// send log kept for that chain, taken out of the log (a replay of the notice gets
+        /// nothing). Send them again in the current session with
+        /// `SessionManager.resendLoggedMessages(_:to:)`.
+        case loggedMessagesReturned
         /// A group notice for the chain this device still sends on in that group, from a member:
         /// the current distribution was encrypted to the sender again (send `distribution`'s
         /// envelope; its `error` says why it could not be, for example `noSession`).
@@ -34,6 +41,7 @@ public struct RetryNoticeOutcome: Sendable, CustomStringConvertible {
             switch self {
             case let .sessionArchived(reregistered): return "sessionArchived(peerReregistered: \(reregistered))"
             case let .distributionResent(outcome): return "distributionResent(\(outcome))"
+            case .loggedMessagesReturned: return "loggedMessagesReturned"
             case .rateLimited: return "rateLimited"
             case .untrustedIdentity: return "untrustedIdentity"
             case .ignored: return "ignored"
@@ -55,12 +63,21 @@ public struct RetryNoticeOutcome: Sendable, CustomStringConvertible {
     ///   (the chain the sender never answered on, so none of them is known to have been read;
     ///   the notice's failed message is the one at `failedPosition`, and a sender that lost its
     ///   state after reading the first ones gets those again). They are removed from the log:
-    ///   once a new session exists, encrypt each again to `sender` (`encrypt(_:to:)`).
+    ///   once a new session exists, encrypt them again to `sender` with
+    ///   `SessionManager.resendLoggedMessages(_:to:)`, which sends each only into a session
+    ///   under the identity key it was first sent under (SPEC §9).
+    /// - after `loggedMessagesReturned`, the same for a chain this device had already left:
+    ///   send them with `resendLoggedMessages(_:to:)` in the current session.
+    /// - in either case, only messages sent under the notice's identity key (the sender's key
+    ///   on record): a device under another key never gets what the old one was sent.
     /// - after `distributionResent`, the group messages logged on the chain from the notice's
-    ///   iteration up to the resent distribution's: a distribution holds the chain key at its
+    ///   iteration, or from the sender's join point in the chain when that is later (SPEC §9:
+    ///   the first iteration encrypted while it was a member; what was said before it joined
+    ///   is never re-sent to it, and nothing is without a join point), up to the resent
+    ///   distribution's: a distribution holds the chain key at its
     ///   own iteration only, so the sender cannot decrypt any of them with it (the ones it kept
     ///   waiting for the chain are dropped when it arrives). SPEC §9 lets this device send them
-    ///   to the sender alone, pairwise (`encrypt(_:to:)`). They stay in the log (other members
+    ///   to the sender alone, pairwise (`resendLoggedMessages(_:to:)`). They stay in the log (other members
     ///   may ask too). A member that held the chain but could not use one iteration may have
     ///   read later ones: put an id of your own in the content that the receiving app
     ///   deduplicates.

@@ -1,3 +1,5 @@
+import SignalPrimitives
+
 /// What one `SessionManager` operation changes in its send log, applied atomically by
 /// `SendLogStore.applySendLog(_:)` or, for a store that takes them in its commits
 /// (`SendLogStore.appliesSendLogInCommits`), in the operation's `ProtocolStore.commit(_:)`
@@ -13,6 +15,9 @@ public struct SendLogChanges: Sendable, Hashable {
     /// Chains whose entries are removed (used by a retry notice, or a chain that is no longer
     /// sent on).
     public var removedChains: [SendLogChain] = []
+    /// Users whose pairwise entries under any identity key but the one named are removed (SPEC
+    /// §9: accepting a new key for a user discards the entries sent under the old one).
+    public var removedPeers: [SendLogPeerKeep] = []
     /// Entries whose `expiresAt` is at or before this time are removed.
     public var expiringAt: Timestamp?
     /// After the added entries are kept, only the entries among the newest this many ids
@@ -25,5 +30,20 @@ public struct SendLogChanges: Sendable, Hashable {
     public init() {}
 
     /// Whether applying it changes nothing.
-    public var isEmpty: Bool { added.isEmpty && removedChains.isEmpty && expiringAt == nil }
+    public var isEmpty: Bool { added.isEmpty && removedChains.isEmpty && removedPeers.isEmpty && expiringAt == nil }
+}
+
+/// A user whose pairwise send-log entries go unless they were sent under `identityKey`
+/// (`SendLogChanges.removedPeers`).
+public struct SendLogPeerKeep: Sendable, Hashable {
+    /// The user id (every device of the user).
+    public let userID: String
+    /// The identity key whose entries stay.
+    public let identityKey: Ed25519.PublicKey
+
+    /// Removes `userID`'s entries under any other key than `identityKey`.
+    public init(userID: String, keeping identityKey: Ed25519.PublicKey) {
+        self.userID = userID
+        self.identityKey = identityKey
+    }
 }

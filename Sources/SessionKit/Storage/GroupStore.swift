@@ -21,6 +21,13 @@ public protocol GroupStore: Sendable {
     /// to another group or re-attributed to another sender, and is dropped instead of kept.
     /// - Throws: `SessionError.storage` when the backend fails.
     func holdsReceiverChain(_ chainID: [UInt8]) async throws(SessionError) -> Bool
+
+    /// The join points of `group`'s members in our sending chain (SPEC §9), as last written
+    /// with the members (`StoreCommit.GroupMembersWrite.joinPoints`). A store that does not
+    /// keep them may return none: a group retry notice then re-sends no logged message, which
+    /// is safe but recovers less.
+    /// - Throws: `SessionError.storage` when the backend fails.
+    func loadGroupJoinPoints(for group: GroupID) async throws(SessionError) -> [ProtocolAddress: GroupJoinPoint]
 }
 
 /// A group message kept by the store until the distribution of its chain arrives

@@ -30,6 +30,7 @@ public actor InMemoryProtocolStore: ProtocolStore {
     private var retiredSessionGenerations: [ProtocolAddress: UInt64] = [:]
     private var retiredReceiverGenerations: [SenderKeyName: UInt64] = [:]
     private var groupMembers: [GroupID: Set<ProtocolAddress>] = [:]
+    private var groupJoinPoints: [GroupID: [ProtocolAddress: GroupJoinPoint]] = [:]
     private var pendingGroupMessages: [SenderKeyName: [PendingGroupMessage]] = [:]
     private var nextPendingGroupMessageID: UInt64 = 1
     /// The send log, oldest first.
@@ -184,7 +185,10 @@ public actor InMemoryProtocolStore: ProtocolStore {
 
     /// The group members and pending messages of `commit` (after its checks passed).
     private func applyGroupWrites(of commit: StoreCommit) {
-        if let write = commit.groupMembers { groupMembers[write.group] = write.members.isEmpty ? nil : write.members }
+        if let write = commit.groupMembers {
+            groupMembers[write.group] = write.members.isEmpty ? nil : write.members
+            groupJoinPoints[write.group] = write.joinPoints.isEmpty ? nil : write.joinPoints
+        }
         if let expiry = commit.expiringPendingGroupMessages {
             for (name, messages) in pendingGroupMessages {
                 let kept = messages.filter { $0.expiresAt > expiry }
@@ -216,6 +220,9 @@ public actor InMemoryProtocolStore: ProtocolStore {
 
     /// The member devices of `group` (empty when none were set).
     public func loadGroupMembers(for group: GroupID) -> Set<ProtocolAddress> { groupMembers[group] ?? [] }
+
+    /// The join points of `group`'s members in our sending chain (none when none were set).
+    public func loadGroupJoinPoints(for group: GroupID) -> [ProtocolAddress: GroupJoinPoint] { groupJoinPoints[group] ?? [:] }
 
     /// The messages from `sender` in `group` waiting for a distribution, oldest first.
     public func loadPendingGroupMessages(for group: GroupID, sender: ProtocolAddress) -> [PendingGroupMessage] {
@@ -264,9 +271,14 @@ extension InMemoryProtocolStore: SendLogStore {
             let removed = Set(changes.removedChains)
             sendLog.removeAll { removed.contains($0.chain) }
         }
+        for peer in changes.removedPeers {
+            sendLog.removeAll { entry in
+                guard case let .pairwise(recipient, _) = entry.chain, recipient.userID == peer.userID else { return false }
+                return entry.peerIdentityKey != peer.identityKey
+            }
+        }
         for entry in changes.added {
-            sendLog.append(SendLogEntry(
-                id: nextSendLogID, chain: entry.chain, position: entry.position, expiresAt: entry.expiresAt, plaintext: entry.plaintext))
+            sendLog.append(entry.withID(nextSendLogID))
             nextSendLogID += 1
         }
         // Only the entries among the newest `maximum` ids logged stay (ids increase).

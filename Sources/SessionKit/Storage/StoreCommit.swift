@@ -57,6 +57,9 @@ public struct StoreCommit: Sendable {
         public let group: GroupID
         /// Its member devices (empty: the group has no members, its row is removed).
         public let members: Set<ProtocolAddress>
+        /// The join points of members in our current sending chain (SPEC §9), replacing the
+        /// stored ones: a member without one here has none (`GroupStore.loadGroupJoinPoints(for:)`).
+        public let joinPoints: [ProtocolAddress: GroupJoinPoint]
     }
 
     /// The session records to store, at most one per peer device (usually one; several when
@@ -159,9 +162,12 @@ public struct StoreCommit: Sendable {
         receiverState = ReceiverStateWrite(group: group, sender: sender, state: state)
     }
 
-    /// Replaces the member devices of `group` with `members`.
-    public mutating func store(members: Set<ProtocolAddress>, for group: GroupID) {
-        groupMembers = GroupMembersWrite(group: group, members: members)
+    /// Replaces the member devices of `group` with `members`, and their join points in our
+    /// sending chain with `joinPoints` (points of devices that are not members are left out).
+    public mutating func store(
+        members: Set<ProtocolAddress>, joinPoints: [ProtocolAddress: GroupJoinPoint] = [:], for group: GroupID
+    ) {
+        groupMembers = GroupMembersWrite(group: group, members: members, joinPoints: joinPoints.filter { members.contains($0.key) })
     }
 
     /// Records `identityKey` for `address` in the trust store.

@@ -35,6 +35,11 @@ struct RowKeyDomain: Sendable, Hashable {
     static let replaySignedPreKey = RowKeyDomain(label: "prekeys.replay.spk")
     /// A send-log chain (`SendLogChain.identifyingBytes`) in `send_log`.
     static let sendLogChain = RowKeyDomain(label: "sendlog.chain")
+    /// A pairwise send-log entry's recipient user (UTF-8 user id) in `send_log.user_hash`.
+    static let sendLogUser = RowKeyDomain(label: "sendlog.user")
+    /// A pairwise send-log entry's recipient user and identity key (`u8(length) || user id ||
+    /// key`) in `send_log.peer_hash`.
+    static let sendLogPeer = RowKeyDomain(label: "sendlog.peer")
     /// A replay record (`u32(spk_id) || EK_A`) in `prekey_replay_records`.
     static let replayBaseKey = RowKeyDomain(label: "prekeys.replay.record")
     /// The file's identity in its store epoch (`StoreEpoch.fileID`: the file salt, hashed).

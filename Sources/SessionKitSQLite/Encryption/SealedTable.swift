@@ -35,7 +35,7 @@ struct SealedTable: Sendable, Hashable, CustomStringConvertible {
     /// Group messages waiting for their distribution, by id (schema 4).
     static let pendingGroupMessages = SealedTable(name: "pending_group_messages", valueVersion: 4)
     /// The send log, by hashed chain, id and expiry (`SchemaSendLog`, schema 8).
-    static let sendLog = SealedTable(name: "send_log", valueVersion: 8)
+    static let sendLog = SealedTable(name: "send_log", valueVersion: UInt32(SchemaSendLogPeers.version))
     /// The message archive, by hashed conversation and message ids.
     static let archive = SealedTable(name: "archive", valueVersion: 1)
     /// The ids behind the keyed hashes of `trust_users` and `archive`, by hash (`SchemaKnownIDs`,

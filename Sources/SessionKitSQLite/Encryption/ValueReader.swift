@@ -25,6 +25,12 @@ struct ValueReader {
         return value
     }
 
+    mutating func readUInt64() throws(ValueDecodingError) -> UInt64 {
+        var value: UInt64 = 0
+        for _ in 0 ..< 8 { value = value << 8 | UInt64(try readByte()) }
+        return value
+    }
+
     mutating func readBytes(_ count: Int) throws(ValueDecodingError) -> [UInt8] {
         guard count >= 0, count <= bytes.count - offset else { throw ValueDecodingError() }
         defer { offset += count }

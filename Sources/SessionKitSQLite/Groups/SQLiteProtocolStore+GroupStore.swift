@@ -18,7 +18,24 @@ extension SQLiteProtocolStore: GroupStore {
                 guard let value = try DatabaseValue.fetchOne(
                     db, sql: "SELECT sealed FROM group_members WHERE group_hash = ?", arguments: [Data(groupHash)]) else { return [] }
                 let opened = try sealer.open(try Self.blob(value, table: .groupMembers), table: .groupMembers, rowKey: groupHash)
-                return try GroupMembersCoding.decode(opened.bytes)
+                return try GroupMembersCoding.decode(opened.bytes).members
+            }
+        } catch {
+            throw Self.sessionError(error)
+        }
+    }
+
+    /// The join points of `group`'s members in our sending chain (SPEC §9; none when none were
+    /// set, or the row was written before join points were kept).
+    /// - Throws: as `loadGroupMembers(for:)`.
+    public func loadGroupJoinPoints(for group: GroupID) async throws(SessionError) -> [ProtocolAddress: GroupJoinPoint] {
+        let groupHash = sealer.rowKey(group.rawRepresentation, in: .groupMembers)
+        do {
+            return try await readTransaction { [sealer] db -> [ProtocolAddress: GroupJoinPoint] in
+                guard let value = try DatabaseValue.fetchOne(
+                    db, sql: "SELECT sealed FROM group_members WHERE group_hash = ?", arguments: [Data(groupHash)]) else { return [:] }
+                let opened = try sealer.open(try Self.blob(value, table: .groupMembers), table: .groupMembers, rowKey: groupHash)
+                return try GroupMembersCoding.decode(opened.bytes).joinPoints
             }
         } catch {
             throw Self.sessionError(error)
@@ -71,7 +88,8 @@ extension SQLiteProtocolStore: GroupStore {
             if write.members.isEmpty {
                 try db.execute(sql: "DELETE FROM group_members WHERE group_hash = ?", arguments: [Data(groupHash)])
             } else {
-                let sealed = try sealer.seal(GroupMembersCoding.encode(write.members), table: .groupMembers, rowKey: groupHash)
+                let sealed = try sealer.seal(
+                    GroupMembersCoding.encode(write.members, joinPoints: write.joinPoints), table: .groupMembers, rowKey: groupHash)
                 try db.execute(sql: "INSERT OR REPLACE INTO group_members (group_hash, sealed) VALUES (?, ?)",
                                arguments: [Data(groupHash), Data(sealed)])
             }
@@ -121,39 +139,73 @@ extension SQLiteProtocolStore: GroupStore {
 }
 
 /// The sealed value of a `group_members` row: `u32(count) || Encode(address)*` (SPEC §1), in
-/// increasing order of the encoding.
+/// increasing order of the encoding, then the members' join points in our sending chain
+/// (SPEC §9): `u32(count) || (Encode(address) || chain_id (32) || u64(iteration))*`, in the same
+/// order. A row written before join points were kept ends after the members (none then).
 enum GroupMembersCoding {
-    /// The members as a value.
-    static func encode(_ members: Set<ProtocolAddress>) -> [UInt8] {
+    /// A decoded value.
+    struct Value {
+        /// The member devices.
+        var members: Set<ProtocolAddress> = []
+        /// Their join points (members only).
+        var joinPoints: [ProtocolAddress: GroupJoinPoint] = [:]
+    }
+
+    /// The members and their join points as a value (points of non-members are left out).
+    static func encode(_ members: Set<ProtocolAddress>, joinPoints: [ProtocolAddress: GroupJoinPoint]) -> [UInt8] {
+        let sorted = members.sorted(by: { $0.encoded.lexicographicallyPrecedes($1.encoded) })
         var out: [UInt8] = []
         out.appendBigEndian(UInt32(truncatingIfNeeded: members.count))
-        for member in members.sorted(by: { $0.encoded.lexicographicallyPrecedes($1.encoded) }) { out.append(contentsOf: member.encoded) }
+        for member in sorted { out.append(contentsOf: member.encoded) }
+        let pointed = sorted.filter { joinPoints[$0]?.chainID.count == 32 }
+        out.appendBigEndian(UInt32(truncatingIfNeeded: pointed.count))
+        for member in pointed {
+            guard let point = joinPoints[member] else { continue }
+            out.append(contentsOf: member.encoded)
+            out.append(contentsOf: point.chainID)
+            out.appendBigEndian(Int64(bitPattern: point.iteration))
+        }
         return out
     }
 
     /// Decodes an opened value.
-    /// - Throws: `SQLiteStoreError.invalidValue(table:)` when it does not decode.
-    static func decode(_ value: [UInt8]) throws(SQLiteStoreError) -> Set<ProtocolAddress> {
+    /// - Throws: `SQLiteStoreError.invalidValue(table:)` when it does not decode (a join point
+    ///   of a device that is not a member, or named twice, included).
+    static func decode(_ value: [UInt8]) throws(SQLiteStoreError) -> Value {
         do {
-            return try value.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws(ValueDecodingError) -> Set<ProtocolAddress> in
+            return try value.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws(ValueDecodingError) -> Value in
                 var reader = ValueReader(bytes)
+                var decoded = Value()
                 let count = try reader.readUInt32()
-                var members: Set<ProtocolAddress> = []
-                for _ in 0 ..< count {
-                    let length = Int(try reader.readByte())
-                    let uid = try reader.readBytes(length)
-                    let device = try reader.readUInt32()
-                    do {
-                        members.insert(try ProtocolAddress(userID: String(decoding: uid, as: UTF8.self), deviceID: device))
-                    } catch {
-                        throw ValueDecodingError()
+                for _ in 0 ..< count { decoded.members.insert(try readAddress(&reader)) }
+                guard decoded.members.count == Int(count) else { throw ValueDecodingError() }
+                if !reader.isAtEnd {
+                    let pointCount = try reader.readUInt32()
+                    for _ in 0 ..< pointCount {
+                        let member = try readAddress(&reader)
+                        let chainID = try reader.readBytes(32)
+                        let iteration = try reader.readUInt64()
+                        guard decoded.members.contains(member), decoded.joinPoints[member] == nil else { throw ValueDecodingError() }
+                        decoded.joinPoints[member] = GroupJoinPoint(chainID: chainID, iteration: iteration)
                     }
                 }
-                guard reader.isAtEnd, members.count == Int(count) else { throw ValueDecodingError() }
-                return members
+                guard reader.isAtEnd else { throw ValueDecodingError() }
+                return decoded
             }
         } catch {
             throw .invalidValue(table: SealedTable.groupMembers.name)
+        }
+    }
+
+    /// Reads one `Encode(address)`.
+    private static func readAddress(_ reader: inout ValueReader) throws(ValueDecodingError) -> ProtocolAddress {
+        let length = Int(try reader.readByte())
+        let uid = try reader.readBytes(length)
+        let device = try reader.readUInt32()
+        do {
+            return try ProtocolAddress(userID: String(decoding: uid, as: UTF8.self), deviceID: device)
+        } catch {
+            throw ValueDecodingError()
         }
     }
 }

@@ -32,6 +32,7 @@ enum Schema {
         SchemaSendLog.apply,
         SchemaGenerationBinding.apply,
         SchemaKnownIDs.apply,
+        SchemaSendLogPeers.apply,
     ]
 
     /// The newest schema this library reads and writes.

@@ -55,4 +55,7 @@ actor CapturingStore: ProtocolStore {
         try await base.loadPendingGroupMessages(for: group, sender: sender)
     }
     func holdsReceiverChain(_ chainID: [UInt8]) async throws(SessionError) -> Bool { try await base.holdsReceiverChain(chainID) }
+    func loadGroupJoinPoints(for group: GroupID) async throws(SessionError) -> [ProtocolAddress: GroupJoinPoint] {
+        try await base.loadGroupJoinPoints(for: group)
+    }
 }

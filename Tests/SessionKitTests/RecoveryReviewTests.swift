@@ -1,0 +1,160 @@
+import SignalPrimitives
+import TestSupport
+import XCTest
+@_spi(Testing) @testable import SessionKit
+
+/// The third review's and trial's recovery findings (issue 27), each as the attack or the
+/// ordinary day that demonstrated it: a member added later asks for the group's history; a
+/// device that restored its account starts a new session before its notice arrives.
+final class RecoveryReviewTests: XCTestCase {
+    private let server = FakeServer()
+    private let clock = FakeClock()
+
+    /// Alice with sessions to each of `peers` (each has read her first message and answered).
+    private func connect(_ alice: LoggingTestDevice, to peers: [LoggingTestDevice]) async throws {
+        for peer in peers {
+            try await alice.startSession(with: peer.address, server: server)
+            _ = try await peer.manager.receive(try await alice.manager.encryptEnvelope(utf8("hello"), to: peer.address))
+            _ = try await alice.manager.receive(try await peer.manager.encryptEnvelope(utf8("hi"), to: alice.address))
+        }
+    }
+
+    /// A group notice from `member` for Alice's chain in `group`, naming `iteration`.
+    private func groupNotice(
+        from member: LoggingTestDevice, to alice: LoggingTestDevice, group: GroupID, iteration: UInt32
+    ) async throws -> [UInt8] {
+        let chain = await alice.store.loadSendingChain(for: group)
+        let chainID = try XCTUnwrap(chain).chainID.rawRepresentation
+        return try RetryNotice(
+            from: member.identity, at: member.address, to: alice.address, recipientIdentityKey: alice.identity.publicKey,
+            registrationID: try await member.manager.localRegistrationID(),
+            failure: .group(group, chainID: chainID, iteration: iteration)
+        ).serialized
+    }
+
+    /// Finding 1 (high): Carol is added to the group after Alice said g0–g2 there. Carol's client
+    /// (or a malicious one writing iteration 0) sends a group notice naming iteration 0: Alice
+    /// re-sends only what she said since Carol joined (g3), never the history before it. Bob, a
+    /// member from the start, still gets everything from the iteration he names.
+    func testAMemberAddedLaterIsNeverResentWhatWasSaidBeforeSheJoined() async throws {
+        let alice = try await LoggingTestDevice("alice", 1, seed: 27_100, server: server, clock: clock)
+        let bob = try await LoggingTestDevice("bob", 1, seed: 27_101, server: server, clock: clock)
+        let carol = try await LoggingTestDevice("carol", 1, seed: 27_102, server: server, clock: clock)
+        try await connect(alice, to: [bob, carol])
+        let group = try GroupID("book club")
+        try await alice.manager.setGroupMembers([bob.address], for: group)
+        _ = try await alice.manager.distributeSenderKey(for: group, to: [bob.address])
+        for index in 0 ..< 3 { _ = try await alice.manager.groupEncrypt(utf8("g\(index)"), for: group) }
+
+        try await alice.manager.addGroupMembers([carol.address], to: group)
+        _ = try await alice.manager.distributeSenderKey(for: group, to: [carol.address])
+        _ = try await alice.manager.groupEncrypt(utf8("g3"), for: group)
+
+        let fromCarol = try await alice.manager.processRetryNotice(
+            try await groupNotice(from: carol, to: alice, group: group, iteration: 0), from: carol.address)
+        guard case .distributionResent = fromCarol.action else { return XCTFail("\(fromCarol)") }
+        XCTAssertEqual(fromCarol.resend.map(\.plaintext), [utf8("g3")], "nothing from before Carol joined")
+
+        clock.advance(bySeconds: 3601)
+        let fromBob = try await alice.manager.processRetryNotice(
+            try await groupNotice(from: bob, to: alice, group: group, iteration: 1), from: bob.address)
+        guard case .distributionResent = fromBob.action else { return XCTFail("\(fromBob)") }
+        XCTAssertEqual(fromBob.resend.map(\.plaintext), [utf8("g1"), utf8("g2"), utf8("g3")])
+    }
+
+    /// Setting the members again keeps the join point of a device that stays a member, a device
+    /// removed and added again joins anew, and a rotated chain starts every member at its first
+    /// iteration.
+    func testJoinPointsFollowMembershipAndRotation() async throws {
+        let alice = try await LoggingTestDevice("alice", 1, seed: 27_110, server: server, clock: clock)
+        let bob = try await LoggingTestDevice("bob", 1, seed: 27_111, server: server, clock: clock)
+        let carol = try await LoggingTestDevice("carol", 1, seed: 27_112, server: server, clock: clock)
+        try await connect(alice, to: [bob, carol])
+        let group = try GroupID("join points")
+        try await alice.manager.setGroupMembers([bob.address], for: group)
+        _ = try await alice.manager.distributeSenderKey(for: group, to: [bob.address])
+        var points = try await alice.store.loadGroupJoinPoints(for: group)
+        XCTAssertEqual(points[bob.address]?.iteration, 0, "a member when the chain was made joins at its start")
+        _ = try await alice.manager.groupEncrypt(utf8("m0"), for: group)
+        _ = try await alice.manager.groupEncrypt(utf8("m1"), for: group)
+
+        try await alice.manager.setGroupMembers([bob.address, carol.address], for: group)
+        points = try await alice.store.loadGroupJoinPoints(for: group)
+        XCTAssertEqual(points[bob.address]?.iteration, 0, "Bob stayed a member")
+        XCTAssertEqual(points[carol.address]?.iteration, 2, "Carol joins at the next iteration")
+
+        _ = try await alice.manager.groupEncrypt(utf8("m2"), for: group)
+        try await alice.manager.setGroupMembers([bob.address], for: group)
+        let afterRemoval = try await alice.store.loadGroupJoinPoints(for: group)
+        XCTAssertNil(afterRemoval[carol.address])
+        _ = try await alice.manager.groupEncrypt(utf8("m3"), for: group)
+        try await alice.manager.addGroupMembers([carol.address], to: group)
+        points = try await alice.store.loadGroupJoinPoints(for: group)
+        XCTAssertEqual(points[carol.address]?.iteration, 4, "added again: joins anew, after what was said while she was out")
+
+        _ = try await alice.manager.removeMembers([bob.address], from: group, remaining: [carol.address])
+        let loadedChain = await alice.store.loadSendingChain(for: group)
+        let rotated = try XCTUnwrap(loadedChain)
+        points = try await alice.store.loadGroupJoinPoints(for: group)
+        XCTAssertEqual(points, [carol.address: GroupJoinPoint(chainID: rotated.chainID.rawRepresentation, iteration: 0)])
+    }
+
+    /// With no join point on record (members written by a store or an older version that kept
+    /// none), a group notice re-sends the distribution but no logged message.
+    func testAMemberWithoutAJoinPointGetsNoLoggedMessage() async throws {
+        let alice = try await LoggingTestDevice("alice", 1, seed: 27_120, server: server, clock: clock)
+        let bob = try await LoggingTestDevice("bob", 1, seed: 27_121, server: server, clock: clock)
+        try await connect(alice, to: [bob])
+        let group = try GroupID("no points")
+        try await alice.manager.setGroupMembers([bob.address], for: group)
+        _ = try await alice.manager.distributeSenderKey(for: group, to: [bob.address])
+        _ = try await alice.manager.groupEncrypt(utf8("said"), for: group)
+        var commit = StoreCommit()
+        commit.store(members: [bob.address], for: group)
+        try await alice.store.commit(commit)
+
+        let outcome = try await alice.manager.processRetryNotice(
+            try await groupNotice(from: bob, to: alice, group: group, iteration: 0), from: bob.address)
+        guard case .distributionResent = outcome.action else { return XCTFail("\(outcome)") }
+        XCTAssertEqual(outcome.resend, [])
+    }
+
+    /// Finding 3 (high, from the trial): Bob restores his account on a new phone, starts a new
+    /// session with Alice and writes; the relay then redelivers Alice's a0 and a1, which his
+    /// restored device cannot read, and his notice for them reaches Alice after his new session.
+    /// Alice has moved on (no session changes), but the send log still gives a0 and a1 back,
+    /// once, and they reach Bob in the new session.
+    func testANoticeAfterThePeersNewSessionStillGetsTheMessagesBackOnce() async throws {
+        let alice = try await LoggingTestDevice("alice", 1, seed: 27_130, server: server, clock: clock)
+        let bob = try await LoggingTestDevice("bob", 1, seed: 27_131, server: server, clock: clock)
+        try await connect(alice, to: [bob])
+        _ = try await alice.manager.encryptEnvelope(utf8("a0"), to: bob.address)
+        let a1 = try await alice.manager.encryptEnvelope(utf8("a1"), to: bob.address)
+
+        // The restored device: the same identity, none of the sessions.
+        let restored = try await LoggingTestDevice("bob", 1, seed: 27_132, server: server, clock: clock, identity: bob.identity)
+        try await restored.startSession(with: alice.address, server: server)
+        let back = try await alice.manager.receive(try await restored.manager.encryptEnvelope(utf8("I'm back"), to: alice.address))
+        guard case .message = back else { return XCTFail("\(back)") }
+
+        let notice = try expectRetryNotice(try await restored.manager.receive(a1))
+        let outcome = try expectRetryOutcome(try await alice.manager.receive(notice))
+        guard case .loggedMessagesReturned = outcome.action else { return XCTFail("\(outcome)") }
+        XCTAssertEqual(outcome.resend.map(\.plaintext), [utf8("a0"), utf8("a1")])
+
+        let resent = await alice.manager.resendLoggedMessages(outcome.resend, to: bob.address)
+        XCTAssertEqual(resent.map(\.error), [nil, nil])
+        var read: [[UInt8]] = []
+        for message in resent {
+            guard case let .message(message) = try await restored.manager.receive(try XCTUnwrap(message.envelope)) else {
+                return XCTFail("a re-sent message did not decrypt")
+            }
+            read.append(message.plaintext)
+        }
+        XCTAssertEqual(read, [utf8("a0"), utf8("a1")])
+
+        let replay = try expectRetryOutcome(try await alice.manager.receive(notice))
+        guard case .ignored = replay.action else { return XCTFail("\(replay)") }
+        XCTAssertEqual(replay.resend, [], "handed back once")
+    }
+}
