@@ -36,7 +36,7 @@ final class GroupStorageTests: XCTestCase {
         let kept = try await b.store.loadPendingGroupMessages(for: group, sender: alice)
         XCTAssertEqual(kept.map(\.message), [early.body])
 
-        guard case let .senderKeyDistribution(_, _, _, released) = try await b.manager.receive(distribution) else {
+        guard case let .senderKeyDistribution(_, _, _, released, _) = try await b.manager.receive(distribution) else {
             return XCTFail("a distribution")
         }
         XCTAssertEqual(released.map(\.plaintext), [bytes("early words")])

@@ -171,7 +171,7 @@ final class RecoveryScenarioTests: XCTestCase {
         XCTAssertEqual(result.failedPosition, 0, "the oldest kept message")
         XCTAssertEqual(result.resend.map(\.plaintext), ["g0", "g1", "g2"].map { Array($0.utf8) })
         let received = try await b.manager.receive(try XCTUnwrap(encryption.envelope))
-        guard case let .senderKeyDistribution(_, _, _, released) = received else { return XCTFail("\(received)") }
+        guard case let .senderKeyDistribution(_, _, _, released, _) = received else { return XCTFail("\(received)") }
         XCTAssertEqual(released.map(\.plaintext), [], "before the distribution's iteration: not decryptable with it")
         let kept = try await b.store.loadPendingGroupMessages(for: group, sender: alice)
         XCTAssertEqual(kept, [], "and dropped")

@@ -119,7 +119,7 @@ final class ContentTypeTests: XCTestCase {
             XCTAssertEqual(seen, [], "round \(round): the chain key never reaches the app as chat text")
 
             // Delivered again under its own kind, the same bytes work.
-            guard case .senderKeyDistribution(team, alice.address, _, _) = try await bob.manager.receive(distribution) else {
+            guard case .senderKeyDistribution(team, alice.address, _, _, _) = try await bob.manager.receive(distribution) else {
                 return XCTFail("round \(round): a distribution")
             }
             let groupMessage = try await alice.manager.groupEncryptEnvelope(utf8("round \(round)"), for: team)

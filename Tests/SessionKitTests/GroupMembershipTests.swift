@@ -76,7 +76,7 @@ final class GroupMembershipTests: XCTestCase {
 
         // Added again by the app, the same distribution is accepted.
         try await g.bob.manager.addGroupMembers([g.mallory.address], to: g.team)
-        guard case .senderKeyDistribution(_, _, _, let released) = try await g.bob.manager.receive(again) else {
+        guard case .senderKeyDistribution(_, _, _, let released, _) = try await g.bob.manager.receive(again) else {
             return XCTFail("a distribution")
         }
         XCTAssertEqual(released.map(\.plaintext), [], "nothing was kept while Mallory was out")
@@ -99,7 +99,7 @@ final class GroupMembershipTests: XCTestCase {
         let received = try await g.bob.manager.receive(distribution, beforePersisting: { (message: ReceivedMessage) async throws(SessionError) in
             await handed.add(message.plaintext ?? [])
         })
-        guard case let .senderKeyDistribution(group, sender, _, released) = received else { return XCTFail("a distribution") }
+        guard case let .senderKeyDistribution(group, sender, _, released, _) = received else { return XCTFail("a distribution") }
         XCTAssertEqual(group, g.team)
         XCTAssertEqual(sender, g.alice.address)
         XCTAssertEqual(released.map(\.plaintext), [utf8("one"), utf8("two")])
@@ -120,7 +120,7 @@ final class GroupMembershipTests: XCTestCase {
         let early = try await g.alice.manager.groupEncryptEnvelope(utf8("keep me"), for: g.team)
         await assertThrowsAsync(.unknownChain) { try await g.bob.manager.receive(early) }
         // The distribution stores the chain and releases the kept message.
-        guard case let .senderKeyDistribution(_, _, _, first) = try await g.bob.manager.receive(distribution) else {
+        guard case let .senderKeyDistribution(_, _, _, first, _) = try await g.bob.manager.receive(distribution) else {
             return XCTFail("a distribution")
         }
         XCTAssertEqual(first.map(\.plaintext), [utf8("keep me")])
@@ -161,7 +161,7 @@ final class GroupMembershipTests: XCTestCase {
         _ = try await g.alice.manager.senderKeyDistributionMessage(for: g.team)
         let before = try await g.alice.manager.groupEncryptEnvelope(utf8("before bob's copy"), for: g.team)
         await assertThrowsAsync(.unknownChain) { try await g.bob.manager.receive(before) }
-        guard case let .senderKeyDistribution(_, _, _, released) = try await g.bob.manager.receive(try await g.aliceDistribution()) else {
+        guard case let .senderKeyDistribution(_, _, _, released, _) = try await g.bob.manager.receive(try await g.aliceDistribution()) else {
             return XCTFail("a distribution")
         }
         XCTAssertEqual(released.count, 0)

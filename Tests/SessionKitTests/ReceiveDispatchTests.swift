@@ -35,7 +35,7 @@ final class ReceiveDispatchTests: XCTestCase {
         XCTAssertEqual(distribution.kind, .senderKeyDistribution)
         XCTAssertEqual(distribution.group, team)
         XCTAssertEqual(distribution.recipient, bob.address)
-        guard case let .senderKeyDistribution(group, sender, _, _) = try await bob.manager.receive(try MessageEnvelope(text: distribution.encodedText()))
+        guard case let .senderKeyDistribution(group, sender, _, _, _) = try await bob.manager.receive(try MessageEnvelope(text: distribution.encodedText()))
         else { return XCTFail("a distribution") }
         XCTAssertEqual(group, team)
         XCTAssertEqual(sender, alice.address)

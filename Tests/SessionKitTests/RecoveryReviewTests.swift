@@ -73,29 +73,29 @@ final class RecoveryReviewTests: XCTestCase {
         let group = try GroupID("join points")
         try await alice.manager.setGroupMembers([bob.address], for: group)
         _ = try await alice.manager.distributeSenderKey(for: group, to: [bob.address])
-        var points = try await alice.store.loadGroupJoinPoints(for: group)
+        var points = await alice.store.loadGroupJoinPoints(for: group)
         XCTAssertEqual(points[bob.address]?.iteration, 0, "a member when the chain was made joins at its start")
         _ = try await alice.manager.groupEncrypt(utf8("m0"), for: group)
         _ = try await alice.manager.groupEncrypt(utf8("m1"), for: group)
 
         try await alice.manager.setGroupMembers([bob.address, carol.address], for: group)
-        points = try await alice.store.loadGroupJoinPoints(for: group)
+        points = await alice.store.loadGroupJoinPoints(for: group)
         XCTAssertEqual(points[bob.address]?.iteration, 0, "Bob stayed a member")
         XCTAssertEqual(points[carol.address]?.iteration, 2, "Carol joins at the next iteration")
 
         _ = try await alice.manager.groupEncrypt(utf8("m2"), for: group)
         try await alice.manager.setGroupMembers([bob.address], for: group)
-        let afterRemoval = try await alice.store.loadGroupJoinPoints(for: group)
+        let afterRemoval = await alice.store.loadGroupJoinPoints(for: group)
         XCTAssertNil(afterRemoval[carol.address])
         _ = try await alice.manager.groupEncrypt(utf8("m3"), for: group)
         try await alice.manager.addGroupMembers([carol.address], to: group)
-        points = try await alice.store.loadGroupJoinPoints(for: group)
+        points = await alice.store.loadGroupJoinPoints(for: group)
         XCTAssertEqual(points[carol.address]?.iteration, 4, "added again: joins anew, after what was said while she was out")
 
         _ = try await alice.manager.removeMembers([bob.address], from: group, remaining: [carol.address])
         let loadedChain = await alice.store.loadSendingChain(for: group)
         let rotated = try XCTUnwrap(loadedChain)
-        points = try await alice.store.loadGroupJoinPoints(for: group)
+        points = await alice.store.loadGroupJoinPoints(for: group)
         XCTAssertEqual(points, [carol.address: GroupJoinPoint(chainID: rotated.chainID.rawRepresentation, iteration: 0)])
     }
 
@@ -156,5 +156,39 @@ final class RecoveryReviewTests: XCTestCase {
         let replay = try expectRetryOutcome(try await alice.manager.receive(notice))
         guard case .ignored = replay.action else { return XCTFail("\(replay)") }
         XCTAssertEqual(replay.resend, [], "handed back once")
+    }
+
+    /// Finding 6 (a regression): Alice says g0 in the group before Bob was given her chain;
+    /// g0 reaches Bob first and is kept for its chain. The distribution that arrives later holds
+    /// the chain at iteration 1, so g0 can never decrypt: it is reported as the same message
+    /// arriving after the distribution is (a placeholder and a notice), never dropped silently.
+    func testAKeptMessageOlderThanTheDistributionIsReportedNotDropped() async throws {
+        let alice = try await LoggingTestDevice("alice", 1, seed: 27_140, server: server, clock: clock)
+        let bob = try await LoggingTestDevice("bob", 1, seed: 27_141, server: server, clock: clock)
+        try await connect(alice, to: [bob])
+        let group = try GroupID("early bird")
+        try await alice.manager.setGroupMembers([bob.address], for: group)
+        try await bob.manager.setGroupMembers([alice.address], for: group)
+        _ = try await alice.manager.senderKeyDistributionMessage(for: group)
+        let early = try await alice.manager.groupEncryptEnvelope(utf8("g0"), for: group)
+        do {
+            _ = try await bob.manager.receive(early)
+            XCTFail("no chain yet")
+        } catch {
+            XCTAssertEqual(error, .unknownChain, "kept for its chain")
+        }
+
+        let distributed = try await alice.manager.distributeSenderKey(for: group, to: [bob.address])
+        let distribution = try XCTUnwrap(distributed.first?.envelope)
+        let received = try await bob.manager.receive(distribution)
+        guard case let .senderKeyDistribution(_, _, _, released, undecryptable) = received else { return XCTFail("\(received)") }
+        XCTAssertEqual(released.count, 0)
+        XCTAssertEqual(undecryptable.map(\.error), [.messageKeyUnavailable], "reported, not dropped")
+        XCTAssertEqual(undecryptable.first?.group, group)
+        let notice = try XCTUnwrap(undecryptable.first?.retryNotice, "with the notice the same message would get after it")
+        let outcome = try expectRetryOutcome(try await alice.manager.receive(notice))
+        guard case .distributionResent = outcome.action else { return XCTFail("\(outcome)") }
+        let pending = await bob.store.loadPendingGroupMessages(for: group, sender: alice.address)
+        XCTAssertEqual(pending, [], "no longer kept")
     }
 }

@@ -295,8 +295,10 @@ final class DocumentationExampleTests: XCTestCase {
             switch try await bob.receive(try MessageEnvelope(text: text)) {
             case let .groupMessage(message):
                 show(message.plaintext, from: message.sender, in: message.group)
-            case let .senderKeyDistribution(_, _, _, released):
+            case let .senderKeyDistribution(_, _, _, released, undecryptable):
                 for message in released { show(message.plaintext, from: message.sender, in: message.group) }
+                // Kept messages older than the distribution: as if they arrived after it.
+                for failure in undecryptable { if let notice = failure.retryNotice { send(notice) } }
             case let .message(message):
                 show(message.plaintext, from: message.sender)
             case let .undecryptable(failure):

@@ -388,11 +388,16 @@ final class ChatClient: Sendable {
             if message.establishedSession { try await publishPreKeys() }
         case let .groupMessage(message):
             say("received in \(message.group.name) from \(message.sender.userID): \(String(decoding: message.plaintext, as: UTF8.self))")
-        case let .senderKeyDistribution(group, sender, _, released):
+        case let .senderKeyDistribution(group, sender, _, released, undecryptable):
             say("got the sender key of \(sender) for \(group.name)")
             // The group messages from `sender` that came before its sender key, kept by SessionKit.
             for message in released {
                 say("received in \(group.name) from \(sender.userID): \(String(decoding: message.plaintext, as: UTF8.self))")
+            }
+            // Kept messages sent before we were given the chain: a placeholder each, and the notice.
+            for failure in undecryptable {
+                say("a message in \(group.name) from \(sender) could not be decrypted (\(failure.error))")
+                if let notice = failure.retryNotice { try await relay.send(notice.encodedText(), to: [failure.sender]) }
             }
         case let .undecryptable(failure):
             // Our state for the sender is lost (SPEC §9): SessionKit made a retry notice (at most

@@ -92,7 +92,7 @@ extension ReceivedMessage {
         switch self {
         case let .message(message): return message.sender.userID
         case let .groupMessage(message): return "group:\(message.group.name)"
-        case let .senderKeyDistribution(group, _, _, _): return "group:\(group.name)"
+        case let .senderKeyDistribution(group, _, _, _, _): return "group:\(group.name)"
         case let .undecryptable(failure): return failure.group.map { "group:\($0.name)" } ?? failure.sender.userID
         case let .retryNotice(outcome): return outcome.group.map { "group:\($0.name)" } ?? outcome.sender.userID
         }

@@ -9,8 +9,13 @@ public enum ReceivedMessage: Sendable, CustomStringConvertible {
     /// `identityObservation` is what the trust store observed about the pairwise session's
     /// identity key; `releasedMessages` are the group messages from that member that had
     /// arrived before it and were kept by the manager, now decrypted (oldest first): show them.
+    /// `undecryptableMessages` are kept messages that turned out older than the distribution
+    /// (sent before this device was given the chain, `messageKeyUnavailable`) or too far ahead
+    /// of it: reported as each would be arriving after it (a placeholder, and the retry notice
+    /// to send when one is due), never dropped silently.
     case senderKeyDistribution(
-        group: GroupID, sender: ProtocolAddress, identityObservation: IdentityObservation, releasedMessages: [DecryptedGroupMessage])
+        group: GroupID, sender: ProtocolAddress, identityObservation: IdentityObservation, releasedMessages: [DecryptedGroupMessage],
+        undecryptableMessages: [UndecryptableMessage])
     /// A message that could not be decrypted because this device's state for its sender is
     /// lost or unusable (SPEC §9): show a placeholder, send its `retryNotice` (when there is
     /// one) and start a new session when it says so. Acknowledge the message.
@@ -24,7 +29,7 @@ public enum ReceivedMessage: Sendable, CustomStringConvertible {
         switch self {
         case let .message(message): return message.sender
         case let .groupMessage(message): return message.sender
-        case let .senderKeyDistribution(_, sender, _, _): return sender
+        case let .senderKeyDistribution(_, sender, _, _, _): return sender
         case let .undecryptable(message): return message.sender
         case let .retryNotice(outcome): return outcome.sender
         }
@@ -44,8 +49,9 @@ public enum ReceivedMessage: Sendable, CustomStringConvertible {
         switch self {
         case let .message(message): return "ReceivedMessage(\(message))"
         case let .groupMessage(message): return "ReceivedMessage(\(message))"
-        case let .senderKeyDistribution(group, sender, observation, released):
-            return "ReceivedMessage(sender key of \(sender) in \(group), \(observation), \(released.count) released)"
+        case let .senderKeyDistribution(group, sender, observation, released, undecryptable):
+            return "ReceivedMessage(sender key of \(sender) in \(group), \(observation), \(released.count) released, "
+                + "\(undecryptable.count) undecryptable)"
         case let .undecryptable(message): return "ReceivedMessage(\(message))"
         case let .retryNotice(outcome): return "ReceivedMessage(\(outcome))"
         }

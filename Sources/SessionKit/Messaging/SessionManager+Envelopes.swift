@@ -89,13 +89,21 @@ extension SessionManager {
         case .senderKeyDistribution:
             guard let group = envelope.group else { throw .invalidMessage }
             let observation = try await processSenderKeyDistribution(encrypted: envelope.body, for: group, from: envelope.sender)
-            // The group messages kept while this chain was missing decrypt now.
-            let released = try await releasePendingGroupMessages(for: group, from: envelope.sender) {
+            // The group messages kept while this chain was missing decrypt now; those older than
+            // the distribution are reported as they would be arriving after it.
+            let release = try await releasePending(for: group, from: envelope.sender) {
                 (message: DecryptedGroupMessage) async throws(SessionError) in
                 try await process(.groupMessage(message))
             }
+            var undecryptable: [UndecryptableMessage] = []
+            for (message, error) in release.unreadable {
+                if let report = try await undecryptableGroupMessage(message, for: group, from: envelope.sender, failedWith: error) {
+                    undecryptable.append(report)
+                }
+            }
             return .senderKeyDistribution(
-                group: group, sender: envelope.sender, identityObservation: observation, releasedMessages: released)
+                group: group, sender: envelope.sender, identityObservation: observation, releasedMessages: release.released,
+                undecryptableMessages: undecryptable)
         case .groupMessage:
             guard let group = envelope.group else { throw .invalidMessage }
             let sender = envelope.sender

@@ -402,9 +402,11 @@ extension SessionManager {
     /// decrypts is handed to `process` and then deleted with the advanced chain, in one commit
     /// (as `groupDecrypt(_:for:from:beforePersisting:)`); those still without their chain stay
     /// until they expire; those that fail otherwise (a duplicate, a forgery) are deleted.
-    /// `receive(_:)` calls this after every distribution; call it after
-    /// `processSenderKeyDistribution` when you do not use envelopes. Returns the decrypted
-    /// messages, oldest first.
+    /// `receive(_:)` calls this after every distribution, and reports a kept message that turns
+    /// out older than the distribution (`messageKeyUnavailable`) as it reports the same message
+    /// arriving after it (`ReceivedMessage.senderKeyDistribution`'s `undecryptableMessages`);
+    /// call it after `processSenderKeyDistribution` when you do not use envelopes. Returns the
+    /// decrypted messages, oldest first.
     /// - Throws: `SessionError.notAGroupMember` when `sender` is not a member of `group` (any
     ///   more: its kept messages are never released and expire), `.storage` when the store
     ///   fails, and whatever `process` throws (the message it was given stays pending); the
@@ -413,13 +415,30 @@ extension SessionManager {
         for group: GroupID, from sender: ProtocolAddress,
         beforePersisting process: @Sendable (DecryptedGroupMessage) async throws(SessionError) -> Void = { _ in }
     ) async throws(SessionError) -> [DecryptedGroupMessage] {
+        try await releasePending(for: group, from: sender, beforePersisting: process).released
+    }
+
+    /// What `releasePending` did with the kept messages.
+    struct PendingRelease {
+        /// The messages that decrypted, oldest first.
+        var released: [DecryptedGroupMessage] = []
+        /// The messages that can never decrypt here although they may be genuine (older than
+        /// the distribution, or too far ahead), with their error: reported, not dropped silently.
+        var unreadable: [(message: [UInt8], error: SessionError)] = []
+    }
+
+    /// `releasePendingGroupMessages`, with the messages that were deleted as unreadable.
+    func releasePending(
+        for group: GroupID, from sender: ProtocolAddress,
+        beforePersisting process: @Sendable (DecryptedGroupMessage) async throws(SessionError) -> Void
+    ) async throws(SessionError) -> PendingRelease {
         // A device removed since its messages were kept gets nothing out (they expire).
         try await requireMember(sender, of: group)
-        return try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> [DecryptedGroupMessage] in
+        return try await exclusive(.groupReceiving(group, sender)) { () async throws(SessionError) -> PendingRelease in
             let kept = try await store.loadPendingGroupMessages(for: group, sender: sender)
             // Nothing kept (the usual case): no write (expired messages go when the next is kept).
-            guard !kept.isEmpty else { return [] }
-            var released: [DecryptedGroupMessage] = []
+            guard !kept.isEmpty else { return PendingRelease() }
+            var result = PendingRelease()
             var dropped: [UInt64] = []
             for pending in kept {
                 do throws(SessionError) {
@@ -429,18 +448,21 @@ extension SessionManager {
                             try await process(DecryptedGroupMessage(group: group, sender: sender, plaintext: plaintext))
                         }
                     }
-                    released.append(DecryptedGroupMessage(group: group, sender: sender, plaintext: plaintext))
+                    result.released.append(DecryptedGroupMessage(group: group, sender: sender, plaintext: plaintext))
                 } catch where error == .unknownChain {
                     continue
                 } catch where error.disposition == .drop || error.disposition == .dropSilently || error.disposition == .neverDecryptable {
                     dropped.append(pending.id)
+                    if error == .messageKeyUnavailable || error == .tooManySkippedMessages {
+                        result.unreadable.append((pending.message, error))
+                    }
                 }
             }
             var commit = StoreCommit()
             commit.releasedPendingGroupMessages = dropped
             commit.expiringPendingGroupMessages = clock.now()
             try await store.commit(commit)
-            return released
+            return result
         }
     }
 }
