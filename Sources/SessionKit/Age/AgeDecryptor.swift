@@ -15,8 +15,16 @@ import SignalPrimitives
 ///
 /// The header is parsed strictly (its ABNF, canonical base64, 64-column bodies); a header with
 /// an `scrypt` stanza next to any other stanza is refused whatever the identities, as `age.md`
-/// requires of passphrase files.
+/// requires of passphrase files. A header with more than `maximumStanzaCount` stanzas is
+/// refused (`AgeError.resourceLimit`) as soon as the stanza over the limit starts.
 public struct AgeDecryptor: Sendable {
+    /// The most recipient stanzas a header may have: 4,096. Every stanza of a type an identity
+    /// reads costs that identity a key agreement (an X25519 or ML-KEM operation), so a file with
+    /// very many stanzas (a 4 MiB header holds tens of thousands of X25519 stanzas, 700,000 empty
+    /// ones) would cost the reader seconds and memory for nothing. Real files have a few; the
+    /// `age` tool once stopped at 20 (age.md sets no limit). `AgeEncryptor` refuses to write more.
+    public static let maximumStanzaCount = 4096
+
     /// The identities tried, in order, on the header's stanzas.
     public let identities: [any AgeIdentity]
     /// Binary, armored, or detected from the first bytes.
@@ -34,7 +42,8 @@ public struct AgeDecryptor: Sendable {
     }
 
     /// Decrypts a whole file; nothing is returned unless all of it verifies.
-    /// - Throws: `AgeError` (`header`, `noMatch`, `headerMAC`, `payload`, `armor`).
+    /// - Throws: `AgeError` (`header`, `noMatch`, `headerMAC`, `payload`, `armor`,
+    ///   `resourceLimit`).
     public func decrypt(_ file: Data) throws(AgeError) -> Data {
         let stream = makeStream()
         var plaintext = Data()
