@@ -57,7 +57,9 @@ public struct AgeDecryptor: Sendable {
     /// Decrypts the file at `source` into a new file at `destination`, in constant memory (a
     /// few MiB). The plaintext goes to a temporary file in the destination's folder, synced
     /// with `fsync` and renamed to `destination` (replacing any file there) only after the
-    /// final chunk verified; on any error it is removed and `destination` is untouched.
+    /// final chunk verified; on any error it is removed and `destination` is untouched. Before
+    /// it starts, the stale partial files a dead process left for `destination` are removed
+    /// (see `removeStalePartialFiles(in:olderThan:)`).
     ///
     /// Threading: the call blocks until the file is written. For a binary file of 4 MiB or
     /// more on a machine with more than one active core, the payload chunks of each 2 MiB
@@ -70,6 +72,31 @@ public struct AgeDecryptor: Sendable {
     ///   written.
     public func decrypt(contentsOf source: URL, to destination: URL) throws(AgeError) {
         try decrypt(contentsOf: source, to: destination, parallelism: .automatic)
+    }
+
+    /// Removes the partial files that decryptions (and encryptions) to files in `folder` left
+    /// behind when their process died: `decrypt(contentsOf:to:)` writes the plaintext to a
+    /// temporary `.<name>.partial-<hex>` file next to the destination and renames it only at
+    /// the end. Call it at launch for the folders the app decrypts into; each file call also
+    /// removes its own destination's stale partial files when it starts (after 15 minutes).
+    ///
+    /// A partial file is removed only when it is a regular file of this user, was not modified
+    /// for `minimumAge`, and no process holds it: every writer holds an exclusive `flock` on
+    /// its partial file until it is renamed or removed, and the system releases the lock of a
+    /// process that died, so a decryption still running, here or in another process (an app
+    /// extension), keeps its file. Attachment partial files (`Attachment`) are the same kind
+    /// and are removed too. Other files are never touched.
+    /// - Parameter minimumAge: how long a partial file must have been left unmodified (15
+    ///   minutes by default; negative counts as zero).
+    /// - Returns: how many files were removed.
+    /// - Throws: `AgeError.file` when `folder` cannot be listed.
+    @discardableResult
+    public static func removeStalePartialFiles(in folder: URL, olderThan minimumAge: Duration = .seconds(15 * 60)) throws(AgeError) -> Int {
+        do {
+            return try PartialFiles.removeStale(in: filePath(of: folder), namePrefix: nil, minimumAge: minimumAge.components.seconds).count
+        } catch {
+            throw .file(error.description)
+        }
     }
 
     /// `decrypt(contentsOf:to:)` with a given parallelism.
