@@ -61,26 +61,32 @@ enum ProcessMemory {
         return nil
     }
 
-    /// The room under this process's cgroup memory limit, or `nil` without a limit.
+    /// The room under the memory limit of this process's cgroup (its own group's limit, not
+    /// its parents'), or `nil` without a limit.
     static func linuxCgroupRoom() -> UInt64? {
-        // cgroup v2: "0::/path" in /proc/self/cgroup; the files of that group under
-        // /sys/fs/cgroup (inside a container's cgroup namespace the path is "/").
-        var folders: [String] = []
+        // /proc/self/cgroup: "0::/path" for cgroup v2, "N:…memory…:/path" for v1's memory
+        // controller. Inside a container's cgroup namespace the path is "/" (the group is the
+        // mount's root); the group's folder is tried first, then the mount's root.
+        var v2: [String] = [], v1: [String] = []
         if let membership = readSmallFile("/proc/self/cgroup") {
-            for line in membership.split(separator: "\n") where line.hasPrefix("0::") {
-                let path = String(line.dropFirst(3))
-                folders.append("/sys/fs/cgroup" + (path == "/" ? "" : path))
+            for line in membership.split(separator: "\n") {
+                let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+                guard fields.count == 3 else { continue }
+                let path = fields[2] == "/" ? "" : String(fields[2])
+                if fields[0] == "0", fields[1].isEmpty { v2.append("/sys/fs/cgroup" + path) }
+                if fields[1].split(separator: ",").contains("memory") { v1.append("/sys/fs/cgroup/memory" + path) }
             }
         }
-        folders.append("/sys/fs/cgroup")
-        for folder in folders {
+        for folder in v2 + ["/sys/fs/cgroup"] {
             guard let limit = readNumber(folder + "/memory.max") else { continue }
             let used = readNumber(folder + "/memory.current") ?? 0
             return limit > used ? limit - used : 0
         }
-        // cgroup v1 (an unlimited group reports a number near 2^63).
-        if let limit = readNumber("/sys/fs/cgroup/memory/memory.limit_in_bytes"), limit < 1 << 62 {
-            let used = readNumber("/sys/fs/cgroup/memory/memory.usage_in_bytes") ?? 0
+        for folder in v1 + ["/sys/fs/cgroup/memory"] {
+            guard let limit = readNumber(folder + "/memory.limit_in_bytes") else { continue }
+            // An unlimited v1 group reports a number near 2^63.
+            guard limit < 1 << 62 else { return nil }
+            let used = readNumber(folder + "/memory.usage_in_bytes") ?? 0
             return limit > used ? limit - used : 0
         }
         return nil
