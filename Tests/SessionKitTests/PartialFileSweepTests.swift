@@ -108,6 +108,44 @@ final class PartialFileSweepTests: XCTestCase {
         XCTAssertEqual(try listing(), ["movie.mp4"])
     }
 
+    /// Across processes, with a real crash: another process (as an app extension decrypting at
+    /// the same time would) holds the lock on an hour-old partial file, and the sweep keeps
+    /// the file; once that process is killed, the system has released the lock and the same
+    /// sweep removes it.
+    func testAFileLockedByAnotherProcessIsKeptUntilThatProcessIsKilled() throws {
+        let shell = "/bin/sh", flock = "/usr/bin/flock"
+        guard FileManager.default.isExecutableFile(atPath: shell), FileManager.default.isExecutableFile(atPath: flock) else {
+            throw XCTSkip("needs /bin/sh and util-linux's /usr/bin/flock")
+        }
+        let name = ".video.mp4.partial-beef"
+        let file = try leave(name, age: 3600)
+        // The shell holds descriptor 9 (the lock belongs to its open file description, which
+        // flock(1) shares), says so, and waits on its standard input.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: shell)
+        holder.arguments = ["-c", "exec 9<\"$1\" && \(flock) -x -n 9 && echo locked && read line", "holder", file.path]
+        let output = Pipe(), input = Pipe()
+        holder.standardOutput = output
+        holder.standardInput = input
+        try holder.run()
+        defer {
+            if holder.isRunning { kill(holder.processIdentifier, SIGKILL) }
+            holder.waitUntilExit()
+        }
+        let said = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        XCTAssertEqual(said, "locked\n")
+
+        XCTAssertEqual(try AgeDecryptor.removeStalePartialFiles(in: folder), 0)
+        XCTAssertEqual(try Attachment.removeStalePartialFiles(in: folder, olderThan: .zero), 0)
+        XCTAssertTrue(try listing().contains(name))
+
+        kill(holder.processIdentifier, SIGKILL)
+        holder.waitUntilExit()
+        XCTAssertEqual(holder.terminationReason, .uncaughtSignal)
+        XCTAssertEqual(try AgeDecryptor.removeStalePartialFiles(in: folder), 1)
+        XCTAssertFalse(try listing().contains(name))
+    }
+
     /// The sweep an app runs at launch removes the stale partial files of every destination in
     /// the folder, and nothing else: not files whose names only look alike, not links, not
     /// folders.

@@ -170,10 +170,13 @@ final class AtomicFileWriter {
             let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(0o600))
             guard fd >= 0 else { throw FileAccessError("cannot create a temporary file for", path: path, errno: errno) }
             // The lock tells sweepers the file is in use (a file system without `flock` leaves
-            // only the sweepers' age rule). A sweeper could remove the file only between `open`
-            // and `flock`, and only with a minimum age of zero (the file is new): then its name
-            // is gone, and a new one is drawn.
-            _ = flock(fd, LOCK_EX | LOCK_NB)
+            // only the sweepers' age rule). A sweeper can take a file only between `open` and
+            // `flock`, and only with a minimum age of zero (the file is new): then the lock is
+            // the sweeper's or the name is gone, and a new name is drawn.
+            if flock(fd, LOCK_EX | LOCK_NB) != 0, errno == EWOULDBLOCK {
+                close(fd)
+                continue
+            }
             var opened = stat(), named = stat()
             if fstat(fd, &opened) == 0, lstat(candidate, &named) == 0, opened.st_dev == named.st_dev, opened.st_ino == named.st_ino {
                 return (candidate, fd)
