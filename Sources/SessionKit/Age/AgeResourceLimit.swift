@@ -9,7 +9,8 @@ public enum AgeResourceLimit: Equatable, Hashable, Sendable, CustomStringConvert
     /// stopped at the first stanza over the limit.
     case stanzaCount(maximum: Int)
     /// The `scrypt` stanza asks for a work factor (log2 N) above the identity's
-    /// `maximumWorkFactor`; scrypt did not run.
+    /// `maximumWorkFactor` (`found` is `Int.max` for a number of more than two digits, above
+    /// any limit); scrypt did not run.
     case scryptWorkFactor(found: Int, maximum: Int)
     /// scrypt at the stanza's work factor needs `requiredByteCount` bytes (128 · 8 · 2^workFactor),
     /// more than this process can have (`availableByteCount`, see `AgeScryptIdentity`); scrypt
