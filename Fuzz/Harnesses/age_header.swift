@@ -8,10 +8,13 @@
 // Invariants, raw mode: the library's parser accepts exactly what a reference parser written
 // here from the ABNF accepts (version line; stanzas "-> " 1*VCHAR args, 64-column body lines
 // ending with a shorter line, canonical unpadded base64; "--- " 43 canonical characters; at
-// least one stanza), with the same stanzas, MAC and length; an accepted header re-encodes to
-// exactly its bytes; decrypting the input (binary, an X25519 and a cheap scrypt identity)
-// fails only with the CCTV categories header / no match / HMAC / payload, with header when
-// the reference rejects the header, and never releases anything before the MAC is checked.
+// least one stanza, at most AgeDecryptor.maximumStanzaCount: the start of one more is
+// AgeError.resourceLimit(.stanzaCount)), with the same stanzas, MAC and length; an accepted
+// header re-encodes to exactly its bytes; decrypting the input (binary, an X25519 and a cheap
+// scrypt identity) fails only with the CCTV categories header / no match / HMAC / payload (a
+// resource limit counting as header: too many stanzas, an scrypt work factor above 2), with
+// header (or the stanza-count limit) when the reference rejects the header, and never releases
+// anything before the MAC is checked.
 // Recipe mode: the unchanged file decrypts to its plaintext whatever the piece size; a changed
 // byte always fails (header / no match / HMAC in the header, payload after it), and what was
 // released is a prefix of the plaintext.
@@ -51,33 +54,46 @@ enum Harness {
         return stride(from: 0, to: whole, by: 8).map { start in UInt8(bits[start ..< start + 8].reduce(0) { $0 << 1 | $1 }) }
     }
 
-    static func referenceParse(_ bytes: [UInt8]) -> (stanzas: [([String], [UInt8])], mac: [UInt8], length: Int)? {
+    /// What the reference parser concluded of a header.
+    enum Reference {
+        case header(stanzas: [([String], [UInt8])], mac: [UInt8], length: Int)
+        /// A stanza over `AgeDecryptor.maximumStanzaCount` started (what follows is not read).
+        case tooManyStanzas
+        case invalid
+    }
+
+    static func referenceParse(_ bytes: [UInt8]) -> Reference {
         var offset = 0
         func line() -> ArraySlice<UInt8>? {
             guard let end = bytes[offset...].firstIndex(of: 0x0A) else { return nil }
             defer { offset = end + 1 }
             return bytes[offset ..< end]
         }
-        guard let first = line(), Array(first) == Array("age-encryption.org/v1".utf8) else { return nil }
+        guard let first = line(), Array(first) == Array("age-encryption.org/v1".utf8) else { return .invalid }
         var stanzas: [([String], [UInt8])] = []
         while let next = line() {
             if next.starts(with: Array("---".utf8)) {
                 guard !stanzas.isEmpty, next.count == 47, next[next.startIndex + 3] == 0x20,
-                      let mac = referenceBase64(next[(next.startIndex + 4)...]), mac.count == 32 else { return nil }
-                return (stanzas, mac, offset)
+                      let mac = referenceBase64(next[(next.startIndex + 4)...]), mac.count == 32 else { return .invalid }
+                return .header(stanzas: stanzas, mac: mac, length: offset)
             }
-            guard next.starts(with: Array("-> ".utf8)) else { return nil }
+            guard next.starts(with: Array("-> ".utf8)) else { return .invalid }
+            if stanzas.count == AgeDecryptor.maximumStanzaCount { return .tooManyStanzas }
             let parts = next[(next.startIndex + 3)...].split(separator: 0x20, omittingEmptySubsequences: false)
-            guard parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { (0x21 ... 0x7E).contains($0) } }) else { return nil }
+            guard parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { (0x21 ... 0x7E).contains($0) } }) else { return .invalid }
             var body: [UInt8] = []
             while true {
-                guard let bodyLine = line(), bodyLine.count <= 64, let decoded = referenceBase64(bodyLine) else { return nil }
+                guard let bodyLine = line(), bodyLine.count <= 64, let decoded = referenceBase64(bodyLine) else { return .invalid }
                 body += decoded
                 if bodyLine.count < 64 { break }
             }
             stanzas.append((parts.map { String(decoding: $0, as: UTF8.self) }, body))
         }
-        return nil
+        return .invalid
+    }
+
+    static func isStanzaCountLimit(_ error: AgeError) -> Bool {
+        error == .resourceLimit(.stanzaCount(maximum: AgeDecryptor.maximumStanzaCount))
     }
 
     // MARK: Modes
@@ -88,7 +104,7 @@ enum Harness {
 
     static func isCategory(_ error: AgeError, header: Bool) -> Bool {
         switch error {
-        case .header, .noMatch, .headerMAC: return true
+        case .header, .noMatch, .headerMAC, .resourceLimit: return true
         case .payload: return !header
         default: return false
         }
@@ -98,23 +114,30 @@ enum Harness {
         let reference = referenceParse(bytes)
         do throws(AgeError) {
             let parsed = try AgeTesting.parseHeader(bytes)
-            guard let reference else { fail("the library accepted a header the ABNF rejects") }
-            invariant(parsed.length == reference.length, "header lengths differ")
-            invariant(parsed.mac == reference.mac, "MACs differ")
-            invariant(parsed.stanzas.count == reference.stanzas.count, "stanza counts differ")
-            for (stanza, expected) in zip(parsed.stanzas, reference.stanzas) {
+            guard case let .header(stanzas, mac, length) = reference else { fail("the library accepted a header the reference rejects (\(reference))") }
+            invariant(parsed.length == length, "header lengths differ")
+            invariant(parsed.mac == mac, "MACs differ")
+            invariant(parsed.stanzas.count == stanzas.count, "stanza counts differ")
+            for (stanza, expected) in zip(parsed.stanzas, stanzas) {
                 invariant(stanza.arguments == expected.0 && stanza.body == expected.1, "a stanza differs from the reference's")
             }
             invariant(AgeTesting.encodeHeader(parsed.stanzas, mac: parsed.mac) == Array(bytes[0 ..< parsed.length]),
                       "an accepted header does not re-encode to its bytes")
         } catch {
-            guard case .header = error else { fail("the parser threw \(error)") }
-            invariant(reference == nil, "the library rejected a header the ABNF accepts: \(error)")
+            switch reference {
+            case .header: fail("the library rejected a header the ABNF accepts: \(error)")
+            case .tooManyStanzas: invariant(isStanzaCountLimit(error), "too many stanzas, but the parser threw \(error)")
+            case .invalid: guard case .header = error else { fail("the parser threw \(error)") }
+            }
         }
         let (released, error) = decrypt(bytes, pieceSize: pieceSize)
         if let error {
             invariant(isCategory(error, header: false), "decrypting threw \(error), outside the categories")
-            if reference == nil { invariant({ if case .header = error { return true } else { return false } }(), "a bad header failed with \(error)") }
+            switch reference {
+            case .header: break
+            case .tooManyStanzas: invariant(isStanzaCountLimit(error), "too many stanzas failed with \(error)")
+            case .invalid: invariant({ if case .header = error { return true } else { return false } }(), "a bad header failed with \(error)")
+            }
             if case .payload = error {} else { invariant(released.isEmpty, "plaintext released before a \(error)") }
         }
     }

@@ -239,11 +239,15 @@ enum Harness {
             return
         }
         switch error {
-        case .header, .noMatch, .headerMAC: invariant(released.isEmpty, "plaintext released before a \(error)")
+        // A resource limit: more stanzas than AgeDecryptor.maximumStanzaCount.
+        case .header, .noMatch, .headerMAC, .resourceLimit(.stanzaCount): invariant(released.isEmpty, "plaintext released before a \(error)")
         case .payload: break
         default: fail("decrypting threw \(error), outside the categories")
         }
-        if parsed == nil { invariant({ if case .header = error { return true } else { return false } }(), "a bad header failed with \(error)") }
+        if parsed == nil {
+            invariant({ if case .header = error { return true } else { return error == .resourceLimit(.stanzaCount(maximum: AgeDecryptor.maximumStanzaCount)) } }(),
+                      "a bad header failed with \(error)")
+        }
     }
 
     /// One stanza of a program.

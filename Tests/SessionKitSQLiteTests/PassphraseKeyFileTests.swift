@@ -121,7 +121,7 @@ final class PassphraseKeyFileTests: XCTestCase {
             XCTAssertEqual($0 as? SQLiteStoreError, .keyFile(path: inOpen, problem: .folderWritableByOthers(mode: 0o777)))
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: inOpen))
-        for bad in [15, 23] {
+        for bad in [15, 21] {
             XCTAssertThrowsError(try StorageKey.createPassphraseKeyFile(
                 at: folder.appendingPathComponent("w\(bad)").path, passphrase: passphrase, workFactor: bad)) {
                 guard case .invalidArgument = $0 as? SQLiteStoreError else { return XCTFail("\($0)") }

@@ -91,8 +91,8 @@ final class AgeEncryptionTests: XCTestCase {
         XCTAssertEqual(try AgeDecryptor(identities: [try AgeScryptIdentity(passphrase: "correct horse")]).decrypt(file), plaintext)
         assertAgeError(.noMatch) { _ = try AgeDecryptor(identities: [try AgeScryptIdentity(passphrase: "correct horse!")]).decrypt(file) }
         assertAgeError(.noMatch) { _ = try AgeDecryptor(identities: [try AgeX25519Identity()]).decrypt(file) }
-        // A work factor above the identity's limit is a header failure, before any scrypt work.
-        assertCategory("header") {
+        // A work factor above the identity's limit is a resource-limit error, before any scrypt work.
+        assertAgeError(.resourceLimit(.scryptWorkFactor(found: Self.testWorkFactor, maximum: 9))) {
             _ = try AgeDecryptor(identities: [try AgeScryptIdentity(passphrase: "correct horse", maximumWorkFactor: 9)]).decrypt(file)
         }
         // An scrypt recipient must be alone (age.md).

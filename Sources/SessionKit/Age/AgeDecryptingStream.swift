@@ -61,8 +61,9 @@ public final class AgeDecryptingStream {
 
     /// Adds the next bytes of the file; verified plaintext goes to `releaseBytes`, in order (the
     /// buffer is valid only during the call).
-    /// - Throws: `AgeError` (`header`, `noMatch`, `headerMAC`, `payload`, `armor`) as soon as the
-    ///   bytes so far show the file is bad, then the same error on every later call;
+    /// - Throws: `AgeError` (`header`, `noMatch`, `headerMAC`, `payload`, `armor`,
+    ///   `resourceLimit`) as soon as the bytes so far show the file is bad or over a limit, then
+    ///   the same error on every later call;
     ///   `AgeError.streamClosed` after `finish`.
     public func update(_ bytes: UnsafeRawBufferPointer, releaseBytes release: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
         try run { (stream: AgeDecryptingStream) throws(AgeError) in try stream.feed(bytes, release) }

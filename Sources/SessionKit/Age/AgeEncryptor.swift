@@ -33,7 +33,8 @@ public struct AgeEncryptor: Sendable {
     /// here).
     /// - Throws: `AgeError.invalidRecipient` for no recipients, an scrypt recipient next to
     ///   others, recipients whose `labels` differ (a post-quantum recipient next to an
-    ///   `X25519` one), or a recipient that cannot be used; `AgeError.primitive`.
+    ///   `X25519` one), more stanzas than `AgeDecryptor.maximumStanzaCount`, or a recipient
+    ///   that cannot be used; `AgeError.primitive`.
     public func makeStream() throws(AgeError) -> AgeEncryptingStream {
         try makeStream(fileKey: AgeFileKey(), nonce: SecureRandom.bytes(AgePayloadCipher.nonceByteCount))
     }
@@ -47,6 +48,9 @@ public struct AgeEncryptor: Sendable {
         var stanzas: [AgeStanza] = []
         for recipient in recipients { stanzas += try recipient.wrap(fileKey) }
         guard !stanzas.isEmpty else { throw .invalidRecipient("the recipients produced no stanza") }
+        guard stanzas.count <= AgeDecryptor.maximumStanzaCount else {
+            throw .invalidRecipient("the recipients produced \(stanzas.count) stanzas; readers refuse more than \(AgeDecryptor.maximumStanzaCount)")
+        }
         if stanzas.count > 1, stanzas.contains(where: { $0.type == AgeScryptRecipient.stanzaType }) {
             throw .invalidRecipient("an scrypt recipient must be the only recipient")
         }

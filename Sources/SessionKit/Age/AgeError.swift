@@ -12,8 +12,8 @@ public enum AgeError: Error, Equatable, Hashable, Sendable, CustomStringConverti
     /// The header does not parse (C2SP `age.md`'s ABNF: the version line, the stanzas, canonical
     /// base64, 64-column bodies, the MAC line), or a stanza addressed to one of the identities is
     /// malformed: wrong arguments, a wrapped file key that is not 16 bytes, an X25519 share that
-    /// gives an all-zero secret, an scrypt work factor above the identity's limit, an scrypt
-    /// stanza next to other stanzas. Also a file that ends before its payload nonce.
+    /// gives an all-zero secret, an scrypt stanza next to other stanzas. Also a file that ends
+    /// before its payload nonce. (A header over a reader limit is `resourceLimit`.)
     case header(String)
     /// The header parses, but none of the identities unwraps any of its stanzas: a wrong key or
     /// passphrase, or a file for other recipients (including `mlkem768x25519` stanzas without
@@ -36,9 +36,14 @@ public enum AgeError: Error, Equatable, Hashable, Sendable, CustomStringConverti
     case streamClosed
     /// A file could not be read, written or renamed (the path and the system's reason).
     case file(String)
-    /// A primitive failed for a reason not caused by the input (libsodium unusable, the memory
-    /// for scrypt unavailable).
+    /// A primitive failed for a reason not caused by the input (libsodium unusable, or its
+    /// allocation for scrypt failed although the memory check passed).
     case primitive(CryptoError)
+    /// The file asks for more than the reader spends, and was refused before the work: more
+    /// recipient stanzas than `AgeDecryptor.maximumStanzaCount`, an scrypt work factor above the
+    /// identity's `maximumWorkFactor`, or scrypt memory the process cannot have. In the C2SP/CCTV
+    /// categories this is a header failure (the `age` tool refuses such headers too).
+    case resourceLimit(AgeResourceLimit)
 
     /// A short description without secrets.
     public var description: String {
@@ -53,6 +58,7 @@ public enum AgeError: Error, Equatable, Hashable, Sendable, CustomStringConverti
         case .streamClosed: return "the stream has already finished or failed"
         case let .file(why): return "file error: \(why)"
         case let .primitive(error): return "primitive failure: \(error)"
+        case let .resourceLimit(limit): return "resource limit: \(limit)"
         }
     }
 }

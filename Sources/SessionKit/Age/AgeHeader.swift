@@ -105,7 +105,9 @@ struct AgeHeaderParser {
     private var authenticated: [UInt8] = []
 
     /// Consumes one line (without its LF); returns the header once its MAC line is read.
-    /// - Throws: `AgeError.header` when the line breaks the ABNF.
+    /// - Throws: `AgeError.header` when the line breaks the ABNF;
+    ///   `AgeError.resourceLimit(.stanzaCount)` when it starts a stanza over
+    ///   `AgeDecryptor.maximumStanzaCount`.
     mutating func consume(line: UnsafeRawBufferPointer) throws(AgeError) -> AgeHeader? {
         if line.contains(0x0D) { throw .header("a header line holds a carriage return") }
         switch state {
@@ -132,6 +134,10 @@ struct AgeHeaderParser {
                 return AgeHeader(stanzas: stanzas, mac: mac, authenticatedBytes: authenticated)
             }
             guard line.starts(with: AgeHeader.stanzaPrefix + [0x20]) else { throw .header("expected a stanza or the MAC line") }
+            // Refused at the first stanza over the limit, before its arguments are read.
+            guard stanzas.count < AgeDecryptor.maximumStanzaCount else {
+                throw .resourceLimit(.stanzaCount(maximum: AgeDecryptor.maximumStanzaCount))
+            }
             arguments = []
             body = []
             for argument in line[3...].split(separator: 0x20, omittingEmptySubsequences: false) {

@@ -1,7 +1,8 @@
 /// The age codecs one by one, for the fuzz harnesses and tests (SPI `Testing`).
 @_spi(Testing) public enum AgeTesting {
     /// Parses the binary age header at the start of `bytes`: its stanzas, MAC and length.
-    /// - Throws: `AgeError.header` when it does not parse.
+    /// - Throws: `AgeError.header` when it does not parse, `AgeError.resourceLimit` with more
+    ///   stanzas than `AgeDecryptor.maximumStanzaCount`.
     public static func parseHeader(_ bytes: [UInt8]) throws(AgeError) -> (stanzas: [AgeStanza], mac: [UInt8], length: Int) {
         var parser = AgeHeaderParser()
         var start = 0

@@ -174,7 +174,9 @@ public enum Attachment {
     /// memory (a few MiB). The content goes to a temporary file in the destination's folder,
     /// synced with `fsync` and renamed to `destination` (replacing any file there) only after
     /// the final chunk verified and the ciphertext's SHA-256 matched the pointer; on any
-    /// failure it is removed and `destination` is untouched.
+    /// failure it is removed and `destination` is untouched. Before it starts, the stale partial
+    /// files a dead process left for `destination` are removed (see
+    /// `removeStalePartialFiles(in:olderThan:)`).
     ///
     /// Threading: the call blocks until the file is written. For a file of 4 MiB or more on a
     /// machine with more than one active core, the chunks of each 2 MiB piece are opened on all
@@ -186,6 +188,32 @@ public enum Attachment {
     ///   verify or a wrong digest; `SessionError.file` when a file cannot be read or written.
     public static func decrypt(contentsOf source: URL, pointer: AttachmentPointer, to destination: URL) throws(SessionError) {
         try decrypt(contentsOf: source, pointer: pointer, to: destination, parallelism: .automatic)
+    }
+
+    /// Removes the partial files that attachment decryptions (and encryptions) to files in
+    /// `folder` left behind when their process died: `decrypt(contentsOf:pointer:to:)` writes
+    /// the content to a temporary `.<name>.partial-<hex>` file next to the destination and
+    /// renames it only at the end. Call it at launch for the folders the app decrypts into;
+    /// each file call also removes its own destination's stale partial files when it starts
+    /// (after 15 minutes).
+    ///
+    /// A partial file is removed only when it is a regular file of this user, was not modified
+    /// for `minimumAge`, and no process holds it: every writer holds an exclusive `flock` on
+    /// its partial file until it is renamed or removed, and the system releases the lock of a
+    /// process that died, so a decryption still running, here or in another process (an app
+    /// extension), keeps its file. The age file paths (`AgeDecryptor`) write the same kind of
+    /// partial file; they are removed too. Other files are never touched.
+    /// - Parameter minimumAge: how long a partial file must have been left unmodified (15
+    ///   minutes by default; negative counts as zero).
+    /// - Returns: how many files were removed.
+    /// - Throws: `SessionError.file` when `folder` cannot be listed.
+    @discardableResult
+    public static func removeStalePartialFiles(in folder: URL, olderThan minimumAge: Duration = .seconds(15 * 60)) throws(SessionError) -> Int {
+        do {
+            return try PartialFiles.removeStale(in: filePath(of: folder), namePrefix: nil, minimumAge: minimumAge.components.seconds).count
+        } catch {
+            throw .file(error.description)
+        }
     }
 
     /// `decrypt(contentsOf:pointer:to:)` with a given parallelism.

@@ -126,6 +126,13 @@ enum FileError<E: Error>: Error {
 /// in the destination's folder (mode 0600, `O_EXCL`), which `commit` syncs and renames over
 /// the destination. A writer released without `commit` removes its temporary file.
 ///
+/// The temporary file is named `.<destination name>.partial-<random hex>` and holds plaintext
+/// when the writer decrypts. A process that dies while writing leaves it behind, so the writer
+/// holds an exclusive `flock` on its file from creation until it is renamed or removed (the
+/// system drops the lock when the process dies), and `PartialFiles` removes only partial files
+/// that nobody holds and that were not modified for a while. A new writer first removes the
+/// stale partial files of its own destination (`PartialFiles.defaultMinimumAge`).
+///
 /// On Linux the writeback of every `writebackByteCount` bytes written is started at once
 /// (`posix_fadvise(POSIX_FADV_DONTNEED)` on the range just written: it starts writing the dirty
 /// pages and waits for nothing), so that the disk works while the file is being produced and
@@ -149,10 +156,34 @@ final class AtomicFileWriter {
         let folderEnd = path.lastIndex(of: "/")
         let name = folderEnd.map { String(path[path.index(after: $0)...]) } ?? path
         let folder = folderEnd.map { String(path[...$0]) } ?? ""
-        let suffix = SecureRandom.bytes(8).map { String($0, radix: 16) }.joined()
-        temporary = folder + "." + name + ".partial-" + suffix
-        descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(0o600))
-        guard descriptor >= 0 else { throw FileAccessError("cannot create a temporary file for", path: destination, errno: errno) }
+        // Partial files of this destination left by processes that died (best effort).
+        _ = try? PartialFiles.removeStale(in: folder.isEmpty ? "." : folder, namePrefix: PartialFiles.prefix(of: name), minimumAge: PartialFiles.defaultMinimumAge)
+        let created = try Self.createLocked(folder + PartialFiles.prefix(of: name), for: path)
+        temporary = created.path
+        descriptor = created.descriptor
+    }
+
+    /// Creates and locks a new file named `prefix` and a random hex suffix.
+    private static func createLocked(_ prefix: String, for path: String) throws(FileAccessError) -> (path: String, descriptor: Int32) {
+        for _ in 0 ..< 8 {
+            let candidate = prefix + SecureRandom.bytes(8).map { String($0, radix: 16) }.joined()
+            let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(0o600))
+            guard fd >= 0 else { throw FileAccessError("cannot create a temporary file for", path: path, errno: errno) }
+            // The lock tells sweepers the file is in use (a file system without `flock` leaves
+            // only the sweepers' age rule). A sweeper can take a file only between `open` and
+            // `flock`, and only with a minimum age of zero (the file is new): then the lock is
+            // the sweeper's or the name is gone, and a new name is drawn.
+            if flock(fd, LOCK_EX | LOCK_NB) != 0, errno == EWOULDBLOCK {
+                close(fd)
+                continue
+            }
+            var opened = stat(), named = stat()
+            if fstat(fd, &opened) == 0, lstat(candidate, &named) == 0, opened.st_dev == named.st_dev, opened.st_ino == named.st_ino {
+                return (candidate, fd)
+            }
+            close(fd)
+        }
+        throw FileAccessError("the temporary file for \(path) was removed while it was being created")
     }
 
     deinit { discard() }
@@ -185,9 +216,10 @@ final class AtomicFileWriter {
         writebackStarted = writtenByteCount
     }
 
-    /// Syncs the temporary file and renames it over the destination.
-    /// - Throws: `FileAccessError` when the sync, close or rename fails (the temporary file
-    ///   is removed then).
+    /// Syncs the temporary file and renames it over the destination, then closes it (the lock
+    /// is held until the file has its final name).
+    /// - Throws: `FileAccessError` when the sync or the rename fails (the temporary file is
+    ///   removed then).
     func commit() throws(FileAccessError) {
         guard descriptor >= 0 else { throw FileAccessError("the file for \(destination) was already closed") }
         if fsync(descriptor) != 0 {
@@ -195,29 +227,25 @@ final class AtomicFileWriter {
             discard()
             throw FileAccessError("cannot sync", path: temporary, errno: code)
         }
-        let closing = close(descriptor)
-        descriptor = -1
-        if closing != 0 {
-            let code = errno
-            discard()
-            throw FileAccessError("cannot close", path: temporary, errno: code)
-        }
         if rename(temporary, destination) != 0 {
             let code = errno
             discard()
             throw FileAccessError("cannot rename the temporary file to", path: destination, errno: code)
         }
         finished = true
+        // The data is synced and in place: an error of `close` now changes nothing.
+        close(descriptor)
+        descriptor = -1
     }
 
-    /// Closes and removes the temporary file (nothing happens after `commit`).
+    /// Removes and closes the temporary file (nothing happens after `commit`).
     func discard() {
         guard !finished else { return }
+        unlink(temporary)
         if descriptor >= 0 {
             close(descriptor)
             descriptor = -1
         }
-        unlink(temporary)
         finished = true
     }
 }

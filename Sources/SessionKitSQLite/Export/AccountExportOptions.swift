@@ -56,7 +56,7 @@ public struct AccountExportDestination: Sendable {
         /// (`AccountExport.newRecoveryCode()`).
         case recoveryCode(AgeX25519Recipient)
         /// To a passphrase (age `scrypt`, the file's only stanza), at a work factor from
-        /// `AccountExport.minimumWorkFactor` (16) to 22 (what readers accept by default);
+        /// `AccountExport.minimumWorkFactor` (16) to 20 (what readers accept by default);
         /// `AgeScryptRecipient`'s default is 18.
         case passphrase(AgeScryptRecipient)
     }

@@ -47,8 +47,8 @@ extension SQLiteProtocolStore {
                 guard scrypt.workFactor >= AccountExport.minimumWorkFactor else {
                     throw .invalidArgument("an scrypt work factor of \(scrypt.workFactor) (at least \(AccountExport.minimumWorkFactor))")
                 }
-                // Above what readers compute by default (`AgeScryptIdentity`, the age tool: 22),
-                // the file would not open where it is restored.
+                // Above what readers compute by default (`AgeScryptIdentity.defaultMaximumWorkFactor`,
+                // 20), the file would not open where it is restored without a raised limit.
                 guard scrypt.workFactor <= AgeScryptIdentity.defaultMaximumWorkFactor else {
                     throw .invalidArgument(
                         "an scrypt work factor of \(scrypt.workFactor) (at most \(AgeScryptIdentity.defaultMaximumWorkFactor), what readers accept)")

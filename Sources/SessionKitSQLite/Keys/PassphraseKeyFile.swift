@@ -27,7 +27,8 @@ extension StorageKey {
     /// Creates a passphrase key file at `path` holding a new random key, and returns the key.
     /// scrypt runs once here (about a second and 256 MiB at the default work factor).
     /// - Throws: `SQLiteStoreError.invalidArgument` for an empty passphrase or a work factor
-    ///   outside 16 … 22; `.keyFile` with `.folderWritableByOthers` or
+    ///   outside 16 … 20 (`AgeScryptIdentity.defaultMaximumWorkFactor`, what readers accept by
+    ///   default); `.keyFile` with `.folderWritableByOthers` or
     ///   `.folderOwnedByAnotherUser` when the folder is not private to this user,
     ///   `.alreadyExists` when anything is at `path`, `.systemError` when it cannot be written
     ///   (nothing is left behind).
@@ -70,7 +71,7 @@ extension StorageKey {
         } catch {
             switch error {
             case .noMatch: throw .keyFile(path: path, problem: .wrongPassphrase)
-            case .primitive: throw .keyFile(path: path, problem: .notAPassphraseKeyFile(reason: "scrypt cannot run: \(error)"))
+            case .primitive, .resourceLimit(.scryptMemory): throw .keyFile(path: path, problem: .notAPassphraseKeyFile(reason: "scrypt cannot run: \(error)"))
             default: throw .keyFile(path: path, problem: .notAPassphraseKeyFile(reason: error.description))
             }
         }
@@ -84,7 +85,7 @@ extension StorageKey {
     /// never a partial one.
     /// - Throws: the errors of `readPassphraseKeyFile(at:passphrase:maximumWorkFactor:)` for the
     ///   old passphrase (the file is then unchanged), `.invalidArgument` for an empty new
-    ///   passphrase or a work factor outside 16 … 22, `.keyFile(.systemError)` when the new file
+    ///   passphrase or a work factor outside 16 … 20, `.keyFile(.systemError)` when the new file
     ///   cannot be written (the old one stays).
     @discardableResult
     public static func changePassphrase(
@@ -101,7 +102,8 @@ extension StorageKey {
 
     private static func checkWorkFactor(_ workFactor: Int) throws(SQLiteStoreError) {
         guard (AccountExport.minimumWorkFactor ... AgeScryptIdentity.defaultMaximumWorkFactor).contains(workFactor) else {
-            throw .invalidArgument("a key file's scrypt work factor must be in 16 … 22, not \(workFactor)")
+            throw .invalidArgument(
+                "a key file's scrypt work factor must be in \(AccountExport.minimumWorkFactor) … \(AgeScryptIdentity.defaultMaximumWorkFactor), not \(workFactor)")
         }
     }
 

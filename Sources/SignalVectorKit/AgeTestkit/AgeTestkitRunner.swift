@@ -24,8 +24,11 @@ public enum AgeTestkitRunner {
     /// The skip reason of vectors that need the hybrid post-quantum recipient type.
     public static let postQuantumSkipReason =
         "needs the mlkem768x25519 recipient type (AGE-SECRET-KEY-PQ-1… identity): SessionKitMLKEM's X-Wing needs macOS/iOS/tvOS/watchOS/visionOS 26"
-    /// The largest work factor the vectors' passphrase identities accept (the `age` tool's).
-    static let maximumWorkFactor = AgeScryptIdentity.defaultMaximumWorkFactor
+    /// The largest work factor the vectors' passphrase identities accept: 22, the `age` tool's
+    /// limit, which the vectors are written against (`scrypt_work_factor_23` must fail just
+    /// above it). It is set explicitly: SessionKit's default, `defaultMaximumWorkFactor`, is
+    /// lower (20). The vectors' own files use work factor 10.
+    static let maximumWorkFactor = 22
     /// The size of the pieces the file is fed in (not a divisor of the 64 KiB chunk, so chunk
     /// boundaries fall inside pieces).
     static let pieceByteCount = 8191
@@ -51,6 +54,9 @@ public enum AgeTestkitRunner {
         case .headerMAC: return .hmacFailure
         case .payload: return .payloadFailure
         case .armor: return .armorFailure
+        // A header over a reader limit (stanza count, scrypt work factor or memory) is refused as
+        // a header, as the `age` tool refuses `scrypt_work_factor_23`.
+        case .resourceLimit: return .headerFailure
         case .invalidIdentity, .invalidRecipient, .streamClosed, .file, .primitive: return nil
         }
     }
