@@ -180,7 +180,8 @@ final class AccountExportFormatTests: XCTestCase {
             XCTAssertEqual(result.status, 0, result.stderr)
             let target = folder.appendingPathComponent("restored-\(armored).sqlite").path
             let key = StorageKey.generate()
-            let report = try await SQLiteProtocolStore.restoreAccount(from: reencrypted.path, identities: [other], to: target, storageKey: key)
+            let report = try await SQLiteProtocolStore.restoreAccount(
+                from: reencrypted.path, identities: [other], to: target, storageKey: key, expectedIdentity: store.identity.publicKey)
             XCTAssertEqual(report.importedMessageCount, 1500)
             XCTAssertEqual(report.importedTrustRecordCount, 1)
             XCTAssertEqual(report.skipped, [])

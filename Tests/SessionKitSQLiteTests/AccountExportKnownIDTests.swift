@@ -103,7 +103,7 @@ final class AccountExportKnownIDTests: XCTestCase {
         let firstPath = folder.appendingPathComponent("first.sqlite").path
         let firstKey = StorageKey.generate()
         let restore = try await SQLiteProtocolStore.restoreAccount(
-            from: firstExport, identities: [code], to: firstPath, storageKey: firstKey)
+            from: firstExport, identities: [code], to: firstPath, storageKey: firstKey, expectedIdentity: source.identity.publicKey)
         XCTAssertEqual(restore.importedTrustRecordCount, 4)
         XCTAssertEqual(restore.importedMessageCount, messages.count)
         XCTAssertEqual(restore.skipped, [])
@@ -123,7 +123,8 @@ final class AccountExportKnownIDTests: XCTestCase {
         XCTAssertEqual(again.messageCount, messages.count)
         XCTAssertTrue(again.isComplete)
         let secondPath = folder.appendingPathComponent("second.sqlite").path
-        _ = try await SQLiteProtocolStore.restoreAccount(from: secondExport, identities: [code], to: secondPath, storageKey: firstKey)
+        _ = try await SQLiteProtocolStore.restoreAccount(
+            from: secondExport, identities: [code], to: secondPath, storageKey: firstKey, expectedIdentity: source.identity.publicKey)
         let twice = try SQLiteProtocolStore(path: secondPath, storageKey: firstKey)
         let twiceContents = try await contents(of: twice)
         XCTAssertEqual(twiceContents, expected)

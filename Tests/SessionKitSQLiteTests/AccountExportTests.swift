@@ -130,7 +130,7 @@ final class AccountExportTests: XCTestCase {
         // The user types the code back: parsed from its string.
         let typed = try AgeX25519Identity(code.secretKeyString)
         let restoreReport = try await SQLiteProtocolStore.restoreAccount(
-            from: exportPath, identities: [typed], to: target, storageKey: newKey)
+            from: exportPath, identities: [typed], to: target, storageKey: newKey, expectedIdentity: source.identity.publicKey)
         XCTAssertEqual(restoreReport.userID, "alice")
         XCTAssertEqual(restoreReport.importedTrustRecordCount, 4)
         XCTAssertEqual(restoreReport.importedMessageCount, messages.count)
@@ -169,7 +169,11 @@ final class AccountExportTests: XCTestCase {
         for (file, identity) in [(passphraseFile, try AgeScryptIdentity(passphrase: passphrase) as any AgeIdentity), (codeFile, code)] {
             let target = folder.appendingPathComponent("r-\(UUID().uuidString).sqlite").path
             let key = StorageKey.generate()
-            let restoreReport = try await SQLiteProtocolStore.restoreAccount(from: file, identities: [identity], to: target, storageKey: key)
+            // The recovery code's file is authenticated by the account's identity, the passphrase's by itself.
+            let restoreReport = try await SQLiteProtocolStore.restoreAccount(
+                from: file, identities: [identity], to: target, storageKey: key,
+                expectedIdentity: identity is AgeX25519Identity ? source.identity.publicKey : nil)
+            XCTAssertTrue(restoreReport.isAuthenticated)
             XCTAssertEqual(restoreReport.importedMessageCount, messages.count)
             XCTAssertEqual(restoreReport.importedTrustRecordCount, 4)
             try await assertSameAccount(try SQLiteProtocolStore(path: target, storageKey: key), source)

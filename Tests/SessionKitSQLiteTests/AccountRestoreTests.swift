@@ -35,12 +35,13 @@ final class AccountRestoreTests: XCTestCase {
     /// and leaves nothing but the export in the folder.
     private func assertRefused(
         _ file: String, in folder: URL, identities: [any AgeIdentity], _ expected: AccountExportError,
-        line: UInt = #line
+        expecting expectedIdentity: Ed25519.PublicKey? = nil, line: UInt = #line
     ) async throws {
         let before = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         let target = folder.appendingPathComponent("restored.sqlite").path
         do {
-            _ = try await SQLiteProtocolStore.restoreAccount(from: file, identities: identities, to: target, storageKey: StorageKey.generate())
+            _ = try await SQLiteProtocolStore.restoreAccount(
+                from: file, identities: identities, to: target, storageKey: StorageKey.generate(), expectedIdentity: expectedIdentity)
             XCTFail("restored", line: line)
         } catch {
             XCTAssertEqual(error, expected, line: line)
@@ -189,7 +190,9 @@ final class AccountRestoreTests: XCTestCase {
         let (folder, file) = try exportFile(lines.joined(separator: "\n"), for: code)
         let target = folder.appendingPathComponent("restored.sqlite").path
         let storageKey = StorageKey.generate()
-        let report = try await SQLiteProtocolStore.restoreAccount(from: file, identities: [code], to: target, storageKey: storageKey)
+        let report = try await SQLiteProtocolStore.restoreAccount(
+            from: file, identities: [code], to: target, storageKey: storageKey, expectedIdentity: try IdentityKeyPair(seed: seed).publicKey)
+        XCTAssertTrue(report.isAuthenticated, "the expected identity's seed is in the file")
         XCTAssertEqual(report.importedTrustRecordCount, 1)
         XCTAssertEqual(report.importedMessageCount, 2)
         XCTAssertEqual(report.skipped, [
@@ -217,6 +220,59 @@ final class AccountRestoreTests: XCTestCase {
         let carol = try await store.archivedMessages(inConversation: "carol", limit: 10)
         XCTAssertEqual(carol.messages.map(\.timestamp), [-1], "a last line without LF is read")
         XCTAssertEqual(carol.messages.first?.plaintext.count, 0)
+    }
+
+    // MARK: - Who made the file
+
+    /// The review's finding: anyone who knows the recovery code's recipient (not the code) can
+    /// write an export the code opens, with an identity of their choosing and contacts marked
+    /// verified under keys of their choosing. Restored as it is, the attacker's key for "bob"
+    /// would show as verified. Now such a file restores no verification, and a restore that
+    /// names the account's identity refuses it.
+    func testAnExportWrittenToTheRecipientByAnyoneElseRestoresNoVerification() async throws {
+        let code = try AgeX25519Identity()
+        let attackerSeed = [UInt8](repeating: 9, count: 32)
+        let attacker = try IdentityKeyPair(seed: attackerSeed)
+        let forgedIdentity = #"{"kind":"identity","seed":"\#(Data(attackerSeed).base64EncodedString())","publicKey":"\#(Data(attacker.publicKey.rawRepresentation).base64EncodedString())"}"#
+        let bob = #"{"kind":"trust","user":"bob","status":"verified","identityKey":"\#(key(0xee))","devices":[1],"supersededIdentityKeys":[]}"#
+        let (folder, file) = try exportFile([header, forgedIdentity, bob].joined(separator: "\n") + "\n", for: code)
+
+        let target = folder.appendingPathComponent("restored.sqlite").path
+        let storageKey = StorageKey.generate()
+        let report = try await SQLiteProtocolStore.restoreAccount(from: file, identities: [code], to: target, storageKey: storageKey)
+        XCTAssertFalse(report.isAuthenticated)
+        XCTAssertEqual(report.unverifiedContactCount, 1)
+        let store = try SQLiteProtocolStore(path: target, storageKey: storageKey)
+        let restored = try await store.record(forUser: "bob")
+        try store.close()
+        XCTAssertEqual(restored?.status, .trusted, "never verified from a file anyone could have written")
+        XCTAssertEqual(restored?.identityKey, identityKey(0xee))
+
+        let account = try IdentityKeyPair(seed: seed).publicKey
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target + suffix) }
+        try await assertRefused(
+            file, in: folder, identities: [code], .identity("the export holds another identity than the account's"), expecting: account)
+    }
+
+    /// A passphrase export is authenticated (only the passphrase's holder can write a file it
+    /// opens): its verifications are restored.
+    func testAPassphraseExportRestoresItsVerifications() async throws {
+        let folder = try temporaryFolder()
+        let file = folder.appendingPathComponent("p.age")
+        let bob = #"{"kind":"trust","user":"bob","status":"verified","identityKey":"\#(key(0xee))","devices":[1],"supersededIdentityKeys":[]}"#
+        let plaintext = [header, try identityLine, bob].joined(separator: "\n") + "\n"
+        try AgeEncryptor(recipients: [try AgeScryptRecipient(passphrase: "only I know", workFactor: 16)]).encrypt(Data(plaintext.utf8))
+            .write(to: file)
+        let target = folder.appendingPathComponent("restored.sqlite").path
+        let storageKey = StorageKey.generate()
+        let report = try await SQLiteProtocolStore.restoreAccount(
+            from: file.path, identities: [try AgeScryptIdentity(passphrase: "only I know")], to: target, storageKey: storageKey)
+        XCTAssertTrue(report.isAuthenticated)
+        XCTAssertEqual(report.unverifiedContactCount, 0)
+        let store = try SQLiteProtocolStore(path: target, storageKey: storageKey)
+        defer { try? store.close() }
+        let restored = try await store.record(forUser: "bob")
+        XCTAssertEqual(restored?.status, .verified)
     }
 
     func testALineLongerThanTheLimitIsSkippedWithoutBeingHeld() throws {

@@ -39,11 +39,15 @@ final class BackupsDocumentationTests: XCTestCase {
         XCTAssertEqual(report.messageCount, 1)
         XCTAssertTrue(report.isComplete)
 
+        let accountIdentityKey = store.identity.publicKey   // what the app's server holds for Alice
+
         // --- BackupsAndKeyFiles.md, "Restore" ---
         let typed = try AgeX25519Identity(recoveryCode)      // what the user typed
         let newKey = try StorageKey.createPassphraseKeyFile(at: newKeyPath, passphrase: passphrase)
+        // The account's identity key, as your server knows it: an export someone else wrote to the
+        // code's recipient is refused, and a contact's "verified" is restored only when it matches.
         let restored = try await SQLiteProtocolStore.restoreAccount(
-            from: codeBackupPath, identities: [typed], to: newDatabasePath, storageKey: newKey)
+            from: codeBackupPath, identities: [typed], to: newDatabasePath, storageKey: newKey, expectedIdentity: accountIdentityKey)
         for item in restored.skipped { print("not restored:", item) }   // line, kind, reason
         let newStore = try SQLiteProtocolStore(path: newDatabasePath, storageKey: newKey)
         // --- end ---
@@ -89,7 +93,9 @@ final class BackupsDocumentationTests: XCTestCase {
         try AgeEncryptor(recipients: [code.recipient]).encrypt(Data(plaintext.utf8)).write(to: file)
         let key = StorageKey.generate()
         let target = folder.appendingPathComponent("example.sqlite").path
-        let report = try await SQLiteProtocolStore.restoreAccount(from: file.path, identities: [code], to: target, storageKey: key)
+        let report = try await SQLiteProtocolStore.restoreAccount(
+            from: file.path, identities: [code], to: target, storageKey: key,
+            expectedIdentity: try IdentityKeyPair(seed: [UInt8](repeating: 7, count: 32)).publicKey)
         XCTAssertEqual(report.skipped, [])
         XCTAssertEqual(report.importedTrustRecordCount, 1)
         XCTAssertEqual(report.importedMessageCount, 1)

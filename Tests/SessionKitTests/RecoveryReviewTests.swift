@@ -184,11 +184,35 @@ final class RecoveryReviewTests: XCTestCase {
         guard case let .senderKeyDistribution(_, _, _, released, undecryptable) = received else { return XCTFail("\(received)") }
         XCTAssertEqual(released.count, 0)
         XCTAssertEqual(undecryptable.map(\.error), [.messageKeyUnavailable], "reported, not dropped")
+        XCTAssertEqual(undecryptable.first?.isAuthenticated, true, "its signature verified: a real message was lost")
         XCTAssertEqual(undecryptable.first?.group, group)
         let notice = try XCTUnwrap(undecryptable.first?.retryNotice, "with the notice the same message would get after it")
         let outcome = try expectRetryOutcome(try await alice.manager.receive(notice))
         guard case .distributionResent = outcome.action else { return XCTFail("\(outcome)") }
         let pending = await bob.store.loadPendingGroupMessages(for: group, sender: alice.address)
         XCTAssertEqual(pending, [], "no longer kept")
+    }
+
+    /// Finding 7 (low): forged messages from made-up senders leave no row in the store (their
+    /// marks stay in memory, and still limit the advice to once an hour), and a failure that
+    /// nothing authenticates says so, so that the app shows noise as noise.
+    func testForgedMessagesFromMadeUpSendersLeaveNothingInTheStore() async throws {
+        let bob = try await LoggingTestDevice("bob", 1, seed: 27_150, server: server, clock: clock)
+        let before = await bob.store.addresses()
+        for index in 0 ..< 40 {
+            let mallory = TestSupport.address("mallory-\(index)", 1)
+            var body: [UInt8] = [0x21]
+            body += try X25519.PrivateKey(using: SeededRandomSource(seed: UInt64(index))).publicKey.rawRepresentation
+            body += [0, 0, 0, 0, 0, 0, 0, 0] + [UInt8](repeating: UInt8(index), count: 48)
+            let forged = try MessageEnvelope(sender: mallory, recipient: bob.address, kind: .message, body: body)
+            guard case let .undecryptable(first) = try await bob.manager.receive(forged) else { return XCTFail("not undecryptable") }
+            XCTAssertEqual(first.error, .noSession)
+            XCTAssertFalse(first.isAuthenticated, "nothing of it is authenticated")
+            XCTAssertTrue(first.startsNewSession)
+            guard case let .undecryptable(again) = try await bob.manager.receive(forged) else { return XCTFail("not undecryptable") }
+            XCTAssertFalse(again.startsNewSession, "the advice is still limited to once an hour")
+        }
+        let after = await bob.store.addresses()
+        XCTAssertEqual(Set(after), Set(before), "no row for any made-up sender")
     }
 }

@@ -103,6 +103,9 @@ func runClient() async throws {
         // A new device from an account export: the identity, trust records and archive; no
         // sessions or prekeys, and a new registration id (SPEC §9, §10).
         let code = try String(contentsOfFile: export + ".code", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        // A real app also passes `expectedIdentity:` (the account's identity key as its server
+        // knows it), so that a file someone else wrote to the code's recipient is refused and
+        // verified contacts stay verified; the demo's relay keeps no such record.
         let report = try await SQLiteProtocolStore.restoreAccount(
             from: export, identities: [try AgeX25519Identity(code)], to: options.database, storageKey: key)
         say("restored \(address) from \(export): the identity, \(report.importedTrustRecordCount) trust record(s), "

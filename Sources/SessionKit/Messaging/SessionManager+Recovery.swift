@@ -15,8 +15,9 @@ import SignalPrimitives
 /// swapped with the record, so they hold across restarts and processes): at most one notice
 /// per (sender, ratchet key) or (sender, group, chain id) — the last eight are remembered —
 /// and at most one per hour to each device; the advice to start a new session (`noSession`,
-/// `unknownPreKey`) at most once per hour per device. A device this one has no session with
-/// gets a record holding only these marks (a few dozen bytes).
+/// `unknownPreKey`) at most once per hour per device. For a device this one has neither a
+/// session record nor a trust record for (a made-up sender), the marks are kept in memory
+/// only, for the most recent 1,024 such senders: forged messages leave nothing in the store.
 extension SessionManager {
     /// How long a group message whose chain has not arrived (`unknownChain`) waits before its
     /// sender is asked for the chain with a retry notice: two minutes. A distribution usually
@@ -129,9 +130,21 @@ extension SessionManager {
         let registrationID = try await localRegistrationID()
         let group: GroupID? = if case let .group(group, _, _) = failure { group } else { nil }
         let advises = error == .noSession || error == .unknownPreKey
+        // Signed group messages are authenticated before these errors (SPEC §5); nothing else is.
+        let isAuthenticated = group != nil && (error == .messageKeyUnavailable || error == .tooManySkippedMessages)
         return try await exclusive(.peer(sender)) { () async throws(SessionError) -> UndecryptableMessage? in
             try await retryingStaleState { () async throws(SessionError) -> UndecryptableMessage? in
-                var record = try await loadSession(for: sender) ?? SessionRecord()
+                let stored = try await loadSession(for: sender)
+                // A sender with neither a stored record nor a trust record (a made-up address, as
+                // forged messages use) keeps its marks in memory: it writes nothing. A known
+                // contact whose session was lost keeps them in its record, across restarts.
+                var inMemory = false
+                if stored == nil, !sender.isSameUser(as: localAddress) {
+                    let trusted = (try? await trust.trustedIdentityKey(forUser: sender.userID)) ?? nil
+                    inMemory = trusted == nil
+                }
+                var record = stored ?? SessionRecord()
+                if inMemory { record.recoveryMarks = sessionlessMarks[sender] }
                 if let key = unknownRatchetKey, record.knowsRatchetKey(key) { return nil }
                 let now = clock.now()
                 var changed = false
@@ -151,12 +164,16 @@ extension SessionManager {
                     startsNewSession = true
                     changed = true
                 }
-                if changed {
+                if changed, inMemory {
+                    sessionlessMarks.keep(record.recoveryMarks, for: sender)
+                } else if changed {
                     var commit = StoreCommit()
                     commit.store(record, for: sender)
                     try await store.commit(commit)
                 }
-                return UndecryptableMessage(sender: sender, group: group, error: error, retryNotice: notice, startsNewSession: startsNewSession)
+                return UndecryptableMessage(
+                    sender: sender, group: group, error: error, retryNotice: notice, startsNewSession: startsNewSession,
+                    isAuthenticated: isAuthenticated)
             }
         }
     }

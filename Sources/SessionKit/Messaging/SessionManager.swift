@@ -112,6 +112,11 @@ public actor SessionManager {
     private nonisolated let recordsIdentitiesInStore: Bool
     private var identityCache: IdentityKeyPair?
     private var registrationIDCache: RegistrationID?
+    /// The recovery marks of senders this device has no session with (SPEC §9's limits for
+    /// messages from made-up or forgotten senders), kept here rather than in the store, so that
+    /// forged messages leave no row behind; the oldest go beyond
+    /// `sessionlessMarkCapacity`.
+    var sessionlessMarks = SessionlessRecoveryMarks()
 
     /// Creates a manager.
     /// - Parameters:

@@ -148,3 +148,30 @@ import SignalPrimitives
             + "newSessionAdvisedAt: \(newSessionAdvisedAt.map(\.description) ?? "never"))"
     }
 }
+
+/// The recovery marks of senders without a session, in memory and bounded (`SessionManager`):
+/// a message from an address this device has no session with writes nothing to the store, so
+/// forged messages from made-up senders cost no row; the limits still hold while the process
+/// runs (and start again after a restart, which only allows one more notice or advice).
+struct SessionlessRecoveryMarks: Sendable {
+    /// How many senders' marks are kept; beyond it the least recently written go.
+    static let capacity = 1024
+
+    private var marks: [ProtocolAddress: RecoveryMarks] = [:]
+    private var order: [ProtocolAddress] = []
+
+    /// The marks of `address` (empty when none are kept).
+    subscript(address: ProtocolAddress) -> RecoveryMarks { marks[address] ?? RecoveryMarks() }
+
+    /// Keeps `updated` as the marks of `address`, dropping the least recently written beyond
+    /// `capacity`.
+    mutating func keep(_ updated: RecoveryMarks, for address: ProtocolAddress) {
+        if marks.updateValue(updated, forKey: address) != nil, let index = order.firstIndex(of: address) { order.remove(at: index) }
+        order.append(address)
+        while order.count > Self.capacity { marks[order.removeFirst()] = nil }
+    }
+
+    /// How many senders' marks are kept.
+    var count: Int { marks.count }
+}
+

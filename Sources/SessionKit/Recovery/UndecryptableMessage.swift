@@ -29,19 +29,30 @@ public struct UndecryptableMessage: Sendable, CustomStringConvertible {
     /// most once per hour per device. The failure is unauthenticated input, so the library, not
     /// the message, decides how often it costs the sender a one-time prekey.
     public let startsNewSession: Bool
+    /// Whether the message was shown to come from `sender`: a group message whose signature
+    /// verified before it failed (`messageKeyUnavailable`, `tooManySkippedMessages`), so a real
+    /// message was lost. `false` for every pairwise failure and for a group message whose chain
+    /// is missing: nothing of such bytes is authenticated, and they may be noise (a forgery,
+    /// corruption, a replay of something long gone) as well as a lost message. Show those as a
+    /// quiet placeholder ("a message may have been lost"), not as an alarm.
+    public let isAuthenticated: Bool
 
     /// An undecryptable message.
-    init(sender: ProtocolAddress, group: GroupID?, error: SessionError, retryNotice: MessageEnvelope?, startsNewSession: Bool) {
+    init(
+        sender: ProtocolAddress, group: GroupID?, error: SessionError, retryNotice: MessageEnvelope?, startsNewSession: Bool,
+        isAuthenticated: Bool = false
+    ) {
         self.sender = sender
         self.group = group
         self.error = error
         self.retryNotice = retryNotice
         self.startsNewSession = startsNewSession
+        self.isAuthenticated = isAuthenticated
     }
 
     /// The sender, the error and what is due.
     public var description: String {
         "UndecryptableMessage(from: \(sender)\(group.map { " in \($0)" } ?? ""), \(error), notice: \(retryNotice == nil ? "none" : "due"), "
-            + "new session: \(startsNewSession))"
+            + "new session: \(startsNewSession), authenticated: \(isAuthenticated))"
     }
 }

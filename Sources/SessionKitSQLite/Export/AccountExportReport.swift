@@ -46,6 +46,13 @@ public struct AccountRestoreReport: Sendable {
     public let importedMessageCount: Int
     /// The items not imported, in file order.
     public let skipped: [AccountRestoreSkippedItem]
+    /// Whether the export was shown to come from the account's owner: opened with a
+    /// passphrase, or holding the expected identity (`restoreAccount`'s `expectedIdentity`).
+    /// Only then were contacts' `verified` statuses imported.
+    public let isAuthenticated: Bool
+    /// Contacts the export marked verified that were restored as trusted, because the export
+    /// is not authenticated: compare their safety numbers again before relying on them.
+    public let unverifiedContactCount: Int
     /// The most items held at once before being written (one batch), for the tests of bounded
     /// memory.
     let largestBatchCount: Int

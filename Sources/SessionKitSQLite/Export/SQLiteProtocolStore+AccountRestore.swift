@@ -32,15 +32,29 @@ extension SQLiteProtocolStore {
     /// The export's first item must be the identity. A later line that this version cannot
     /// import (an unknown kind, a malformed item, a second identity, a repeated trust record or
     /// message) is skipped and listed in the report; the restore goes on.
+    ///
+    /// Who made the file: anyone who knows a recovery code's *recipient* (an app that keeps it
+    /// to export again later, a server it was sent to) can write a file the code opens, with
+    /// an identity and "verified" contacts of its choosing. So a contact's `verified` status is
+    /// imported only from an export that is authenticated: one opened with a passphrase (an
+    /// age `scrypt` stanza can only be written by someone who knows the passphrase), or one
+    /// whose identity is `expectedIdentity` (its seed is in the file, so only the account's
+    /// own device can have written it). From any other export a verified contact is restored
+    /// as trusted, not verified (`AccountRestoreReport.unverifiedContactCount`): compare the
+    /// safety numbers again. Pass `expectedIdentity` whenever the app knows the account's
+    /// identity key (your server's record of it, or the key the user's contacts have).
+    /// - Parameter expectedIdentity: the account's identity key, when known: an export under
+    ///   another identity is refused (`AccountExportError.identity`), and a matching one is
+    ///   authenticated.
     /// - Throws: `AccountExportError.targetExists` when anything is at `storePath` (or its
     ///   `-wal`/`-shm` names); `.wrongKey` when no identity opens the file; `.damaged` when the
     ///   file or its header line is damaged; `.unknownFormat` or `.unsupportedVersion` for a
     ///   header this library does not read; `.identity` when the first item is not a usable
-    ///   identity; `.file` when a file cannot be read or written; `.store` when the new store
-    ///   fails.
+    ///   identity or is not `expectedIdentity`; `.file` when a file cannot be read or written;
+    ///   `.store` when the new store fails.
     public static func restoreAccount(
         from exportPath: String, identities: [any AgeIdentity], to storePath: String, storageKey: StorageKey,
-        options: SQLiteStoreOptions = SQLiteStoreOptions()
+        expectedIdentity: Ed25519.PublicKey? = nil, options: SQLiteStoreOptions = SQLiteStoreOptions()
     ) async throws(AccountExportError) -> AccountRestoreReport {
         for suffix in ["", "-wal", "-shm", "-journal"] where ExportFiles.exists(storePath + suffix) {
             throw .targetExists(path: storePath + suffix)
@@ -48,7 +62,10 @@ extension SQLiteProtocolStore {
         var createOptions = options
         createOptions.createIfMissing = true
         let restore = AccountRestore(
-            temporaryPath: ExportFiles.temporaryPath(for: storePath, suffix: ".restore-"), storageKey: storageKey, options: createOptions)
+            temporaryPath: ExportFiles.temporaryPath(for: storePath, suffix: ".restore-"), storageKey: storageKey, options: createOptions,
+            expectedIdentity: expectedIdentity,
+            // Only a passphrase holder can write a file that only passphrases open.
+            openedByPassphraseOnly: !identities.isEmpty && identities.allSatisfy { $0 is AgeScryptIdentity })
         do throws(AccountExportError) {
             let input = try ExportInputFile(path: exportPath, pieceSize: 64 * 1024)
             let stream = AgeDecryptingStream(identities: identities)
@@ -109,11 +126,22 @@ private final class AccountRestore {
     var messageCount = 0
     var skipped: [AccountRestoreSkippedItem] = []
     var largestBatch = 0
+    let expectedIdentity: Ed25519.PublicKey?
+    /// Whether the export is known to come from the account's owner (a passphrase opened it,
+    /// or its identity is the expected one): only then is a `verified` status imported.
+    var isAuthenticated: Bool
+    /// Verified contacts restored as trusted because the export is not authenticated.
+    var unverifiedContactCount = 0
 
-    init(temporaryPath: String, storageKey: StorageKey, options: SQLiteStoreOptions) {
+    init(
+        temporaryPath: String, storageKey: StorageKey, options: SQLiteStoreOptions, expectedIdentity: Ed25519.PublicKey?,
+        openedByPassphraseOnly: Bool
+    ) {
         self.temporaryPath = temporaryPath
         self.storageKey = storageKey
         self.options = options
+        self.expectedIdentity = expectedIdentity
+        isAuthenticated = openedByPassphraseOnly
     }
 
     func skip(_ line: Int, _ kind: String?, _ reason: String) {
@@ -143,7 +171,13 @@ private final class AccountRestore {
                         skip(line, item.kind, "a second trust record for the same user")
                         continue
                     }
-                    trustRows.append((userID, record, line))
+                    if record.status == .verified, !isAuthenticated {
+                        // An unauthenticated file cannot vouch for a verification.
+                        unverifiedContactCount += 1
+                        trustRows.append((userID, record.withoutVerification(), line))
+                    } else {
+                        trustRows.append((userID, record, line))
+                    }
                 case let .message(conversationID, messageID, timestamp, body):
                     do {
                         let row = try body.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws(SQLiteStoreError) in
@@ -166,6 +200,11 @@ private final class AccountRestore {
         }
         guard identity.publicKey.rawRepresentation == seed.publicKey else {
             throw .identity("the public key does not belong to the seed")
+        }
+        if let expectedIdentity {
+            guard identity.publicKey == expectedIdentity else { throw .identity("the export holds another identity than the account's") }
+            // The seed of the expected key: only the account's own device can have written it.
+            isAuthenticated = true
         }
         do {
             store = try SQLiteProtocolStore(path: temporaryPath, storageKey: storageKey, identity: identity, options: options)
@@ -227,7 +266,8 @@ private final class AccountRestore {
         skipped.sort { $0.line < $1.line }
         return AccountRestoreReport(
             userID: header.userID, created: header.created, registrationID: store.registrationID, importedTrustRecordCount: trustCount,
-            importedMessageCount: messageCount, skipped: skipped, largestBatchCount: largestBatch, largestLineByteCount: largestLine)
+            importedMessageCount: messageCount, skipped: skipped, isAuthenticated: isAuthenticated,
+            unverifiedContactCount: unverifiedContactCount, largestBatchCount: largestBatch, largestLineByteCount: largestLine)
     }
 
     /// Closes and removes the temporary store.
@@ -235,5 +275,16 @@ private final class AccountRestore {
         try? store?.close()
         store = nil
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporaryPath + suffix) }
+    }
+}
+
+extension TrustRecord {
+    /// The record with a `verified` status lowered to `trusted` (an unauthenticated export
+    /// cannot vouch for a verification); the key, devices and superseded keys stay.
+    fileprivate func withoutVerification() -> TrustRecord {
+        guard status == .verified else { return self }
+        return TrustRecord(
+            identityKey: identityKey, status: .trusted, previousIdentityKey: previousIdentityKey, devices: devices,
+            supersededIdentityKeys: supersededIdentityKeys)
     }
 }
