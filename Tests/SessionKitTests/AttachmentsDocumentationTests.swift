@@ -118,12 +118,11 @@ final class AttachmentsDocumentationTests: XCTestCase {
 
     func testTheReadmeExample() throws {
         let photo = Data("a photo".utf8)
-        var upload: Data?
         // --- README.md, "Attachments and age files" ---
         let encrypted = try Attachment.encrypt(photo)                 // any size; Data, a file or an AsyncSequence
-        upload = encrypted.ciphertext                                  // to any server: it learns only the padded length
+        let upload = encrypted.ciphertext                              // to any server: it learns only the padded length
         let pointer = encrypted.pointer.serialized()                   // 57 bytes: send them inside a message
-        let opened = try Attachment.decrypt(upload ?? Data(), pointer: try AttachmentPointer(serialized: pointer))
+        let opened = try Attachment.decrypt(upload, pointer: try AttachmentPointer(serialized: pointer))
         // --- end ---
         XCTAssertEqual(opened, photo)
     }

@@ -74,7 +74,7 @@ final class DocumentationExampleTests: XCTestCase {
         let onServer = try PreKeyUpload(serialized: upload.serialized)
 
         // The server hands Alice a bundle (each one-time prekey at most once); she starts a session.
-        guard let bundle = onServer.bundle(oneTimePreKey: onServer.oneTimePreKeys.first) else { return }
+        guard let bundle = onServer.bundle(oneTimePreKey: onServer.oneTimePreKeys.first) else { fatalError("no bundle") }
         try await alice.processBundle(try PreKeyBundle(serialized: bundle.serialized), for: bobAddress)
 
         // Alice encrypts; Bob decrypts (the transport says who sent it) and replies.
@@ -277,7 +277,9 @@ final class DocumentationExampleTests: XCTestCase {
 
         var shown: [String] = []
         var sent: [MessageEnvelope] = []
+        var changed: [String] = []
         func send(_ envelope: MessageEnvelope) { sent.append(envelope) }
+        func keyChanged(_ user: String) { changed.append(user) }
         func show(_ plaintext: [UInt8], from sender: ProtocolAddress, in group: GroupID? = nil) {
             shown.append("\(sender) \(group.map { String(decoding: $0.rawRepresentation, as: UTF8.self) } ?? "-"): \(String(decoding: plaintext, as: UTF8.self))")
         }
@@ -295,7 +297,9 @@ final class DocumentationExampleTests: XCTestCase {
             switch try await bob.receive(try MessageEnvelope(text: text)) {
             case let .groupMessage(message):
                 show(message.plaintext, from: message.sender, in: message.group)
-            case let .senderKeyDistribution(_, _, _, released, undecryptable):
+            case let .senderKeyDistribution(_, sender, observation, released, undecryptable):
+                // The pairwise message that carried it reports key changes like any other.
+                if case .changed = observation { keyChanged(sender.userID) }
                 for message in released { show(message.plaintext, from: message.sender, in: message.group) }
                 // Kept messages older than the distribution: as if they arrived after it.
                 for failure in undecryptable { if let notice = failure.retryNotice { send(notice) } }
@@ -311,6 +315,7 @@ final class DocumentationExampleTests: XCTestCase {
         }
         XCTAssertEqual(shown, ["alice.1 book club: Chapter 1"], "the kept message, released with the distribution")
         XCTAssertEqual(sent, [], "nothing was undecryptable")
+        XCTAssertEqual(changed, [], "Alice's key was new to Bob, not changed")
         let stillKept = try await bob.manager.store.loadPendingGroupMessages(for: group, sender: aliceAddress)
         XCTAssertEqual(stillKept, [])
 
