@@ -129,6 +129,25 @@ final class TrustTakeoverTests: XCTestCase {
         await assertThrows(.duplicateMessage) { try await alice.manager.decrypt(onInjectedSession, from: bob.address) }
     }
 
+    /// While a change is pending, a *new session* under the recorded key (bob restored his
+    /// identity on a fresh install of bob.1) is quarantined like any other message under it:
+    /// recorded as nothing, never made current, so the app still chooses between the keys.
+    func testANewSessionUnderTheRecordedKeyWhileAChangeIsPendingIsQuarantined() async throws {
+        let (alice, bob) = try await talkingPair()
+        let mallory = try await Device("bob")
+        _ = try await alice.manager.decrypt(try await mallory.send("new phone", to: alice, bundle: 1), from: bob.address)
+        let pending = try await alice.trust.record(forUser: "bob")
+        let restoredBob = try await Device("bob", 1, identity: bob.identity)
+        let fromBob = try await alice.manager.decrypt(try await restoredBob.send("it's really me", to: alice, bundle: 2), from: bob.address)
+        XCTAssertTrue(fromBob.establishedSession)
+        XCTAssertTrue(fromBob.isQuarantined)
+        XCTAssertEqual(fromBob.identityObservation, .changed(previous: mallory.identity.publicKey))
+        let record = try await alice.trust.record(forUser: "bob")
+        XCTAssertEqual(record, pending, "nothing recorded")
+        let current = try await alice.manager.store.loadSession(for: bob.address)?.remoteIdentityKey
+        XCTAssertEqual(current, mallory.identity.publicKey, "the quarantined session did not become current")
+    }
+
     /// While a change is pending either key can be accepted: accepting the recorded key
     /// restores it without superseding the pending one (seen again, it is reported again, not
     /// refused). Before the fix accepting the recorded key was `untrustedIdentity`.
