@@ -129,6 +129,25 @@ final class TrustTakeoverTests: XCTestCase {
         await assertThrows(.duplicateMessage) { try await alice.manager.decrypt(onInjectedSession, from: bob.address) }
     }
 
+    /// A retry notice from the injected device (its own key, a device id bob never had) is
+    /// reported as an untrusted identity and does nothing: the record stays bob's.
+    func testARetryNoticeFromAnUnknownDeviceWithAnotherKeyIsReportedAndDoesNothing() async throws {
+        let (alice, bob) = try await talkingPair()
+        let mallory = try await Device("bob", 66)
+        let notice = try RetryNotice(
+            from: mallory.identity, at: mallory.address, to: alice.address, recipientIdentityKey: alice.identity.publicKey,
+            registrationID: try XCTUnwrap(RegistrationID(rawValue: 9)),
+            failure: .pairwise(ratchetKey: [UInt8](repeating: 7, count: 32), counter: 0))
+        let before = try await alice.trust.record(forUser: "bob")
+        let outcome = try await alice.manager.processRetryNotice(notice.serialized, from: mallory.address)
+        guard case let .untrustedIdentity(key) = outcome.action else { return XCTFail("\(outcome)") }
+        XCTAssertEqual(key, mallory.identity.publicKey)
+        let after = try await alice.trust.record(forUser: "bob")
+        XCTAssertEqual(after, before)
+        let toBob = try await alice.manager.encrypt(Array("still you".utf8), to: bob.address)
+        XCTAssertFalse(toBob.isEmpty)
+    }
+
     /// While a change is pending, a *new session* under the recorded key (bob restored his
     /// identity on a fresh install of bob.1) is quarantined like any other message under it:
     /// recorded as nothing, never made current, so the app still chooses between the keys.

@@ -21,11 +21,13 @@ import SessionKit
 /// refused.
 ///
 /// Implementations must perform each call atomically, and apply `TrustRecord`'s transitions
-/// (`TrustRecord.observing`, `.decision`, `.verifying`, `.accepting`, `.rejecting`). `InMemoryTrustStore`
-/// is the reference implementation; an app may back the protocol with its own database.
+/// (`TrustRecord.observing`, `.decision`, `.verifying`, `.accepting`, `.rejecting`).
+/// `InMemoryTrustStore` is the reference implementation; an app may back the protocol with its
+/// own database.
 public protocol TrustStore: IdentityTrustEvaluator {
     /// Records `identityKey` seen on the device `address` and reports whether it is new to the
-    /// user, the user's key (on a known or a new device), or a change.
+    /// user, the user's key (on a known or a new device), a change (on a listed device), or
+    /// another key on a device the record does not list (nothing recorded).
     /// - Throws: `VerificationError.storage` when a backend fails.
     func observeIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation
 
