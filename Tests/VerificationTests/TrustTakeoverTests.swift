@@ -129,6 +129,27 @@ final class TrustTakeoverTests: XCTestCase {
         await assertThrows(.duplicateMessage) { try await alice.manager.decrypt(onInjectedSession, from: bob.address) }
     }
 
+    /// An app's own evaluator that does not implement rejection: the default refuses
+    /// (`invalidConfiguration`) rather than pretending to have rejected anything.
+    func testRejectingWithAnEvaluatorThatCannotRejectIsRefused() async throws {
+        struct AcceptingEverything: IdentityTrustEvaluator {
+            func evaluateIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) -> TrustDecision {
+                TrustDecision(observation: .unchanged, allowsSending: true)
+            }
+            func recordIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) -> IdentityObservation { .unchanged }
+            func acceptIdentity(_ identityKey: Ed25519.PublicKey, forUser userID: String) {}
+        }
+        let identity = try IdentityKeyPair()
+        let manager = SessionManager(
+            store: InMemoryProtocolStore(identity: identity), trust: AcceptingEverything(), localAddress: try ProtocolAddress(userID: "alice", deviceID: 1))
+        do {
+            try await manager.rejectIdentityChange(forUser: "bob")
+            XCTFail("the default rejection must refuse")
+        } catch {
+            guard case .invalidConfiguration = error else { return XCTFail("\(error)") }
+        }
+    }
+
     /// A retry notice from the injected device (its own key, a device id bob never had) is
     /// reported as an untrusted identity and does nothing: the record stays bob's.
     func testARetryNoticeFromAnUnknownDeviceWithAnotherKeyIsReportedAndDoesNothing() async throws {
