@@ -32,6 +32,7 @@ final class SessionKitReadmeExampleTests: XCTestCase {
             case .firstUse: print("New contact \(message.sender.userID): offer to compare safety numbers")
             case .newDevice: print("\(message.sender.userID) added a device")
             case .changed: print("\(message.sender.userID)'s safety number changed: confirm before replying")
+            case .unknownDeviceWithOtherKey: print("A new device with another safety number claims to be \(message.sender.userID)")
             case .unchanged: break
             }
             print(message.isQuarantined ? "[unverified key] …" : String(decoding: message.plaintext, as: UTF8.self))  // Hi Bob

@@ -73,23 +73,31 @@ final class TrustPerUserTests: XCTestCase {
         XCTAssertEqual(copies.map(\.address), [linked.address])
     }
 
-    /// A contact who reinstalls under a new device id (new identity) is a key change, not a
-    /// first use; nothing is sent to the user until the app accepts it.
-    func testAReinstallUnderANewDeviceIDIsAKeyChange() async throws {
+    /// A contact who reinstalls under a new device id (new identity) looks exactly like an
+    /// injected message (third review): quarantined and reported as another key on an unknown
+    /// device, bob's record left alone (not a first use, not a change). The app accepts the key
+    /// explicitly once bob confirmed it; then the new device is bob's and the old one's
+    /// sessions are gone. (Before the third review this was a change that blocked sending.)
+    func testAReinstallUnderANewDeviceIDIsQuarantinedUntilTheAppAcceptsIt() async throws {
         let alice = try await Device("alice")
         let bob = try await Device("bob")
         _ = try await bob.manager.decrypt(try await alice.send("hi", to: bob), from: alice.address)
         let reinstalled = try await Device("bob", 2)
         let message = try await reinstalled.send("new phone", to: alice)
         let received = try await alice.manager.decrypt(message, from: reinstalled.address)
-        XCTAssertEqual(received.identityObservation, .changed(previous: bob.identity.publicKey))
-        XCTAssertFalse(received.isQuarantined, "a trusted (unverified) contact's change is recorded, trust on first use")
-        await assertThrows(.untrustedIdentity) { try await alice.manager.encrypt(Array("x".utf8), to: bob.address) }
-        await assertThrows(.untrustedIdentity) { try await alice.manager.encrypt(Array("x".utf8), to: reinstalled.address) }
+        XCTAssertEqual(received.identityObservation, .unknownDeviceWithOtherKey(recorded: bob.identity.publicKey))
+        XCTAssertTrue(received.isQuarantined)
+        await assertThrows(.noSession) { try await alice.manager.encrypt(Array("x".utf8), to: reinstalled.address) }
+        let toOld = try await alice.manager.encrypt(Array("still to bob.1".utf8), to: bob.address)
+        XCTAssertFalse(toOld.isEmpty)
         try await alice.manager.acceptIdentityChange(reinstalled.identity.publicKey, forUser: "bob")
         let reply = try await alice.manager.encrypt(Array("welcome back".utf8), to: reinstalled.address)
         let opened = try await reinstalled.manager.decrypt(reply, from: alice.address)
         XCTAssertEqual(opened.plaintext, Array("welcome back".utf8))
+        let next = try await alice.manager.decrypt(
+            try await reinstalled.manager.encrypt(Array("thanks".utf8), to: alice.address), from: reinstalled.address)
+        XCTAssertFalse(next.isQuarantined)
+        XCTAssertEqual(next.identityObservation, .newDevice)
         await assertThrows(.noSession) { try await alice.manager.encrypt(Array("x".utf8), to: bob.address) }
     }
 

@@ -117,28 +117,43 @@ final class TrustStoreTests: XCTestCase {
         XCTAssertTrue(allowed)
     }
 
-    func testGoingBackToTheOldKeyIsAnotherChangeThatNeedsAcceptance() async throws {
+    /// While a change awaits acceptance, the key it would replace is reported (sending stays
+    /// refused) but recorded as nothing: the app still chooses between the two keys.
+    func testTheKeyBeforeAPendingChangeIsReportedAndChangesNothing() async throws {
         let store: any TrustStore = InMemoryTrustStore()
         _ = try await store.observeIdentity(original, for: bob)
         _ = try await store.observeIdentity(replacement, for: bob)
+        let pending = try await store.record(forUser: bob.userID)
         let back = try await store.observeIdentity(original, for: bob)
         XCTAssertEqual(back, .changed(previous: replacement))
-        let allowed = try await store.evaluateIdentity(original, for: bob).allowsSending
-        XCTAssertFalse(allowed)
+        let decision = try await store.evaluateIdentity(original, for: bob)
+        XCTAssertFalse(decision.allowsSending)
+        XCTAssertTrue(decision.isKeyBeforePendingChange)
+        let record = try await store.record(forUser: bob.userID)
+        XCTAssertEqual(record, pending, "the pending change is left for the app to decide")
+        XCTAssertEqual(record?.previousIdentityKey, original)
     }
 
-    func testAcceptingAKeyOtherThanTheOneOnRecordFails() async throws {
+    /// A third key while a change awaits acceptance: accepting the pending key that was
+    /// replaced again fails (ask the user about the newest); the key the app last accepted
+    /// stays the one a rejection restores.
+    func testAcceptingAKeyOtherThanEitherKeyOfThePendingChangeFails() async throws {
         let store: any TrustStore = InMemoryTrustStore()
+        let third = identityKey(0xb2)
         _ = try await store.observeIdentity(original, for: bob)
         _ = try await store.observeIdentity(replacement, for: bob)
+        let again = try await store.observeIdentity(third, for: bob)
+        XCTAssertEqual(again, .changed(previous: replacement))
         do {
-            try await store.acceptIdentityChange(original, forUser: bob.userID)
-            XCTFail("accepting a stale key must fail")
+            try await store.acceptIdentityChange(replacement, forUser: bob.userID)
+            XCTFail("accepting a key that changed again must fail")
         } catch {
             XCTAssertEqual(error, .identityKeyMismatch(bob.userID))
         }
-        let status = try await store.status(forUser: bob.userID)
-        XCTAssertEqual(status, .unverified)
+        let record = try await store.record(forUser: bob.userID)
+        XCTAssertEqual(record?.status, .unverified)
+        XCTAssertEqual(record?.identityKey, third)
+        XCTAssertEqual(record?.previousIdentityKey, original, "the accepted key, not the unanswered first change")
     }
 
     func testVerifyingTheNewKeyAcceptsTheChange() async throws {
@@ -153,17 +168,21 @@ final class TrustStoreTests: XCTestCase {
         XCTAssertTrue(allowed)
     }
 
-    func testVerifyingAnotherKeyThanTheOneOnRecordFails() async throws {
+    /// Third review: a verified contact who reinstalled is re-verified in one step. Its new key
+    /// was quarantined (not recorded); verifying it accepts it and marks it verified, the old
+    /// key superseded. It failed with `identityKeyMismatch` until the app accepted first.
+    func testVerifyingAVerifiedContactsNewKeyAcceptsItInOneStep() async throws {
         let store: any TrustStore = InMemoryTrustStore()
         _ = try await store.observeIdentity(original, for: bob)
-        do {
-            try await store.markVerified(replacement, forUser: bob.userID)
-            XCTFail("verifying a key that is not on record must fail")
-        } catch {
-            XCTAssertEqual(error, .identityKeyMismatch(bob.userID))
-        }
-        let status = try await store.status(forUser: bob.userID)
-        XCTAssertEqual(status, .trusted)
+        try await store.markVerified(original, forUser: bob.userID)
+        let quarantined = try await store.evaluateIdentity(replacement, for: bob)
+        XCTAssertEqual(quarantined.observation, .changed(previous: original))
+        try await store.markVerified(replacement, forUser: bob.userID)
+        let record = try await store.record(forUser: bob.userID)
+        XCTAssertEqual(record, TrustRecord(
+            identityKey: replacement, status: .verified, previousIdentityKey: nil, devices: [1], supersededIdentityKeys: [original]))
+        let decision = try await store.evaluateIdentity(replacement, for: bob)
+        XCTAssertEqual(decision, TrustDecision(observation: .unchanged, allowsSending: true, isVerified: true))
     }
 
     func testVerifyingAnUnknownContactRecordsTheKeyAsVerified() async throws {
@@ -186,19 +205,24 @@ final class TrustStoreTests: XCTestCase {
         }
     }
 
-    /// Issue 17's ghost device: a device id the user never had, with another key, is a change
-    /// of the user's key (not a first use), and blocks sending to every device of the user.
-    func testAnotherKeyOnANewDeviceIsAChangeOfTheUsersKey() async throws {
+    /// Issue 17's ghost device, and the third review's takeover: a device id the user never
+    /// had, with another key, is neither a first use nor a change of the user's key (the
+    /// listed device still presents the recorded key). Nothing is recorded, nothing is sent to
+    /// the ghost, and sending to the real device goes on. It used to replace the user's key.
+    func testAnotherKeyOnAnUnlistedDeviceLeavesTheUsersRecordAlone() async throws {
         let store: any TrustStore = InMemoryTrustStore()
         _ = try await store.observeIdentity(original, for: bob)
+        let before = try await store.record(forUser: bob.userID)
         let ghost = address("bob", 99)
         let decision = try await store.evaluateIdentity(replacement, for: ghost)
-        XCTAssertEqual(decision.observation, .changed(previous: original))
+        XCTAssertEqual(decision.observation, .unknownDeviceWithOtherKey(recorded: original))
         XCTAssertFalse(decision.allowsSending)
         let event = try await store.observeIdentity(replacement, for: ghost)
-        XCTAssertEqual(event, .changed(previous: original))
-        let allowedToTheRealDevice = try await store.evaluateIdentity(replacement, for: bob).allowsSending
-        XCTAssertFalse(allowedToTheRealDevice, "nothing is sent to any device of the user until the change is accepted")
+        XCTAssertEqual(event, .unknownDeviceWithOtherKey(recorded: original))
+        let after = try await store.record(forUser: bob.userID)
+        XCTAssertEqual(after, before)
+        let toTheRealDevice = try await store.evaluateIdentity(original, for: bob)
+        XCTAssertEqual(toTheRealDevice, TrustDecision(observation: .unchanged, allowsSending: true))
     }
 
     func testTheUsersKeyOnANewDeviceIsANewDeviceWithTheUsersStatus() async throws {
@@ -242,17 +266,20 @@ final class TrustStoreTests: XCTestCase {
     }
 
     /// A quarantined message's key (the record was left verified) can be accepted: it replaces
-    /// the verified key, trusted, and the verified key is superseded.
-    func testAcceptingAKeyNotOnRecordReplacesAVerifiedKey() async throws {
+    /// the verified key, trusted. The replaced key is not superseded (the listed device was
+    /// never seen leaving it): if that device still presents it, it is reported as a change,
+    /// never silently refused.
+    func testAcceptingAKeyNotOnRecordReplacesAVerifiedKeyWithoutRefusingTheOldOne() async throws {
         let store: any TrustStore = InMemoryTrustStore()
         _ = try await store.observeIdentity(original, for: bob)
         try await store.markVerified(original, forUser: bob.userID)
         try await store.acceptIdentityChange(replacement, forUser: bob.userID)
         let record = try await store.record(forUser: bob.userID)
         XCTAssertEqual(record, TrustRecord(
-            identityKey: replacement, status: .trusted, previousIdentityKey: nil, devices: [], supersededIdentityKeys: [original]))
-        let reaccepted = try await store.evaluateIdentity(original, for: bob)
-        XCTAssertTrue(reaccepted.isSuperseded)
+            identityKey: replacement, status: .trusted, previousIdentityKey: nil, devices: [1], supersededIdentityKeys: []))
+        let old = try await store.evaluateIdentity(original, for: bob)
+        XCTAssertFalse(old.isSuperseded)
+        XCTAssertEqual(old.observation, .changed(previous: replacement))
     }
 
     func testAMalformedUserIDIsRefused() async throws {

@@ -12,17 +12,23 @@ public struct DecryptedMessage: Sendable, CustomStringConvertible {
     public let sender: ProtocolAddress
     /// The sender's identity key in the session that decrypted the message.
     public let senderIdentityKey: Ed25519.PublicKey
-    /// What the trust evaluator observed for `senderIdentityKey`: first use, unchanged, or
-    /// changed (sending to the sender is then refused until the app accepts the key).
+    /// What the trust evaluator observed for `senderIdentityKey`: first use, unchanged, a new
+    /// device, changed (sending to the sender is then refused until the app accepts either key
+    /// or rejects the change), or another key on a device the contact's record does not list
+    /// (`unknownDeviceWithOtherKey`: quarantined, nothing else changed).
     public let identityObservation: IdentityObservation
     /// Whether X3DH ran: the message was a prekey message that started a new session.
     public let establishedSession: Bool
-    /// Whether the message is quarantined: it came under an identity key other than the one
-    /// the user verified (`identityObservation` is `.changed`). Show it apart, marked as from
-    /// an unverified key (or not at all), never as the contact's message. Nothing was
-    /// recorded: the contact stays verified, its session stays the one messages are sent to,
-    /// and the new key is trusted only when the app accepts it
-    /// (`SessionManager.acceptIdentityChange(_:forUser:)` with `senderIdentityKey`).
+    /// Whether the message is quarantined: it came under an identity key other than the
+    /// contact's on record, and recording it is not trust on first use: the contact is
+    /// verified (`identityObservation` is `.changed`), the device id is not one the record
+    /// lists (`.unknownDeviceWithOtherKey`), the key is the one a pending change would replace,
+    /// or the message came on an older session under another key. Show it apart, marked as
+    /// from an unconfirmed key (or not at all), never as the contact's message. Nothing was
+    /// recorded: the contact's record and status stay, its session stays the one messages are
+    /// sent to, and the key is trusted only when the app accepts it
+    /// (`SessionManager.acceptIdentityChange(_:forUser:)` with `senderIdentityKey`, or
+    /// `TrustStore.markVerified` once the user compared its safety number).
     public let isQuarantined: Bool
 
     /// Creates a decrypted message.

@@ -52,7 +52,10 @@ extension SessionManager {
         }
         let decision = try await identityDecision(notice.senderIdentityKey, for: sender, knownDevice: true)
         if decision.isSuperseded { throw .supersededIdentity }
-        if case .changed = decision.observation { return outcome(.untrustedIdentity(notice.senderIdentityKey)) }
+        switch decision.observation {
+        case .changed, .unknownDeviceWithOtherKey: return outcome(.untrustedIdentity(notice.senderIdentityKey))
+        case .firstUse, .unchanged, .newDevice: break
+        }
         switch notice.failure {
         case let .pairwise(ratchetKey, _):
             let (action, resend) = try await archiveSession(with: sender, sendingOn: ratchetKey, notice: notice)

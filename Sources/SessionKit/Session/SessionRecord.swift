@@ -337,16 +337,21 @@ public struct SessionRecord: Sendable, CustomStringConvertible, CustomDebugStrin
     }
 
     /// Removes every session whose peer identity key is not `identityKey` (the user's key the
-    /// app accepted; the others are superseded). When the current session goes, the most
+    /// app accepted, or restored by rejecting a change). When no session is current any more
+    /// (the current one went, or a quarantined message's session was only set aside), the most
     /// recent remaining one that no retry notice archived becomes current. Returns whether
-    /// anything was removed.
+    /// anything changed.
     mutating func retainSessions(withRemoteIdentity identityKey: Ed25519.PublicKey) -> Bool {
         let before = previousSessions.count + (currentSession == nil ? 0 : 1)
         previousSessions.removeAll { $0.remoteIdentityKey != identityKey }
-        if let current = currentSession, current.remoteIdentityKey != identityKey {
-            currentSession = previousSessions.firstIndex { !$0.isArchived }.map { previousSessions.remove(at: $0) }
+        if let current = currentSession, current.remoteIdentityKey != identityKey { currentSession = nil }
+        // A quarantined message's session was set aside, never current: it may be the one left.
+        var promoted = false
+        if currentSession == nil, let index = previousSessions.firstIndex(where: { !$0.isArchived }) {
+            currentSession = previousSessions.remove(at: index)
+            promoted = true
         }
-        return previousSessions.count + (currentSession == nil ? 0 : 1) != before
+        return promoted || previousSessions.count + (currentSession == nil ? 0 : 1) != before
     }
 
     /// Whether a session of this record (current or previous) was created by a prekey

@@ -14,8 +14,9 @@ import GRDB
 /// (`SchemaVersion3`); a read reports the folded record, the next write stores it.
 extension SQLiteProtocolStore: TrustStore {
     /// Records `identityKey` seen on `address` (`TrustRecord.observing`): first use, the user's
-    /// key on a known or a new device, or a change (the user then becomes `unverified`, sending
-    /// refused, until the app accepts or verifies it).
+    /// key on a known or a new device, a change on a listed device (the user then becomes
+    /// `unverified`, sending refused, until the app accepts, verifies or rejects), or another
+    /// key on a device not listed (nothing recorded).
     /// - Throws: `VerificationError.storage` when the file fails or the record is damaged.
     public func observeIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) async throws(VerificationError) -> IdentityObservation {
         let user = TrustUserID(address)
@@ -91,12 +92,13 @@ extension SQLiteProtocolStore: TrustStore {
         try await record(forUser: userID)?.status ?? .unverified
     }
 
-    /// Marks `identityKey` verified for the user (`TrustRecord.verifying`).
-    /// - Throws: `VerificationError.identityKeyMismatch` when another key is on record,
-    ///   `.invalidPayload` for a malformed user id, `.storage` when the file fails.
+    /// Marks `identityKey` verified for the user (`TrustRecord.verifying`: accepting it and
+    /// marking it verified in one step).
+    /// - Throws: `VerificationError.invalidPayload` for a malformed user id, `.storage` when the
+    ///   file fails.
     public func markVerified(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws(VerificationError) {
         try await trustWrite(try TrustUserID(userID)) { record throws(VerificationError) in
-            try TrustRecord.verifying(identityKey, of: userID, in: record)
+            TrustRecord.verifying(identityKey, of: userID, in: record)
         }
     }
 
@@ -111,12 +113,25 @@ extension SQLiteProtocolStore: TrustStore {
     }
 
     /// Accepts `identityKey` for the user (`TrustRecord.accepting`).
-    /// - Throws: `VerificationError.identityKeyMismatch` when a change to another key awaits
+    /// - Throws: `VerificationError.identityKeyMismatch` for a third key while a change awaits
     ///   acceptance, `.invalidPayload` for a malformed user id, `.storage` when the file fails.
     public func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, forUser userID: String) async throws(VerificationError) {
         try await trustWrite(try TrustUserID(userID)) { record throws(VerificationError) in
             try TrustRecord.accepting(identityKey, of: userID, in: record)
         }
+    }
+
+    /// Rejects the user's pending key change (`TrustRecord.rejecting`), in one transaction, and
+    /// returns the user's key on record afterwards.
+    /// - Throws: `VerificationError.unknownContact` when there is no record, `.invalidPayload`
+    ///   for a malformed user id, `.storage` when the file fails.
+    @discardableResult
+    public func rejectIdentityChange(forUser userID: String) async throws(VerificationError) -> Ed25519.PublicKey {
+        let record = try await trustWrite(try TrustUserID(userID)) { record throws(VerificationError) in
+            try TrustRecord.rejecting(of: userID, in: record)
+        }
+        guard let record else { throw .unknownContact(userID) }
+        return record.identityKey
     }
 
     /// Forgets the user (the next key seen is a first use). The rows are deleted without being
@@ -166,17 +181,21 @@ extension SQLiteProtocolStore: TrustStore {
     }
 
     /// One read-modify-write of `user`'s record in a write transaction. `change` returns what
-    /// to store (`nil`: leave it as it was, a folded record still being stored).
+    /// to store (`nil`: leave it as it was, a folded record still being stored). Returns the
+    /// user's record afterwards.
+    @discardableResult
     private func trustWrite(
         _ user: TrustUserID, _ change: @escaping @Sendable (TrustRecord?) throws(VerificationError) -> TrustRecord?
-    ) async throws(VerificationError) {
+    ) async throws(VerificationError) -> TrustRecord? {
         defer { trustCache.remove(user) }
         do {
-            try await writeTransaction { [sealer] db in
+            return try await writeTransaction { [sealer] db in
                 let stored = try Self.readUserRecord(db, user: user, sealer: sealer)
-                if let next = try change(stored.record) ?? (stored.legacyRowKeys.isEmpty ? nil : stored.record) {
+                let changed = try change(stored.record)
+                if let next = changed ?? (stored.legacyRowKeys.isEmpty ? nil : stored.record) {
                     try Self.writeUserRecord(next, user: user, replacing: stored, db: db, sealer: sealer)
                 }
+                return changed ?? stored.record
             }
         } catch {
             throw Self.verificationError(error)

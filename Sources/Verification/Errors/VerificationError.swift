@@ -34,9 +34,9 @@ public enum VerificationError: Error, Equatable, Hashable, Sendable, CustomStrin
     case invalidKey
     /// The trust store holds no record for the user (its user id).
     case unknownContact(String)
-    /// The identity key passed to `markVerified` or `acceptIdentity` is not the key the trust
-    /// store holds for the user (its user id): the key changed again since the app asked the
-    /// user, or the app verified another key.
+    /// The identity key passed to `acceptIdentityChange` is neither key of the user's pending
+    /// change (its user id): the key changed again since the app asked the user; or a scanned
+    /// code passed to `markVerified(scanned:forUser:)` carries a key that is not on record.
     case identityKeyMismatch(String)
     /// A scanned QR payload names another user than the contact it was scanned for (a code of
     /// Carol's scanned on Bob's screen): nothing was verified. The user id is the contact's.

@@ -30,8 +30,9 @@ public actor InMemoryTrustStore: TrustStore {
     public func serialized() -> [UInt8] { snapshot().serialized }
 
     /// Records `identityKey` seen on `address` (`TrustRecord.observing`): first use, the user's
-    /// key on a known or a new device, or a change (the user becomes `unverified`, sending
-    /// refused, until the app accepts or verifies the new key).
+    /// key on a known or a new device, a change on a listed device (the user becomes
+    /// `unverified`, sending refused, until the app accepts, verifies or rejects), or another
+    /// key on a device not listed (nothing recorded).
     public func observeIdentity(_ identityKey: Ed25519.PublicKey, for address: ProtocolAddress) -> IdentityObservation {
         let user = TrustUserID(address)
         let (next, observation) = TrustRecord.observing(identityKey, device: address.deviceID, in: records[user])
@@ -65,12 +66,12 @@ public actor InMemoryTrustStore: TrustStore {
         try record(forUser: userID)?.status ?? .unverified
     }
 
-    /// Marks `identityKey` verified for the user (`TrustRecord.verifying`).
-    /// - Throws: `VerificationError.identityKeyMismatch` when another key is on record,
-    ///   `.invalidPayload` for a malformed user id.
+    /// Marks `identityKey` verified for the user (`TrustRecord.verifying`: accepting it and
+    /// marking it verified in one step).
+    /// - Throws: `VerificationError.invalidPayload` for a malformed user id.
     public func markVerified(_ identityKey: Ed25519.PublicKey, forUser userID: String) throws(VerificationError) {
         let user = try TrustUserID(userID)
-        records[user] = try TrustRecord.verifying(identityKey, of: userID, in: records[user])
+        records[user] = TrustRecord.verifying(identityKey, of: userID, in: records[user])
     }
 
     /// Returns a verified user to `trusted`; other statuses are unchanged.
@@ -83,11 +84,27 @@ public actor InMemoryTrustStore: TrustStore {
     }
 
     /// Accepts `identityKey` for the user (`TrustRecord.accepting`).
-    /// - Throws: `VerificationError.identityKeyMismatch` when a change to another key awaits
+    /// - Throws: `VerificationError.identityKeyMismatch` for a third key while a change awaits
     ///   acceptance, `.invalidPayload` for a malformed user id.
     public func acceptIdentityChange(_ identityKey: Ed25519.PublicKey, forUser userID: String) throws(VerificationError) {
         let user = try TrustUserID(userID)
         if let next = try TrustRecord.accepting(identityKey, of: userID, in: records[user]) { records[user] = next }
+    }
+
+    /// Rejects the user's pending key change (`TrustRecord.rejecting`) and returns the user's
+    /// key on record afterwards.
+    /// - Throws: `VerificationError.unknownContact` when there is no record, `.invalidPayload`
+    ///   for a malformed user id.
+    @discardableResult
+    public func rejectIdentityChange(forUser userID: String) throws(VerificationError) -> Ed25519.PublicKey {
+        let user = try TrustUserID(userID)
+        let current = records[user]
+        guard let next = try TrustRecord.rejecting(of: userID, in: current) else {
+            guard let current else { throw .unknownContact(userID) }
+            return current.identityKey
+        }
+        records[user] = next
+        return next.identityKey
     }
 
     /// Forgets the user.

@@ -4,8 +4,10 @@
 ///         ▲                            │                                              │
 ///         └──────────── key changed ───┴──────────────────────────────────────────────┘
 ///
-/// After a change the contact stays `unverified`, and sending to it is refused, until the app
-/// accepts the new key (`acceptIdentityChange`, back to `trusted`) or verifies it (`verified`).
+/// After a change seen on a listed device the contact stays `unverified`, and sending to it is
+/// refused, until the app accepts either key (`acceptIdentityChange`, back to `trusted`),
+/// rejects the change (`rejectIdentityChange`, the old key `trusted` again) or verifies a key
+/// (`verified`). Another key on a device the record does not list changes no status.
 public enum TrustStatus: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// No key is trusted: none seen yet, or the key changed and the app has not accepted it.
     case unverified = 0
