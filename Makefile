@@ -7,6 +7,9 @@
 #                  libsodium and swift-crypto; writes Benchmarks/results/latest.json
 #                  (BENCH_QUICK=1 make bench: a short smoke run for CI)
 #   make fuzz      runs every fuzz harness for FUZZ_SECONDS (default 30) seconds each
+#   make fuzz-seeds builds every fuzz harness and runs each once over its committed seeds and the
+#                  kept inputs of fixed findings (no fuzzing; the CI step): fails when a harness
+#                  fails on any of them, e.g. one gone stale after a persisted format changed
 #   make asan      runs the tests under AddressSanitizer with leak detection (scratch path
 #                  .build-asan; toolchain suppressions in .ci/lsan-suppressions.txt)
 #   make tsan      runs the tests under ThreadSanitizer (scratch path .build-tsan; the single-threaded
@@ -33,7 +36,7 @@
 
 SWIFT ?= swift
 
-.PHONY: all deps vectors test bench demo fuzz asan tsan crash docs
+.PHONY: all deps vectors test bench demo fuzz fuzz-seeds asan tsan crash docs
 
 all: test vectors
 
@@ -146,6 +149,15 @@ FUZZ_SECONDS ?= 30
 
 fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh
+
+# The harnesses' own check, cheap enough for CI: builds every harness (the first build compiles
+# the library modules instrumented, and swift-crypto for vector_loader and age_hybrid) and
+# replays every committed input once, as it is: Fuzz/corpus/<harness>/ and
+# Fuzz/regressions/<harness>/ (Fuzz/run.sh replay). A harness that fails on one of them, or has
+# no seeds, fails the target, so a harness cannot go stale unnoticed when a format changes
+# (update its invariants and `Fuzz/run.sh seeds <harness>`, Fuzz/README.md).
+fuzz-seeds: deps
+	Fuzz/run.sh replay
 
 # The test suite under the sanitizers, each in its own scratch path. Both stop at the first
 # report (ASan always does; TSan with halt_on_error=1), so any report fails the run.

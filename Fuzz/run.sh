@@ -7,6 +7,11 @@
 #   Fuzz/run.sh regressions [harness...]   replay the kept inputs of reported findings
 #                                     (Fuzz/regressions/<harness>/); exits non-zero while any
 #                                     still reproduces
+#   Fuzz/run.sh replay [harness...]   run each harness once over every committed input of it:
+#                                     its seeds (Fuzz/corpus/<harness>/) and the kept inputs of
+#                                     fixed findings (Fuzz/regressions/<harness>/); no fuzzing.
+#                                     Exits non-zero when a harness fails on any of them, or has
+#                                     no seeds (`make fuzz-seeds`, the CI step)
 #
 # Each harness starts from its committed seeds (Fuzz/corpus/<harness>/, read only) and a
 # working corpus in Fuzz/build/corpus/<harness>/ that persists between runs (git-ignored).
@@ -35,6 +40,7 @@ case "$command" in
     list) harness_names; exit 0 ;;
     seeds) shift ;;
     regressions) shift ;;
+    replay) shift ;;
     fuzz) shift ;;
     *) command=fuzz ;;
 esac
@@ -73,6 +79,51 @@ if [ "$command" = regressions ]; then
         done
     done
     [ $reproduced -eq 0 ] || exit 1
+    exit 0
+fi
+
+# Each harness is given its inputs as files: libFuzzer then runs every one exactly once, as it
+# is (no mutation, no length limit), and stops at the first that fails, naming it ("Running:").
+# Every input must have been executed (libFuzzer's "Executed" line per file).
+if [ "$command" = replay ]; then
+    elapsed() { awk -v now="$(date +%s.%N)" -v start="$1" 'BEGIN { printf "%.1f", now - start }'; }
+    mkdir -p Fuzz/build/logs
+    failed=()
+    total_inputs=0
+    started_all=$(date +%s.%N)
+    printf '%-26s %7s %8s  %s\n' harness inputs seconds status
+    for harness in "${HARNESSES[@]}"; do
+        inputs=()
+        for input in Fuzz/corpus/"$harness"/* Fuzz/regressions/"$harness"/*; do
+            [ -f "$input" ] && inputs+=("$input")
+        done
+        log=Fuzz/build/logs/$harness.replay.log
+        started=$(date +%s.%N)
+        if [ ${#inputs[@]} -eq 0 ]; then
+            status="FAILED: no seeds in Fuzz/corpus/$harness/ (Fuzz/run.sh seeds $harness)"
+        else
+            "Fuzz/build/$harness" -timeout=20 -rss_limit_mb=2560 "${inputs[@]}" >"$log" 2>&1
+            rc=$?
+            executed=$(grep -ac '^Executed ' "$log")
+            if [ $rc -ne 0 ]; then
+                status="FAILED (exit $rc) on $(grep -a '^Running: ' "$log" | tail -1 | cut -c10-): $(grep -a -m1 -E 'FUZZ INVARIANT|ERROR: |runtime error|Fatal error' "$log") (log $log)"
+            elif [ "$executed" -ne ${#inputs[@]} ]; then
+                status="FAILED: $executed of ${#inputs[@]} inputs executed (log $log)"
+            else
+                status=ok
+            fi
+        fi
+        [ "$status" = ok ] || failed+=("$harness")
+        total_inputs=$((total_inputs + ${#inputs[@]}))
+        printf '%-26s %7s %8s  %s\n' "$harness" "${#inputs[@]}" "$(elapsed "$started")" "$status"
+    done
+    seconds=$(elapsed "$started_all")
+    if [ ${#failed[@]} -gt 0 ]; then
+        echo "fuzz replay: ${#failed[@]} harness(es) failed on committed inputs: ${failed[*]}" >&2
+        exit 1
+    fi
+    printf 'fuzz replay: every committed input passes (%d harnesses, %d inputs, %s s after the build)\n' \
+        "${#HARNESSES[@]}" "$total_inputs" "$seconds"
     exit 0
 fi
 

@@ -10,8 +10,13 @@
 // prekeys); a signed prekey carries a last-resort KEM prekey exactly when it is signed with
 // `kem` = 1; descriptions show no private key; removing a one-time prekey removes exactly that
 // one; applying a consumption (one-time prekey, one-time KEM prekey, EK_A under the current
-// signed prekey) removes exactly those and counts one more record, and one naming a key not
-// held throws `unknownPreKey` and changes nothing. A version-2 blob that `upgrading` loads
+// signed prekey, and EK_A alone under the most recently retired one) removes exactly those and
+// counts one more record when the signed prekey holds fewer records than the cap
+// (`ProtocolLimits.maximumRecordedBaseKeys` by default; also with the cap at its count and one
+// above), and otherwise throws `unknownPreKey` (a full replay record refuses new sessions: the
+// count is a u32 in the blob, and a library older than the cap or a version-2 blob may have
+// counted more) and changes nothing; one naming a key not held throws `unknownPreKey` and
+// changes nothing. A version-2 blob that `upgrading` loads
 // hands out records (strictly ascending per signed prekey, under signed prekeys held) whose
 // number per signed prekey is the count the version-3 blob it serializes to holds.
 @_spi(Testing) import SessionKit
@@ -58,20 +63,45 @@ enum Harness {
             invariant(copy.removeOneTimePreKey(id: first)?.id == first, "removal returned another key")
             invariant(copy.oneTimePreKey(id: first) == nil && copy.oneTimePreKeyCount == ids.count - 1, "removal did not remove exactly one")
         }
-        // Applying what an X3DH used.
+        // Applying what an X3DH used: accepted exactly while the signed prekey's replay record
+        // has room under the cap (the default one, then one equal to its count, then one above).
         let current = keys.currentSignedPreKey.key.id
         let kemID = keys.oneTimeKEMPreKeys.first?.id
-        var applied = keys
-        do {
-            try applied.apply(PreKeyConsumption(signedPreKeyID: current, baseKey: newBaseKey, oneTimePreKeyID: ids.first,
-                                                oneTimeKEMPreKeyID: kemID))
-            invariant(applied.recordedBaseKeyCount(signedPreKeyID: current) == keys.recordedBaseKeyCount(signedPreKeyID: current) + 1,
-                      "EK_A not counted")
-            invariant(applied.oneTimePreKeyCount == max(0, ids.count - 1), "one-time prekeys after apply")
-            invariant(applied.oneTimeKEMPreKeys.count == max(0, keys.oneTimeKEMPreKeys.count - 1), "one-time KEM prekeys after apply")
-            if let kemID { invariant(applied.kemPreKey(id: kemID) == nil, "the one-time KEM prekey is still held") }
-        } catch {
-            fail("applying a consumption of held keys threw \(error)")
+        let consumption = PreKeyConsumption(signedPreKeyID: current, baseKey: newBaseKey, oneTimePreKeyID: ids.first,
+                                            oneTimeKEMPreKeyID: kemID)
+        let held = keys.recordedBaseKeyCount(signedPreKeyID: current)
+        invariant(held == keys.currentSignedPreKey.recordedBaseKeyCount, "the current signed prekey's count")
+        for cap in [ProtocolLimits.maximumRecordedBaseKeys, max(held, 1), held + 1] {
+            var applied = keys
+            do {
+                try applied.apply(consumption, maximumRecordedBaseKeys: cap)
+                invariant(held < cap, "a consumption was applied to a full replay record (\(held) of \(cap))")
+                invariant(applied.recordedBaseKeyCount(signedPreKeyID: current) == held + 1, "EK_A not counted")
+                invariant(applied.oneTimePreKeyCount == max(0, ids.count - 1), "one-time prekeys after apply")
+                invariant(applied.oneTimeKEMPreKeys.count == max(0, keys.oneTimeKEMPreKeys.count - 1), "one-time KEM prekeys after apply")
+                if let first = ids.first { invariant(applied.oneTimePreKey(id: first) == nil, "the one-time prekey is still held") }
+                if let kemID { invariant(applied.kemPreKey(id: kemID) == nil, "the one-time KEM prekey is still held") }
+            } catch {
+                invariant(held >= cap, "applying a consumption of held keys threw \(error) (\(held) records of \(cap))")
+                invariant(error == .unknownPreKey, "a full replay record: apply threw \(error)")
+                invariant(applied.serialized() == blob, "a refused apply changed the prekeys")
+            }
+        }
+        // EK_A alone under a retired signed prekey (its grace period).
+        if let retired = keys.previousSignedPreKeys.first {
+            var applied = keys
+            let count = retired.recordedBaseKeyCount
+            do {
+                try applied.apply(PreKeyConsumption(signedPreKeyID: retired.key.id, baseKey: newBaseKey, oneTimePreKeyID: nil,
+                                                    oneTimeKEMPreKeyID: nil))
+                invariant(count < ProtocolLimits.maximumRecordedBaseKeys, "a consumption was applied to a retired full replay record")
+                invariant(applied.recordedBaseKeyCount(signedPreKeyID: retired.key.id) == count + 1, "EK_A not counted (retired)")
+                invariant(applied.recordedBaseKeyCount(signedPreKeyID: current) == held, "a retired consumption counted under the current key")
+            } catch {
+                invariant(count >= ProtocolLimits.maximumRecordedBaseKeys, "applying a consumption to a retired key threw \(error)")
+                invariant(error == .unknownPreKey, "a full retired replay record: apply threw \(error)")
+                invariant(applied.serialized() == blob, "a refused apply changed the prekeys")
+            }
         }
         let unknown = (ids.max() ?? 0) &+ 1
         var unchanged = keys
@@ -137,7 +167,17 @@ enum Harness {
             blobs.append(hybrid.serialized())
             // A version-2 body: version 3's with no record counted reads the same as version 2.
             let noRecords = blobs[1]
-            return stateSeeds(blobs) + [[1, 2] + noRecords[6 ..< (noRecords.count - 16)]]
+            var seeds = stateSeeds(blobs) + [[1, 2] + noRecords[6 ..< (noRecords.count - 16)]]
+            // The current signed prekey's replay record full (the cap), one below and far above
+            // it: its count (u32) follows its entry, which starts after the three next-id
+            // counters (a classic entry: id, key, signature, kem byte, createdAt).
+            let countOffset = 12 + 4 + 32 + 64 + 1 + 8
+            for count in [UInt32(ProtocolLimits.maximumRecordedBaseKeys), UInt32(ProtocolLimits.maximumRecordedBaseKeys - 1), .max] {
+                var body = Array(noRecords[6 ..< (noRecords.count - 16)])
+                body.replaceSubrange(countOffset ..< countOffset + 4, with: u32(count))
+                seeds.append([1, 3] + body)
+            }
+            return seeds
         }
     }
 }
