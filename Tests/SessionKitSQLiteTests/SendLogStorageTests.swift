@@ -226,6 +226,14 @@ final class SendLogStorageTests: XCTestCase {
         XCTAssertEqual(carolLeft.map(\.plaintext), [[4]])
         let groupLeft = try await store.loadSendLog(for: toGroup, now: now)
         XCTAssertEqual(groupLeft.map(\.plaintext), [[5]])
+
+        var forgotten = SendLogChanges()
+        forgotten.removedPeers = [SendLogPeerKeep(userID: "bob", keeping: nil)]
+        try await store.applySendLog(forgotten)
+        let bobGone = try await store.loadSendLog(for: toBobNew, now: now)
+        XCTAssertEqual(bobGone, [], "forgetting a user removes its entries under every key")
+        let carolStays = try await store.loadSendLog(for: toCarol, now: now)
+        XCTAssertEqual(carolStays.map(\.plaintext), [[4]])
     }
 
     /// The schema step deletes the entries written before entries were bound to a key (nothing

@@ -201,4 +201,31 @@ final class SendLogTests: XCTestCase {
         let left = await alice.base.sendLogCount()
         XCTAssertEqual(left, 0)
     }
+
+    /// The app can forget what the log holds for a user (every device, every key) or a group,
+    /// for a conversation the user deleted or whose timer ran out.
+    func testForgettingAUsersAndAGroupsLoggedMessages() async throws {
+        let alice = try await LoggingTestDevice("alice", 1, seed: 5300, server: server, clock: clock)
+        let bob = try await LoggingTestDevice("bob", 1, seed: 5301, server: server, clock: clock)
+        let carol = try await LoggingTestDevice("carol", 1, seed: 5302, server: server, clock: clock)
+        for peer in [bob, carol] { try await alice.startSession(with: peer.address, server: server) }
+        _ = try await alice.manager.encrypt(utf8("to bob"), to: bob.address)
+        _ = try await alice.manager.encrypt(utf8("to carol"), to: carol.address)
+        let group = try GroupID("forgotten")
+        try await alice.manager.setGroupMembers([bob.address], for: group)
+        _ = try await alice.manager.senderKeyDistributionMessage(for: group)
+        _ = try await alice.manager.groupEncrypt(utf8("to the group"), for: group)
+        let all = await alice.store.sendLogCount()
+        XCTAssertEqual(all, 3)
+        try await alice.manager.forgetLoggedMessages(toUser: "bob")
+        let bobChain = try await alice.currentChain(to: bob.address)
+        let bobs = await alice.store.loadSendLog(for: bobChain, now: clock.now())
+        XCTAssertEqual(bobs, [])
+        let carolChain = try await alice.currentChain(to: carol.address)
+        let carols = await alice.store.loadSendLog(for: carolChain, now: clock.now())
+        XCTAssertEqual(carols.map(\.plaintext), [utf8("to carol")], "another user's stay")
+        try await alice.manager.forgetLoggedMessages(inGroup: group)
+        let left = await alice.store.sendLogCount()
+        XCTAssertEqual(left, 1, "only Carol's")
+    }
 }

@@ -61,10 +61,37 @@ extension SessionManager {
         return outcomes
     }
 
-    /// Removes `userID`'s pairwise entries sent under another key than `identityKey` (SPEC §9:
-    /// accepting a new key discards what was logged under the old one). Nothing without a log.
+    /// Removes every message the send log holds for the devices of `userID` (pairwise), so that
+    /// none of them can be re-sent and their plaintexts are gone from the log's store: for a
+    /// conversation the user deleted, or whose disappearing-message timer ran out. Nothing
+    /// without a send log.
+    /// - Throws: `SessionError.invalidAddress` for a user id that is not 1–255 UTF-8 bytes,
+    ///   `.storage` when the log's store fails (nothing was removed then).
+    public func forgetLoggedMessages(toUser userID: String) async throws(SessionError) {
+        _ = try ProtocolAddress(userID: userID, deviceID: 0)
+        try await discardLoggedMessages(ofUser: userID, notUnder: nil)
+    }
+
+    /// Removes every message the send log holds for `group` (the messages logged on our current
+    /// sending chain there; a replaced chain's went with it): for a group conversation the user
+    /// deleted, or whose timer ran out. Nothing without a send log or a chain.
+    /// - Throws: `SessionError.damagedState(.senderKeySendingChain)` when the chain does not
+    ///   load, `.storage` when the store fails (nothing was removed then).
+    public func forgetLoggedMessages(inGroup group: GroupID) async throws(SessionError) {
+        guard sendLog != nil else { return }
+        try await exclusive(.groupSending(group)) { () async throws(SessionError) in
+            guard let chain = try await loadSendingChain(for: group) else { return }
+            var commit = StoreCommit()
+            commit.sendLog = sendLogChanges(removing: .group(group, chainID: chain.chainID.rawRepresentation))
+            try await commitWithSendLog(commit, reportingLogFailure: true)
+        }
+    }
+
+    /// Removes `userID`'s pairwise entries sent under another key than `identityKey`, or all of
+    /// them when it is `nil` (SPEC §9: accepting a new key discards what was logged under the
+    /// old one). Nothing without a log.
     /// - Throws: `SessionError.storage` when the log's store fails.
-    func discardLoggedMessages(ofUser userID: String, notUnder identityKey: Ed25519.PublicKey) async throws(SessionError) {
+    func discardLoggedMessages(ofUser userID: String, notUnder identityKey: Ed25519.PublicKey?) async throws(SessionError) {
         guard sendLog != nil else { return }
         var changes = SendLogChanges()
         changes.removedPeers = [SendLogPeerKeep(userID: userID, keeping: identityKey)]

@@ -38,11 +38,12 @@ public struct SendLogChanges: Sendable, Hashable {
 public struct SendLogPeerKeep: Sendable, Hashable {
     /// The user id (every device of the user).
     public let userID: String
-    /// The identity key whose entries stay.
-    public let identityKey: Ed25519.PublicKey
+    /// The identity key whose entries stay (`nil`: none stays).
+    public let identityKey: Ed25519.PublicKey?
 
-    /// Removes `userID`'s entries under any other key than `identityKey`.
-    public init(userID: String, keeping identityKey: Ed25519.PublicKey) {
+    /// Removes `userID`'s entries under any other key than `identityKey`, or all of them
+    /// when `identityKey` is `nil`.
+    public init(userID: String, keeping identityKey: Ed25519.PublicKey?) {
         self.userID = userID
         self.identityKey = identityKey
     }

@@ -274,7 +274,7 @@ extension InMemoryProtocolStore: SendLogStore {
         for peer in changes.removedPeers {
             sendLog.removeAll { entry in
                 guard case let .pairwise(recipient, _) = entry.chain, recipient.userID == peer.userID else { return false }
-                return entry.peerIdentityKey != peer.identityKey
+                return peer.identityKey == nil || entry.peerIdentityKey != peer.identityKey
             }
         }
         for entry in changes.added {

@@ -86,10 +86,14 @@ extension SQLiteProtocolStore: SendLogStore {
             try db.cachedStatement(sql: "DELETE FROM send_log WHERE chain_hash = ?").execute(arguments: [Data(chainHash)])
         }
         for peer in changes.removedPeers {
-            try db.cachedStatement(sql: "DELETE FROM send_log WHERE user_hash = ? AND peer_hash IS NOT ?").execute(arguments: [
-                Data(sealer.rowKey(Array(peer.userID.utf8), in: .sendLogUser)),
-                Data(SendLogValueCoding.peerHash(userID: peer.userID, identityKey: peer.identityKey, sealer: sealer)),
-            ])
+            let userHash = Data(sealer.rowKey(Array(peer.userID.utf8), in: .sendLogUser))
+            if let key = peer.identityKey {
+                try db.cachedStatement(sql: "DELETE FROM send_log WHERE user_hash = ? AND peer_hash IS NOT ?").execute(arguments: [
+                    userHash, Data(SendLogValueCoding.peerHash(userID: peer.userID, identityKey: key, sealer: sealer)),
+                ])
+            } else {
+                try db.cachedStatement(sql: "DELETE FROM send_log WHERE user_hash = ?").execute(arguments: [userHash])
+            }
         }
         var lastID: Int64?
         for entry in changes.added {
