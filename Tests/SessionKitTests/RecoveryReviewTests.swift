@@ -215,4 +215,42 @@ final class RecoveryReviewTests: XCTestCase {
         let after = await bob.store.addresses()
         XCTAssertEqual(Set(after), Set(before), "no row for any made-up sender")
     }
+
+    /// The trial's glue, in one call: Bob restored his account (same identity, new registration
+    /// id) and added a tablet. Alice's send is refused (Bob's phone stale, the tablet missing);
+    /// one call archives, fetches both bundles, and gives back what to send: the phone gets the
+    /// logged messages of the archived session (the refused one among them), the tablet the
+    /// refused message.
+    func testOneCallHandlesTheServersDeviceListAnswer() async throws {
+        let alice = try await LoggingTestDevice("alice", 1, seed: 27_160, server: server, clock: clock)
+        let bob = try await LoggingTestDevice("bob", 1, seed: 27_161, server: server, clock: clock)
+        try await connect(alice, to: [bob])
+        _ = try await alice.manager.encryptEnvelope(utf8("unread"), to: bob.address)
+
+        let restored = try await LoggingTestDevice("bob", 1, seed: 27_162, server: server, clock: clock, identity: bob.identity)
+        let tablet = try await LoggingTestDevice("bob", 2, seed: 27_163, server: server, clock: clock, identity: bob.identity)
+        var directory = DeviceDirectory()
+        for device in [restored, tablet] {
+            directory.register(device.address.deviceID, registrationID: try await device.manager.localRegistrationID())
+        }
+        _ = try await alice.manager.encrypt(utf8("are you there?"), to: bob.address)
+        let mismatch = try directory.check(try await alice.manager.deviceListRequest(forUser: "bob"), excludingSenderDevice: nil)
+        XCTAssertEqual(mismatch, DeviceListMismatch(stale: [1], missing: [2]))
+
+        let server = self.server
+        let outcomes = try await alice.manager.recoverFromDeviceListMismatch(
+            mismatch, forUser: "bob", devices: [1, 2], resending: utf8("are you there?"),
+            fetchingBundles: { try await server.requireBundle(for: $0) })
+        XCTAssertEqual(outcomes.compactMap(\.error), [])
+        var read: [ProtocolAddress: [[UInt8]]] = [:]
+        for outcome in outcomes {
+            let device = outcome.address == restored.address ? restored : tablet
+            let received = try await device.manager.receive(try XCTUnwrap(outcome.envelope))
+            read[outcome.address, default: []].append(try XCTUnwrap(received.plaintext))
+        }
+        XCTAssertEqual(read[restored.address], [utf8("unread"), utf8("are you there?")], "from the log, in order")
+        XCTAssertEqual(read[tablet.address], [utf8("are you there?")])
+        let request = try await alice.manager.deviceListRequest(forUser: "bob")
+        XCTAssertTrue(try directory.check(request, excludingSenderDevice: nil).isEmpty, "the next send goes through")
+    }
 }

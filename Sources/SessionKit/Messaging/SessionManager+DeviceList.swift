@@ -62,3 +62,46 @@ extension SessionManager {
         }
     }
 }
+
+extension SessionManager {
+    /// Everything the server's refusal of a send to `userID` calls for, in one call (SPEC §9):
+    /// applies `mismatch` (archives the stale and extra devices' sessions), starts sessions
+    /// from `bundle(for:)` with the stale and missing devices, and sends again, returning one
+    /// outcome per message to deliver, each with its `envelope`:
+    ///
+    /// - to a stale device back under the key its old session had (a restore, a reinstall that
+    ///   kept the identity), the messages the send log kept for the archived session, oldest
+    ///   first, the refused `plaintext` among them (`takeLoggedMessages` and
+    ///   `resendLoggedMessages`, which hand nothing to a device under another key);
+    /// - to every other device of `devices` (the server's list for the user, this device left
+    ///   out), `plaintext`, as `encrypt(_:toUser:devices:fetchingBundles:)` does: a stale device
+    ///   under a new key gets it once the user accepted the key (until then its outcome is
+    ///   `untrustedIdentity`), never the old key's log.
+    ///
+    /// Send the outcomes' envelopes with a new device-list request (`deviceListRequest(forUser:)`);
+    /// a device's failure is in its outcome and leaves the others' messages to send.
+    /// - Throws: `SessionError.invalidAddress` for a user id that is not 1–255 UTF-8 bytes,
+    ///   `.invalidConfiguration` for a plaintext over `maximumEnvelopePlaintextByteCount`
+    ///   bytes, and the errors of `applyDeviceListMismatch(_:forUser:)` (nothing was sent then).
+    public func recoverFromDeviceListMismatch(
+        _ mismatch: DeviceListMismatch, forUser userID: String, devices: [UInt32], resending plaintext: [UInt8],
+        fetchingBundles bundle: @escaping @Sendable (ProtocolAddress) async throws -> PreKeyBundle?
+    ) async throws(SessionError) -> [DeviceEncryption] {
+        try Self.checkEnvelopeSize(plaintext)
+        try await applyDeviceListMismatch(mismatch, forUser: userID)
+        var logged: [(ProtocolAddress, [SendLogEntry])] = []
+        for device in Set(mismatch.stale).intersection(devices).sorted() {
+            let address = try ProtocolAddress(userID: userID, deviceID: device)
+            guard address != localAddress else { continue }
+            // A device whose bundle fails here is reported by the encryption below.
+            guard (try? await ensureSession(with: address, fetchingBundle: bundle)) != nil else { continue }
+            let entries = (try? await takeLoggedMessages(ofArchivedSessionWith: address)) ?? []
+            if !entries.isEmpty { logged.append((address, entries)) }
+        }
+        let fromLog = Set(logged.map(\.0.deviceID))
+        var outcomes = try await encrypt(
+            plaintext, toUser: userID, devices: devices.filter { !fromLog.contains($0) }, fetchingBundles: bundle)
+        for (address, entries) in logged { outcomes += await resendLoggedMessages(entries, to: address) }
+        return outcomes
+    }
+}

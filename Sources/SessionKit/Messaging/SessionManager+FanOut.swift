@@ -113,7 +113,7 @@ extension SessionManager {
     }
 
     /// Starts a session with `address` from `bundle(address)` when it has no current session.
-    private func ensureSession(
+    func ensureSession(
         with address: ProtocolAddress, fetchingBundle bundle: @Sendable (ProtocolAddress) async throws -> PreKeyBundle?
     ) async throws(SessionError) {
         guard try await loadSession(for: address)?.remoteIdentityKey == nil else { return }
