@@ -253,4 +253,26 @@ final class RecoveryReviewTests: XCTestCase {
         let request = try await alice.manager.deviceListRequest(forUser: "bob")
         XCTAssertTrue(try directory.check(request, excludingSenderDevice: nil).isEmpty, "the next send goes through")
     }
+
+    /// Distributing to members without a session fetches their bundles in the same call; a
+    /// member whose bundle is missing is reported, the others get the distribution.
+    func testADistributionFetchesTheBundlesItNeeds() async throws {
+        let alice = try await LoggingTestDevice("alice", 1, seed: 27_170, server: server, clock: clock)
+        let bob = try await LoggingTestDevice("bob", 1, seed: 27_171, server: server, clock: clock)
+        let carol = try await LoggingTestDevice("carol", 1, seed: 27_172, server: server, clock: clock)
+        let ghost = TestSupport.address("ghost", 1)
+        let group = try GroupID("fetching")
+        try await alice.manager.setGroupMembers([bob.address, carol.address, ghost], for: group)
+        try await bob.manager.setGroupMembers([alice.address], for: group)
+        let server = self.server
+        let outcomes = try await alice.manager.distributeSenderKey(
+            for: group, to: [bob.address, carol.address, ghost], fetchingBundles: { await server.bundle(for: $0) })
+        XCTAssertEqual(outcomes.map(\.address), [bob.address, carol.address, ghost])
+        XCTAssertEqual(outcomes.map(\.error), [nil, nil, .noSession])
+        let received = try await bob.manager.receive(try XCTUnwrap(outcomes.first?.envelope))
+        guard case .senderKeyDistribution = received else { return XCTFail("\(received)") }
+        let message = try await alice.manager.groupEncryptEnvelope(utf8("all here"), for: group)
+        let read = try await bob.manager.receive(message)
+        XCTAssertEqual(read.plaintext, utf8("all here"))
+    }
 }

@@ -88,7 +88,22 @@ extension SessionManager {
             }
         }
         // New sessions first (concurrently: each fetches a bundle), then one commit for all.
-        let failures = await withTaskGroup(of: (ProtocolAddress, SessionError?).self) { group in
+        let failures = await ensureSessions(with: addresses, fetchingBundle: bundle)
+        let sent = await encryptTogether(
+            plaintext, to: addresses.filter { failures[$0] == nil }, contentType: .application, group: nil)
+        var outcomes = Dictionary(sent.map { ($0.address, $0) }, uniquingKeysWith: { first, _ in first })
+        for (address, error) in failures {
+            outcomes[address] = DeviceEncryption(from: localAddress, to: address, group: nil, result: .failure(error))
+        }
+        return addresses.compactMap { outcomes[$0] }
+    }
+
+    /// Starts a session from `bundle(address)` with each of `addresses` that has no current
+    /// session, concurrently (each fetches a bundle); returns the devices that failed, with why.
+    func ensureSessions(
+        with addresses: [ProtocolAddress], fetchingBundle bundle: @escaping @Sendable (ProtocolAddress) async throws -> PreKeyBundle?
+    ) async -> [ProtocolAddress: SessionError] {
+        await withTaskGroup(of: (ProtocolAddress, SessionError?).self) { group in
             for address in addresses {
                 group.addTask {
                     do throws(SessionError) {
@@ -103,13 +118,6 @@ extension SessionManager {
             for await (address, error) in group { if let error { failures[address] = error } }
             return failures
         }
-        let sent = await encryptTogether(
-            plaintext, to: addresses.filter { failures[$0] == nil }, contentType: .application, group: nil)
-        var outcomes = Dictionary(sent.map { ($0.address, $0) }, uniquingKeysWith: { first, _ in first })
-        for (address, error) in failures {
-            outcomes[address] = DeviceEncryption(from: localAddress, to: address, group: nil, result: .failure(error))
-        }
-        return addresses.compactMap { outcomes[$0] }
     }
 
     /// Starts a session with `address` from `bundle(address)` when it has no current session.

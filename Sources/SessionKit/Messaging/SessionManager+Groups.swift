@@ -104,6 +104,27 @@ extension SessionManager {
         await distribute(try await senderKeyDistributionMessage(for: group), for: group, to: members)
     }
 
+    /// `distributeSenderKey(for:to:)`, first starting a session from `bundle(for:)` with each
+    /// member that has none (concurrently), so that one call reaches every member, new ones
+    /// included. Per member: `bundle` returning `nil` is `noSession`, throwing is `storage`
+    /// (with the error's description), and the errors of `processBundle(_:for:)` (a key change
+    /// to accept is `untrustedIdentity`); those members get nothing, the others their message.
+    /// - Throws: the errors of `senderKeyDistributionMessage(for:)`.
+    public func distributeSenderKey(
+        for group: GroupID, to members: [ProtocolAddress],
+        fetchingBundles bundle: @escaping @Sendable (ProtocolAddress) async throws -> PreKeyBundle?
+    ) async throws(SessionError) -> [DeviceEncryption] {
+        let distribution = try await senderKeyDistributionMessage(for: group)
+        let failures = await ensureSessions(with: members, fetchingBundle: bundle)
+        let sent = await distribute(distribution, for: group, to: members.filter { failures[$0] == nil })
+        var outcomes = Dictionary(sent.map { ($0.address, $0) }, uniquingKeysWith: { first, _ in first })
+        for (address, error) in failures {
+            outcomes[address] = DeviceEncryption(from: localAddress, to: address, group: group, result: .failure(error))
+        }
+        var seen = Set<ProtocolAddress>()
+        return members.filter { seen.insert($0).inserted }.compactMap { outcomes[$0] }
+    }
+
     /// Removes devices from `group` (SPEC §5): removes them from the group's members and starts
     /// a new sending chain in one store commit (from then on their distributions and group
     /// messages are `notAGroupMember`, until they are added again), forgets the chains received
