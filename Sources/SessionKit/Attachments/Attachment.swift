@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SessionKitAge
 import SignalPrimitives
 
 /// Attachments (SPEC §10): photos, voice notes and files sent as age v1 payloads, outside the
