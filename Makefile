@@ -28,7 +28,7 @@
 #                  500 kills, about 1.5 minutes), then checked (README, "Crash and multi-process tests");
 #                  `swift test` runs a short version (10 iterations). CRASH_SEED reproduces the kill
 #                  times, PROCESS_TESTS_KEEP=1 keeps the folder of ledgers and files
-#   make docs      builds the DocC documentation of the six library products (Sources/*/*.docc)
+#   make docs      builds the DocC documentation of the seven library products (Sources/*/*.docc)
 #                  with swift-docc-plugin, warnings as errors (a broken symbol link, a parameter
 #                  without documentation), and fails when a public symbol has no doc comment;
 #                  archives in .build/plugins/Swift-DocC/outputs/ (SESSIONKIT_DOCS=1 adds the
@@ -199,7 +199,7 @@ crash: deps
 # the symbol graphs the plugin extracted (public API only: SPI and internal symbols are not in
 # them). Preview one module with
 #   SESSIONKIT_DOCS=1 swift package --disable-sandbox preview-documentation --target SessionKit
-DOC_TARGETS = SignalPrimitives SessionKit Verification SessionKitMLKEM SessionKitSQLite SessionKitStoreConformance
+DOC_TARGETS = SignalPrimitives SessionKitAge SessionKit Verification SessionKitMLKEM SessionKitSQLite SessionKitStoreConformance
 
 docs: deps
 	SESSIONKIT_DOCS=1 $(SWIFT) package generate-documentation --warnings-as-errors \

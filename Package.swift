@@ -7,6 +7,10 @@ let package = Package(
     products: [
         // The core: libsodium is its only dependency.
         .library(name: "SignalPrimitives", targets: ["SignalPrimitives"]),
+        // The age v1 file format (X25519 and scrypt recipients, armor, streams, files), on
+        // SignalPrimitives alone; SessionKit's attachments use its payload, and SessionKit
+        // re-exports it, so `import SessionKit` still names every age type.
+        .library(name: "SessionKitAge", targets: ["SessionKitAge"]),
         .library(name: "SessionKit", targets: ["SessionKit"]),
         .library(name: "Verification", targets: ["Verification"]),
         // Opt-in: ML-KEM-768 for post-quantum sessions, on apple/swift-crypto (BoringSSL on
@@ -42,16 +46,17 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(name: "SignalPrimitives", dependencies: ["CSodium"]),
-        .target(name: "SessionKit", dependencies: ["SignalPrimitives"]),
+        .target(name: "SessionKitAge", dependencies: ["SignalPrimitives"]),
+        .target(name: "SessionKit", dependencies: ["SignalPrimitives", "SessionKitAge"]),
         .target(name: "Verification", dependencies: ["SignalPrimitives", "SessionKit"]),
         .target(
             name: "SessionKitMLKEM",
-            dependencies: ["SessionKit", "SignalPrimitives", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["SessionKit", "SessionKitAge", "SignalPrimitives", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "SessionKitSQLite",
             dependencies: [
-                "SignalPrimitives", "SessionKit", "Verification", .product(name: "GRDB", package: "GRDB.swift"),
+                "SignalPrimitives", "SessionKitAge", "SessionKit", "Verification", .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the read-only look at a file before the pool opens it.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -60,7 +65,7 @@ let package = Package(
         // The conformance engine behind `signal-vectors`, shared with the test suite.
         .target(
             name: "SignalVectorKit",
-            dependencies: ["SignalPrimitives", "SessionKit", "Verification", "SessionKitMLKEM", "CZlib"]
+            dependencies: ["SignalPrimitives", "SessionKitAge", "SessionKit", "Verification", "SessionKitMLKEM", "CZlib"]
         ),
         .executableTarget(name: "signal-vectors", dependencies: ["SignalVectorKit"]),
         // One device process of the multi-process and crash tests (SessionKitSQLiteProcessTests,
@@ -74,13 +79,15 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["SessionKit"], path: "Tests/TestSupport"),
         .testTarget(name: "SignalPrimitivesTests", dependencies: ["SignalPrimitives", "CSodium", "TestSupport"]),
         .testTarget(
-            name: "SessionKitTests", dependencies: ["SessionKit", "SessionKitMLKEM", "SessionKitStoreConformance", "CSodium", "TestSupport"]),
+            name: "SessionKitTests",
+            dependencies: ["SessionKitAge", "SessionKit", "SessionKitMLKEM", "SessionKitStoreConformance", "CSodium", "TestSupport"]),
         .testTarget(name: "VerificationTests", dependencies: ["Verification", "SessionKit", "SessionKitMLKEM", "TestSupport"]),
         .testTarget(name: "SignalVectorKitTests", dependencies: ["SignalVectorKit"]),
         .testTarget(
             name: "SessionKitSQLiteTests",
             dependencies: [
-                "SessionKitSQLite", "SessionKit", "SignalPrimitives", "Verification", "SessionKitStoreConformance", "TestSupport",
+                "SessionKitSQLite", "SessionKitAge", "SessionKit", "SignalPrimitives", "Verification", "SessionKitStoreConformance",
+                "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["Fixtures"]

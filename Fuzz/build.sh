@@ -25,7 +25,9 @@ LIB=$OUT/lib
 SWIFTPM=$OUT/swiftpm
 CRYPTO_MODULES=$LIB/swift-crypto-modules
 mkdir -p "$LIB"
-FLAGS=(-O -g -swift-version 6 -parse-as-library -sanitize=fuzzer,address -I "$LIB" -I Sources/CSodium -I Sources/CZlib)
+# One package name for every module, as SwiftPM gives them: SessionKit uses SessionKitAge's
+# `package` declarations (the age payload and file pipe under attachments).
+FLAGS=(-O -g -swift-version 6 -parse-as-library -sanitize=fuzzer,address -package-name SessionKit -I "$LIB" -I Sources/CSodium -I Sources/CZlib)
 LINK=(-use-ld=lld -L "$LIB")
 
 if [ $# -gt 0 ]; then
@@ -46,7 +48,7 @@ done
 # The core modules, in dependency order (each module may import the earlier ones); with the
 # vector-file and hybrid age harnesses also the KEM adapter, with the vector-file harness the
 # conformance engine.
-MODULES=(SignalPrimitives SessionKit Verification)
+MODULES=(SignalPrimitives SessionKitAge SessionKit Verification)
 if [ $NEEDS_MLKEM = yes ]; then MODULES+=(SessionKitMLKEM); fi
 if [ $NEEDS_VECTOR_KIT = yes ]; then MODULES+=(SignalVectorKit); fi
 
@@ -104,7 +106,7 @@ for module in "${MODULES[@]}"; do
     build_module "$module"
 done
 
-CORE_LIBS=(-lVerification -lSessionKit -lSignalPrimitives -lsodium)
+CORE_LIBS=(-lVerification -lSessionKit -lSessionKitAge -lSignalPrimitives -lsodium)
 
 for harness in "${HARNESSES[@]}"; do
     src=Fuzz/Harnesses/$harness.swift
@@ -112,7 +114,7 @@ for harness in "${HARNESSES[@]}"; do
     LIBS=("${CORE_LIBS[@]}")
     EXTRA=()
     EXTRA_SOURCES=()
-    HASHES=("$LIB/SignalPrimitives.hash" "$LIB/SessionKit.hash" "$LIB/Verification.hash")
+    HASHES=("$LIB/SignalPrimitives.hash" "$LIB/SessionKitAge.hash" "$LIB/SessionKit.hash" "$LIB/Verification.hash")
     # The export reader is compiled in from SessionKitSQLite (its file has no GRDB code; the
     # module itself is not built here).
     if [ "$harness" = export_reader ]; then

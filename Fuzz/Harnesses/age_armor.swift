@@ -10,6 +10,7 @@
 // itself, and with a disallowed one (an extra space in a line, a line too long, a missing
 // END line, data after it) is refused.
 @_spi(Testing) import SessionKit
+@_spi(Testing) import SessionKitAge
 import SignalPrimitives
 
 enum Harness {

@@ -9,6 +9,7 @@
 // encoding any data under any valid part decodes back to it; one changed character is refused
 // (the checksum detects every single-character change).
 @_spi(Testing) import SessionKit
+@_spi(Testing) import SessionKitAge
 import SignalPrimitives
 
 enum Harness {

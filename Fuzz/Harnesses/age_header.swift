@@ -19,6 +19,7 @@
 // byte always fails (header / no match / HMAC in the header, payload after it), and what was
 // released is a prefix of the plaintext.
 @_spi(Testing) import SessionKit
+@_spi(Testing) import SessionKitAge
 import SignalPrimitives
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -33,6 +33,7 @@
 // nothing, and decrypts to the plaintext otherwise; arbitrary files fail only with the CCTV
 // categories (header / no match / HMAC / payload) and release nothing before the MAC is checked.
 @_spi(Testing) import SessionKit
+@_spi(Testing) import SessionKitAge
 import SessionKitMLKEM
 import SignalPrimitives
 import Foundation

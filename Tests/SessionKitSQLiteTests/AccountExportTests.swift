@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @_spi(Testing) import SessionKit
+@_spi(Testing) import SessionKitAge
 @testable import SessionKitSQLite
 import SignalPrimitives
 import TestSupport

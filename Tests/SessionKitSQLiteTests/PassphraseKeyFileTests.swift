@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 @_spi(Testing) import SessionKit
+@_spi(Testing) import SessionKitAge
 @testable import SessionKitSQLite
 import SignalPrimitives
 import XCTest

@@ -2,6 +2,7 @@ import Foundation
 import SignalPrimitives
 import XCTest
 @_spi(Testing) @testable import SessionKit
+@_spi(Testing) @testable import SessionKitAge
 
 /// age's text encodings: Bech32 keys (BIP 173, age.md's examples), canonical base64, and
 /// the identity and recipient strings.

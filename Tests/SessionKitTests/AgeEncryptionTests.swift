@@ -3,6 +3,7 @@ import SignalPrimitives
 import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
+@_spi(Testing) @testable import SessionKitAge
 
 /// age v1 encryption and decryption through the public API: recipients and identities, the
 /// whole-file, stream and file-to-file forms, binary and armored.

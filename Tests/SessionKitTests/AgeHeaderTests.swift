@@ -2,6 +2,7 @@ import Foundation
 import SignalPrimitives
 import XCTest
 @_spi(Testing) @testable import SessionKit
+@_spi(Testing) @testable import SessionKitAge
 
 /// The header's ABNF (age.md), strictly: every deviation is a header failure, and the MAC
 /// covers the header exactly.

@@ -2,6 +2,7 @@ import Foundation
 import SignalPrimitives
 import XCTest
 @_spi(Testing) import SessionKit
+@_spi(Testing) import SessionKitAge
 import SessionKitMLKEM
 import TestSupport
 

@@ -3,6 +3,7 @@ import SignalPrimitives
 import TestSupport
 import XCTest
 @testable import SessionKit
+@testable import SessionKitAge
 
 /// age files cross the library and the two other implementations: the `age` command (Go, the
 /// reference; Debian's `age`) and PyPI `pyrage` (Rust's `age` crate). Files the library writes

@@ -3,6 +3,7 @@ import SignalPrimitives
 import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
+@_spi(Testing) @testable import SessionKitAge
 
 /// The parallel STREAM pipeline of the file-to-file paths (issue 20): with small pieces (4
 /// chunks) and no size threshold, the parallel path must write byte for byte the payload the

@@ -3,6 +3,7 @@ import SignalPrimitives
 import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
+@_spi(Testing) @testable import SessionKitAge
 
 /// The STREAM payload against damaged files: truncation at and around every chunk boundary,
 /// swapped, repeated and dropped chunks, a flipped final flag, trailing data, and what a

@@ -3,6 +3,7 @@ import SignalPrimitives
 import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
+@_spi(Testing) @testable import SessionKitAge
 
 /// Files that ask the reader for unbounded work or memory (a security review's findings): an
 /// scrypt stanza whose work factor needs gigabytes, and a header with a huge number of stanzas.

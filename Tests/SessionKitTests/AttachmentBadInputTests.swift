@@ -3,6 +3,7 @@ import SignalPrimitives
 import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
+@_spi(Testing) @testable import SessionKitAge
 
 /// Damaged attachment ciphertexts (SPEC §10): truncation at every chunk boundary, swapped and
 /// repeated chunks, a moved or missing final flag, trailing data and a wrong digest. Each is

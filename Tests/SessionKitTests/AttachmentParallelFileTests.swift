@@ -3,6 +3,7 @@ import SignalPrimitives
 import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
+@_spi(Testing) @testable import SessionKitAge
 
 /// The parallel STREAM pipeline of the attachment file paths (issue 20): with small pieces (4
 /// chunks) and no size threshold, `Attachment.encrypt(contentsOf:to:)` must write byte for byte

@@ -3,6 +3,7 @@ import SignalPrimitives
 import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
+@_spi(Testing) @testable import SessionKitAge
 
 /// SPEC §10 attachments: padded(n), the 57-byte pointer, and every way to encrypt and decrypt
 /// (Data, files, async sequences, random access), with what each releases.

@@ -3,14 +3,17 @@ import SessionKit
 import TestSupport
 import XCTest
 
-/// The samples of the "Attachments and age Files" article (SessionKit.docc/Attachments.md) and
-/// of the README's section, compiled and run as an app would write them (no `@testable`).
+/// The samples of the "Attachments and age Files" article (SessionKit.docc/Attachments.md), of
+/// SessionKitAge's landing page (SessionKitAge.docc/SessionKitAge.md) and of the README's
+/// section, compiled and run as an app would write them (no `@testable`; the age types through
+/// SessionKit's re-export of SessionKitAge, as an app that imports only SessionKit sees them).
 /// Each sample sits between `// --- <file>, "<section>" ---` and `// --- end ---`; the first
 /// test checks that the documents show exactly those lines.
 final class AttachmentsDocumentationTests: XCTestCase {
     func testTheDocumentsShowTheLinesTheseTestsRun() throws {
         let documents = [
             "Attachments.md": try PackageDocuments.text("Sources/SessionKit/SessionKit.docc/Attachments.md"),
+            "SessionKitAge.md": try PackageDocuments.text("Sources/SessionKitAge/SessionKitAge.docc/SessionKitAge.md"),
             "README.md": try PackageDocuments.text("README.md"),
         ].mapValues(Self.significantLines)
         let lines = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
@@ -102,7 +105,7 @@ final class AttachmentsDocumentationTests: XCTestCase {
 
     func testAgeFiles() throws {
         let backup = Data("account export".utf8)
-        // --- Attachments.md, "age files" ---
+        // --- SessionKitAge.md, "age files" ---
         let identity = try AgeX25519Identity()       // identity.secretKeyString: AGE-SECRET-KEY-1…, a recovery code
         let file = try AgeEncryptor(recipients: [identity.recipient], armored: true).encrypt(backup)
         let restored = try AgeDecryptor(identities: [identity]).decrypt(file)

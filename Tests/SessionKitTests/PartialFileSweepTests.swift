@@ -3,6 +3,7 @@ import SignalPrimitives
 import TestSupport
 import XCTest
 @_spi(Testing) @testable import SessionKit
+@_spi(Testing) @testable import SessionKitAge
 
 /// The file decryptions write plaintext to a temporary `.<name>.partial-<hex>` file and rename
 /// it at the end; a process that dies meanwhile (a crash, the system ending the app) leaves

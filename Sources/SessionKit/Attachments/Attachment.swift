@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SessionKitAge
 import SignalPrimitives
 
 /// Attachments (SPEC §10): photos, voice notes and files sent as age v1 payloads, outside the
@@ -203,6 +204,7 @@ public enum Attachment {
     /// process that died, so a decryption still running, here or in another process (an app
     /// extension), keeps its file. The age file paths (`AgeDecryptor`) write the same kind of
     /// partial file; they are removed too. Other files are never touched.
+    /// - Parameter folder: the folder whose partial files are swept (not its subfolders).
     /// - Parameter minimumAge: how long a partial file must have been left unmodified (15
     ///   minutes by default; negative counts as zero).
     /// - Returns: how many files were removed.

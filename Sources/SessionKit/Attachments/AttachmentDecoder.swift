@@ -1,3 +1,4 @@
+import SessionKitAge
 import SignalPrimitives
 
 /// Decrypts an attachment's ciphertext pushed in pieces, knowing its exact layout from the

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SessionKitAge
 import SignalPrimitives
 
 /// Encrypts an attachment pushed in pieces of any size (SPEC §10), in constant memory, for

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SessionKitAge
 import SignalPrimitives
 
 /// What a message carries for an attachment (SPEC §10): 57 bytes,

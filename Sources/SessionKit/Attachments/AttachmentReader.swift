@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SessionKitAge
 import SignalPrimitives
 
 /// Random access to an attachment's content (SPEC §10): reads the chunk or chunks holding a

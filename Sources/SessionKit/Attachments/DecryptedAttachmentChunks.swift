@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SessionKitAge
 import SignalPrimitives
 
 /// The content of an attachment whose ciphertext arrives as an `AsyncSequence`, released as

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-@_spi(AgeRecipientKit) import SessionKit
+@_spi(AgeRecipientKit) import SessionKitAge
 import SignalPrimitives
 
 /// An age `mlkem768x25519` identity (C2SP `age.md`): the 32-byte X-Wing seed, written

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-@_spi(AgeRecipientKit) import SessionKit
+@_spi(AgeRecipientKit) import SessionKitAge
 import SignalPrimitives
 
 /// An age `mlkem768x25519` recipient (C2SP `age.md`): an X-Wing (ML-KEM-768 + X25519) public

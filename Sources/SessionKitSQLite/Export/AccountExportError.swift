@@ -1,4 +1,5 @@
 import SessionKit
+import SessionKitAge
 
 /// The errors of account export and restore (`SQLiteProtocolStore.exportAccount` and
 /// `SQLiteProtocolStore.restoreAccount`). After any of them, restore has written nothing (no

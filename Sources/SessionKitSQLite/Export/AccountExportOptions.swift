@@ -1,4 +1,5 @@
 import SessionKit
+import SessionKitAge
 
 /// What an account export holds besides the identity: the account's user id (the header's
 /// `user`), the contacts whose trust records go in, and the conversations whose archived

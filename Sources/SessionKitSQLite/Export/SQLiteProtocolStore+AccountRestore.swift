@@ -8,6 +8,7 @@ import Darwin
 import Foundation
 import GRDB
 @_spi(Storage) import SessionKit
+import SessionKitAge
 import SignalPrimitives
 import Verification
 

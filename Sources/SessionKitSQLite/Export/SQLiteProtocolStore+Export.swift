@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @_spi(Storage) import SessionKit
+import SessionKitAge
 import SignalPrimitives
 import Verification
 

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SessionKit
+import SessionKitAge
 import SignalPrimitives
 
 /// Storage keys kept in a file encrypted under a passphrase: an age v1 file (C2SP `age.md`)

@@ -1,5 +1,6 @@
 import Foundation
 import SessionKit
+import SessionKitAge
 import SessionKitMLKEM
 import SignalPrimitives
 

@@ -1,6 +1,6 @@
 /// A recipient type of age: wraps a file key into the stanzas of a header.
 ///
-/// SessionKit implements `X25519` (`AgeX25519Recipient`) and `scrypt` (`AgeScryptRecipient`);
+/// SessionKitAge implements `X25519` (`AgeX25519Recipient`) and `scrypt` (`AgeScryptRecipient`);
 /// other types (the `mlkem768x25519` of the ML-KEM product, hardware-key plugins) conform
 /// from their own modules.
 public protocol AgeRecipient: Sendable {

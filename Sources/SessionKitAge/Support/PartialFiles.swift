@@ -17,7 +17,7 @@ import Darwin
 /// - nobody holds its `flock`: every writer holds an exclusive lock on its file until it is
 ///   renamed or removed, and the system releases the lock of a process that died. (On a file
 ///   system without `flock`, taking the lock fails and the file is kept.)
-enum PartialFiles {
+package enum PartialFiles {
     /// What separates the destination name from the random suffix.
     static let marker = ".partial-"
     /// The age below which a partial file is never removed: 15 minutes (the public sweeps'
@@ -49,7 +49,7 @@ enum PartialFiles {
     /// - Throws: `FileAccessError` when the folder cannot be listed; a file that cannot be
     ///   examined, locked or removed is skipped.
     @discardableResult
-    static func removeStale(in folder: String, namePrefix: String?, minimumAge: Int64) throws(FileAccessError) -> [String] {
+    package static func removeStale(in folder: String, namePrefix: String?, minimumAge: Int64) throws(FileAccessError) -> [String] {
         let now = Int64(time(nil))
         var removed: [String] = []
         for name in try names(in: folder) {

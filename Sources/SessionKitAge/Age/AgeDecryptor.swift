@@ -84,8 +84,9 @@ public struct AgeDecryptor: Sendable {
     /// for `minimumAge`, and no process holds it: every writer holds an exclusive `flock` on
     /// its partial file until it is renamed or removed, and the system releases the lock of a
     /// process that died, so a decryption still running, here or in another process (an app
-    /// extension), keeps its file. Attachment partial files (`Attachment`) are the same kind
-    /// and are removed too. Other files are never touched.
+    /// extension), keeps its file. Attachment partial files (SessionKit's `Attachment`) are the
+    /// same kind and are removed too. Other files are never touched.
+    /// - Parameter folder: the folder whose partial files are swept (not its subfolders).
     /// - Parameter minimumAge: how long a partial file must have been left unmodified (15
     ///   minutes by default; negative counts as zero).
     /// - Returns: how many files were removed.

@@ -2,7 +2,7 @@ import SignalPrimitives
 
 /// The encodings an age recipient type of another module needs (SPI `AgeRecipientKit`): the
 /// Bech32 of its identity and recipient strings and the canonical unpadded base64 of its stanza
-/// arguments, exactly as SessionKit's own `X25519` and `scrypt` types use them.
+/// arguments, exactly as SessionKitAge's own `X25519` and `scrypt` types use them.
 ///
 /// SessionKitMLKEM's `mlkem768x25519` recipient type is built on it; it is not part of the API
 /// an app uses.

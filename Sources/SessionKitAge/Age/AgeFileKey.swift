@@ -9,7 +9,7 @@ public struct AgeFileKey: Sendable, CustomStringConvertible, CustomDebugStringCo
     /// The length of a file key in bytes.
     public static let byteCount = 16
 
-    let storage: SecureBytes
+    package let storage: SecureBytes
 
     /// Takes ownership of 16 secret bytes.
     /// - Throws: `AgeError.header` when `bytes` is not 16 bytes long (a stanza that unwraps to
@@ -22,7 +22,7 @@ public struct AgeFileKey: Sendable, CustomStringConvertible, CustomDebugStringCo
     }
 
     /// Wraps storage the library has checked to hold 16 bytes.
-    init(unchecked storage: SecureBytes) {
+    package init(unchecked storage: SecureBytes) {
         self.storage = storage
     }
 

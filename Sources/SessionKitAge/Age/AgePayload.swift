@@ -7,29 +7,29 @@ import SignalPrimitives
 ///
 /// The final chunk may be shorter than 64 KiB but is empty only when the whole payload is.
 /// SessionKit's attachments (SPEC §10) are this payload without a header.
-struct AgePayloadCipher {
+package struct AgePayloadCipher {
     /// Plaintext bytes per chunk.
-    static let chunkByteCount = 64 * 1024
+    package static let chunkByteCount = 64 * 1024
     /// Ciphertext bytes of a full chunk (plaintext and tag).
-    static let sealedChunkByteCount = chunkByteCount + ChaCha20Poly1305.tagByteCount
+    package static let sealedChunkByteCount = chunkByteCount + ChaCha20Poly1305.tagByteCount
     /// The length of the nonce at the start of a payload.
-    static let nonceByteCount = 16
+    package static let nonceByteCount = 16
 
     private let key: SymmetricKey
 
     /// The cipher of the payload that starts with `nonce` (16 bytes), for `fileKey`.
-    init(fileKey: AgeFileKey, nonce: [UInt8]) throws(AgeError) {
+    package init(fileKey: AgeFileKey, nonce: [UInt8]) throws(AgeError) {
         key = try AgeKeyWrap.derive(from: fileKey, salt: nonce, info: "payload")
     }
 
     /// The number of chunks of a payload of `plaintextCount` bytes (at least one).
-    static func chunkCount(plaintextCount: UInt64) -> UInt64 {
+    package static func chunkCount(plaintextCount: UInt64) -> UInt64 {
         plaintextCount == 0 ? 1 : (plaintextCount - 1) / UInt64(chunkByteCount) + 1
     }
 
     /// The length of the payload (nonce included) of `plaintextCount` bytes, or `nil` when it
     /// exceeds 2^64 − 1.
-    static func payloadByteCount(plaintextCount: UInt64) -> UInt64? {
+    package static func payloadByteCount(plaintextCount: UInt64) -> UInt64? {
         let tags = chunkCount(plaintextCount: plaintextCount).multipliedReportingOverflow(by: UInt64(ChaCha20Poly1305.tagByteCount))
         guard !tags.overflow else { return nil }
         let body = plaintextCount.addingReportingOverflow(tags.partialValue)
@@ -49,7 +49,7 @@ struct AgePayloadCipher {
     }
 
     /// Seals chunk `index` (at most 64 KiB) into `output`; returns the bytes written.
-    func seal(_ plaintext: UnsafeRawBufferPointer, index: UInt64, final: Bool, into output: UnsafeMutableRawBufferPointer) throws(AgeError) -> Int {
+    package func seal(_ plaintext: UnsafeRawBufferPointer, index: UInt64, final: Bool, into output: UnsafeMutableRawBufferPointer) throws(AgeError) -> Int {
         do {
             return try key.withUnsafeBytes { (k: UnsafeRawBufferPointer) throws(CryptoError) in
                 try Self.withNonce(index: index, final: final) { (n: UnsafeRawBufferPointer) throws(CryptoError) in
@@ -63,7 +63,7 @@ struct AgePayloadCipher {
 
     /// Opens chunk `index` into `output`; returns the plaintext length, or `nil` when the tag
     /// does not verify with that index and flag (nothing is written then).
-    func open(_ ciphertext: UnsafeRawBufferPointer, index: UInt64, final: Bool, into output: UnsafeMutableRawBufferPointer) throws(AgeError) -> Int? {
+    package func open(_ ciphertext: UnsafeRawBufferPointer, index: UInt64, final: Bool, into output: UnsafeMutableRawBufferPointer) throws(AgeError) -> Int? {
         do {
             return try key.withUnsafeBytes { (k: UnsafeRawBufferPointer) throws(CryptoError) in
                 try Self.withNonce(index: index, final: final) { (n: UnsafeRawBufferPointer) throws(CryptoError) in
@@ -81,7 +81,7 @@ struct AgePayloadCipher {
     /// `firstIndex + 1`, … on all cores (`AgeParallelism.forEachIndex`), each into its
     /// `chunkByteCount` bytes of `plaintext`; returns how many verify before the first that
     /// does not (the plaintext from that chunk on must never be released).
-    func openNonFinalChunks(
+    package func openNonFinalChunks(
         _ ciphertext: UnsafeRawBufferPointer, count: Int, firstIndex: UInt64, into plaintext: UnsafeMutableRawBufferPointer
     ) -> Int {
         let chunk = Self.chunkByteCount, sealedChunk = Self.sealedChunkByteCount
@@ -107,19 +107,19 @@ struct AgePayloadCipher {
 /// With `batchChunks` > 1 (the file paths, `AgeParallelism`), the whole chunks of an input
 /// that are followed by more input are sealed on all cores, up to `batchChunks` at a time, and
 /// handed out together; the ciphertext is the same, memory grows by one batch.
-struct AgePayloadEncoder {
+package struct AgePayloadEncoder {
     private let cipher: AgePayloadCipher
     /// The most chunks sealed or opened together (1: one by one). Set before the first update.
-    var batchChunks: Int {
+    package var batchChunks: Int {
         didSet { batch = [] }
     }
     private var index: UInt64 = 0
     private var pending: [UInt8] = []
     private var sealed: [UInt8]
     private var batch: [UInt8] = []
-    private(set) var isFinished = false
+    package private(set) var isFinished = false
 
-    init(cipher: AgePayloadCipher, batchChunks: Int = 1) {
+    package init(cipher: AgePayloadCipher, batchChunks: Int = 1) {
         self.cipher = cipher
         self.batchChunks = batchChunks
         pending.reserveCapacity(AgePayloadCipher.chunkByteCount)
@@ -177,7 +177,7 @@ struct AgePayloadEncoder {
 
     /// Adds plaintext; ciphertext of whole chunks that are known not to be final goes to `output`.
     /// - Throws: `AgeError.streamClosed` after `finish`.
-    mutating func update(_ input: UnsafeRawBufferPointer, output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
+    package mutating func update(_ input: UnsafeRawBufferPointer, output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
         guard !isFinished else { throw .streamClosed }
         var offset = 0
         while offset < input.count {
@@ -204,7 +204,7 @@ struct AgePayloadEncoder {
 
     /// Seals the final chunk (empty only when no plaintext was added).
     /// - Throws: `AgeError.streamClosed` when called twice.
-    mutating func finish(output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
+    package mutating func finish(output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
         guard !isFinished else { throw .streamClosed }
         try flush(final: true, output)
         isFinished = true
@@ -232,10 +232,10 @@ struct AgePayloadEncoder {
 /// a time; the chunks before the first one that does not verify are released together, the
 /// plaintext of that chunk and of every later one in the batch is wiped, never released, and
 /// the failing chunk goes through the sequential path above (same release, same error).
-struct AgePayloadDecoder {
+package struct AgePayloadDecoder {
     private let cipher: AgePayloadCipher
     /// The most chunks sealed or opened together (1: one by one). Set before the first update.
-    var batchChunks: Int {
+    package var batchChunks: Int {
         didSet { batch = [] }
     }
     private var index: UInt64 = 0
@@ -243,9 +243,9 @@ struct AgePayloadDecoder {
     private var opened: [UInt8]
     private var batch: [UInt8] = []
     private var failure: AgeError?
-    private(set) var isFinished = false
+    package private(set) var isFinished = false
 
-    init(cipher: AgePayloadCipher, batchChunks: Int = 1) {
+    package init(cipher: AgePayloadCipher, batchChunks: Int = 1) {
         self.cipher = cipher
         self.batchChunks = batchChunks
         pending.reserveCapacity(AgePayloadCipher.sealedChunkByteCount)
@@ -299,7 +299,7 @@ struct AgePayloadDecoder {
     /// Adds ciphertext; plaintext of chunks that verified goes to `output`.
     /// - Throws: `AgeError.payload` for a chunk that does not verify or data after the final
     ///   chunk, and again on every later call; `AgeError.streamClosed` after `finish`.
-    mutating func update(_ input: UnsafeRawBufferPointer, output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
+    package mutating func update(_ input: UnsafeRawBufferPointer, output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
         if let failure { throw failure }
         guard !isFinished else { throw .streamClosed }
         var offset = 0
@@ -338,7 +338,7 @@ struct AgePayloadDecoder {
 
     /// Ends the input: the held chunk must be the final one.
     /// - Throws: `AgeError.payload` for a missing, empty, short or unverifiable final chunk.
-    mutating func finish(output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
+    package mutating func finish(output: (UnsafeRawBufferPointer) -> Void) throws(AgeError) {
         if let failure { throw failure }
         guard !isFinished else { throw .streamClosed }
         if pending.isEmpty {

@@ -13,8 +13,8 @@ import Foundation
 import SignalPrimitives
 
 /// A failed file operation: the path, what was attempted and the system's reason.
-struct FileAccessError: Error, CustomStringConvertible {
-    let description: String
+package struct FileAccessError: Error, CustomStringConvertible {
+    package let description: String
 
     init(_ operation: String, path: String, errno code: Int32) {
         description = "\(operation) \(path): \(String(cString: strerror(code)))"
@@ -24,20 +24,20 @@ struct FileAccessError: Error, CustomStringConvertible {
 }
 
 /// The file-system path of a file URL.
-func filePath(of url: URL) throws(FileAccessError) -> String {
+package func filePath(of url: URL) throws(FileAccessError) -> String {
     guard url.isFileURL else { throw FileAccessError("not a file URL: \(url)") }
     return url.path(percentEncoded: false)
 }
 
 /// A file opened for reading, closed on release (POSIX descriptors: the library's file code
 /// runs the same on Linux and Apple platforms, without Foundation's `FileHandle`).
-final class ReadableFile {
-    let path: String
+package final class ReadableFile {
+    package let path: String
     private let descriptor: Int32
 
     /// Opens `url` for reading.
     /// - Throws: `FileAccessError` when it cannot be opened or is not a regular file.
-    init(_ url: URL) throws(FileAccessError) {
+    package init(_ url: URL) throws(FileAccessError) {
         path = try filePath(of: url)
         descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileAccessError("cannot open", path: path, errno: errno) }
@@ -57,7 +57,7 @@ final class ReadableFile {
 
     /// The file's current length.
     /// - Throws: `FileAccessError` when `fstat` fails.
-    func byteCount() throws(FileAccessError) -> UInt64 {
+    package func byteCount() throws(FileAccessError) -> UInt64 {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw FileAccessError("cannot examine", path: path, errno: errno) }
         return UInt64(max(info.st_size, 0))
@@ -65,7 +65,7 @@ final class ReadableFile {
 
     /// Reads up to `buffer.count` bytes at the current position; 0 at the end of the file.
     /// - Throws: `FileAccessError` on a read error.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FileAccessError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(FileAccessError) -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         while true {
             let n = systemRead(descriptor, base, buffer.count)
@@ -78,7 +78,7 @@ final class ReadableFile {
     /// Reads exactly `buffer.count` bytes at `offset`; fewer only at the end of the file
     /// (returns how many).
     /// - Throws: `FileAccessError` on a read error or an offset beyond `off_t`.
-    func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(FileAccessError) -> Int {
+    package func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(FileAccessError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var done = 0
         while done < buffer.count {
@@ -137,8 +137,8 @@ enum FileError<E: Error>: Error {
 /// (`posix_fadvise(POSIX_FADV_DONTNEED)` on the range just written: it starts writing the dirty
 /// pages and waits for nothing), so that the disk works while the file is being produced and
 /// `commit`'s `fsync` waits only for the tail (issue 20: about 90 ms of a 256 MiB file).
-final class AtomicFileWriter {
-    let destination: String
+package final class AtomicFileWriter {
+    package let destination: String
     private let temporary: String
     private var descriptor: Int32
     private var finished = false
@@ -150,7 +150,7 @@ final class AtomicFileWriter {
 
     /// Creates the temporary file next to `url`.
     /// - Throws: `FileAccessError` when it cannot be created.
-    init(_ url: URL) throws(FileAccessError) {
+    package init(_ url: URL) throws(FileAccessError) {
         let path = try filePath(of: url)
         destination = path
         let folderEnd = path.lastIndex(of: "/")
@@ -190,7 +190,7 @@ final class AtomicFileWriter {
 
     /// Appends `bytes`.
     /// - Throws: `FileAccessError` on a write error (disk full, …).
-    func write(_ bytes: UnsafeRawBufferPointer) throws(FileAccessError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(FileAccessError) {
         guard let base = bytes.baseAddress, descriptor >= 0 else { return }
         var written = 0
         while written < bytes.count {
@@ -220,7 +220,7 @@ final class AtomicFileWriter {
     /// is held until the file has its final name).
     /// - Throws: `FileAccessError` when the sync or the rename fails (the temporary file is
     ///   removed then).
-    func commit() throws(FileAccessError) {
+    package func commit() throws(FileAccessError) {
         guard descriptor >= 0 else { throw FileAccessError("the file for \(destination) was already closed") }
         if fsync(descriptor) != 0 {
             let code = errno
@@ -239,7 +239,7 @@ final class AtomicFileWriter {
     }
 
     /// Removes and closes the temporary file (nothing happens after `commit`).
-    func discard() {
+    package func discard() {
         guard !finished else { return }
         unlink(temporary)
         if descriptor >= 0 {

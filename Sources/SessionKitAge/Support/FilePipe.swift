@@ -11,14 +11,23 @@ import SignalPrimitives
 /// `Attachment.decrypt(contentsOf:pointer:to:)`): reads the source in pieces, pushes them
 /// through a codec, writes what the codec hands out to a temporary file (`AtomicFileWriter`)
 /// and syncs and renames it over the destination once the codec finished without an error.
-enum FilePipe {
+package enum FilePipe {
     /// The codec the pipe drives: `update` and `finish` hand their output to the closure they
     /// are given (valid only during the call).
-    struct Codec<Failure: Error> {
+    package struct Codec<Failure: Error> {
         /// Pushes a piece of the source.
-        let update: (UnsafeRawBufferPointer, (UnsafeRawBufferPointer) -> Void) throws(Failure) -> Void
+        package let update: (UnsafeRawBufferPointer, (UnsafeRawBufferPointer) -> Void) throws(Failure) -> Void
         /// Ends the source.
-        let finish: ((UnsafeRawBufferPointer) -> Void) throws(Failure) -> Void
+        package let finish: ((UnsafeRawBufferPointer) -> Void) throws(Failure) -> Void
+
+        /// A codec of the two closures.
+        package init(
+            update: @escaping (UnsafeRawBufferPointer, (UnsafeRawBufferPointer) -> Void) throws(Failure) -> Void,
+            finish: @escaping ((UnsafeRawBufferPointer) -> Void) throws(Failure) -> Void
+        ) {
+            self.update = update
+            self.finish = finish
+        }
     }
 
     /// Runs `source` through the codec that `makeCodec` returns into `destination`.
@@ -32,7 +41,7 @@ enum FilePipe {
     /// - Throws: what `makeCodec` and the codec throw; `fileError(reason)` when a file cannot be
     ///   read or written. The temporary file is removed and `destination` untouched on any
     ///   error.
-    static func run<Failure: Error>(
+    package static func run<Failure: Error>(
         from source: URL, to destination: URL, unit: Int, parallelism: AgeParallelism, fileError: (String) -> Failure,
         makeCodec: (_ sourceByteCount: UInt64, _ batchChunks: Int) throws(Failure) -> Codec<Failure>
     ) throws(Failure) {

@@ -16,17 +16,17 @@ import Dispatch
 ///
 /// Files shorter than `minimumParallelByteCount` keep the sequential path (64 KiB pieces, no
 /// thread).
-struct AgeParallelism: Sendable {
+package struct AgeParallelism: Sendable {
     /// Whether chunks run on several threads (with one core it is not worth a thread hop).
-    let isParallel: Bool
+    package let isParallel: Bool
     /// Chunks per piece read from the file and per batch.
-    let chunksPerPiece: Int
+    package let chunksPerPiece: Int
     /// Files shorter than this (in bytes of the file read) use the sequential path.
-    let minimumParallelByteCount: UInt64
+    package let minimumParallelByteCount: UInt64
 
     /// The library's choice: parallel on more than one active core, 32-chunk (2 MiB) pieces,
     /// from two pieces on.
-    static let automatic: AgeParallelism = {
+    package static let automatic: AgeParallelism = {
         let chunks = 32
         return AgeParallelism(
             isParallel: ProcessInfo.processInfo.activeProcessorCount > 1, chunksPerPiece: chunks,
@@ -34,14 +34,14 @@ struct AgeParallelism: Sendable {
     }()
 
     /// Everything sequential, as before issue 20.
-    static let sequential = AgeParallelism(isParallel: false, chunksPerPiece: 1, minimumParallelByteCount: .max)
+    package static let sequential = AgeParallelism(isParallel: false, chunksPerPiece: 1, minimumParallelByteCount: .max)
 
     /// The batch size a payload codec uses (1: no batches).
-    var batchChunks: Int { isParallel ? max(1, chunksPerPiece) : 1 }
+    package var batchChunks: Int { isParallel ? max(1, chunksPerPiece) : 1 }
 
     /// Runs `body(0 ..< count)` on all cores when there is more than one index, in order
     /// otherwise. `body` must only touch memory that belongs to its index.
-    static func forEachIndex(_ count: Int, _ body: @Sendable (Int) -> Void) {
+    package static func forEachIndex(_ count: Int, _ body: @Sendable (Int) -> Void) {
         if count < 2 {
             for index in 0 ..< count { body(index) }
         } else {
