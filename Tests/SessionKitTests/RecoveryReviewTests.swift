@@ -19,6 +19,15 @@ final class RecoveryReviewTests: XCTestCase {
         }
     }
 
+    /// Alice with sessions to Bob and Carol (seeds `seed` to `seed + 2`).
+    private func aliceWithBobAndCarol(seed: UInt64) async throws -> (LoggingTestDevice, LoggingTestDevice, LoggingTestDevice) {
+        let alice = try await LoggingTestDevice("alice", 1, seed: seed, server: server, clock: clock)
+        let bob = try await LoggingTestDevice("bob", 1, seed: seed + 1, server: server, clock: clock)
+        let carol = try await LoggingTestDevice("carol", 1, seed: seed + 2, server: server, clock: clock)
+        try await connect(alice, to: [bob, carol])
+        return (alice, bob, carol)
+    }
+
     /// A group notice from `member` for Alice's chain in `group`, naming `iteration`.
     private func groupNotice(
         from member: LoggingTestDevice, to alice: LoggingTestDevice, group: GroupID, iteration: UInt32
@@ -37,10 +46,7 @@ final class RecoveryReviewTests: XCTestCase {
     /// re-sends only what she said since Carol joined (g3), never the history before it. Bob, a
     /// member from the start, still gets everything from the iteration he names.
     func testAMemberAddedLaterIsNeverResentWhatWasSaidBeforeSheJoined() async throws {
-        let alice = try await LoggingTestDevice("alice", 1, seed: 27_100, server: server, clock: clock)
-        let bob = try await LoggingTestDevice("bob", 1, seed: 27_101, server: server, clock: clock)
-        let carol = try await LoggingTestDevice("carol", 1, seed: 27_102, server: server, clock: clock)
-        try await connect(alice, to: [bob, carol])
+        let (alice, bob, carol) = try await aliceWithBobAndCarol(seed: 27_100)
         let group = try GroupID("book club")
         try await alice.manager.setGroupMembers([bob.address], for: group)
         _ = try await alice.manager.distributeSenderKey(for: group, to: [bob.address])
@@ -66,10 +72,7 @@ final class RecoveryReviewTests: XCTestCase {
     /// removed and added again joins anew, and a rotated chain starts every member at its first
     /// iteration.
     func testJoinPointsFollowMembershipAndRotation() async throws {
-        let alice = try await LoggingTestDevice("alice", 1, seed: 27_110, server: server, clock: clock)
-        let bob = try await LoggingTestDevice("bob", 1, seed: 27_111, server: server, clock: clock)
-        let carol = try await LoggingTestDevice("carol", 1, seed: 27_112, server: server, clock: clock)
-        try await connect(alice, to: [bob, carol])
+        let (alice, bob, carol) = try await aliceWithBobAndCarol(seed: 27_110)
         let group = try GroupID("join points")
         try await alice.manager.setGroupMembers([bob.address], for: group)
         _ = try await alice.manager.distributeSenderKey(for: group, to: [bob.address])

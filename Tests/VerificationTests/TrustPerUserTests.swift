@@ -8,17 +8,6 @@ import XCTest
 final class TrustPerUserTests: XCTestCase {
     private typealias Device = TrustTestDevice
 
-    private func assertThrows<T>(
-        _ expected: SessionError, _ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line
-    ) async {
-        do {
-            _ = try await body()
-            XCTFail("expected \(expected)", file: file, line: line)
-        } catch {
-            XCTAssertEqual(error as? SessionError, expected, file: file, line: line)
-        }
-    }
-
     /// A verified contact's talking session: alice and bob exchanged a message each, and alice
     /// verified bob.
     private func verifiedPair() async throws -> (alice: Device, bob: Device) {

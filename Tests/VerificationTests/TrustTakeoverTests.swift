@@ -10,17 +10,6 @@ import XCTest
 final class TrustTakeoverTests: XCTestCase {
     private typealias Device = TrustTestDevice
 
-    private func assertThrows<T>(
-        _ expected: SessionError, _ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line
-    ) async {
-        do {
-            _ = try await body()
-            XCTFail("expected \(expected)", file: file, line: line)
-        } catch {
-            XCTAssertEqual(error as? SessionError, expected, file: file, line: line)
-        }
-    }
-
     /// Alice and bob (device 1) exchanged a message each; bob is trusted on first use, not
     /// verified.
     private func talkingPair() async throws -> (alice: Device, bob: Device) {

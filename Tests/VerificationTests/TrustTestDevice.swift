@@ -35,3 +35,17 @@ struct TrustTestDevice {
         return try await manager.encrypt(Array(text.utf8), to: peer.address)
     }
 }
+
+extension XCTestCase {
+    /// Fails unless `body` throws `expected`.
+    func assertThrows<T>(
+        _ expected: SessionError, _ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line
+    ) async {
+        do {
+            _ = try await body()
+            XCTFail("expected \(expected)", file: file, line: line)
+        } catch {
+            XCTAssertEqual(error as? SessionError, expected, file: file, line: line)
+        }
+    }
+}
