@@ -44,9 +44,16 @@ extension SQLiteProtocolStore {
     /// as trusted, not verified (`AccountRestoreReport.unverifiedContactCount`): compare the
     /// safety numbers again. Pass `expectedIdentity` whenever the app knows the account's
     /// identity key (your server's record of it, or the key the user's contacts have).
-    /// - Parameter expectedIdentity: the account's identity key, when known: an export under
-    ///   another identity is refused (`AccountExportError.identity`), and a matching one is
-    ///   authenticated.
+    /// - Parameters:
+    ///   - exportPath: the export file (binary or armored).
+    ///   - identities: what may open it: the recovery code (`AgeX25519Identity`) or the
+    ///     passphrase (`AgeScryptIdentity`).
+    ///   - storePath: where the new store goes (nothing may be there yet).
+    ///   - storageKey: the new store's storage key.
+    ///   - expectedIdentity: the account's identity key, when known: an export under another
+    ///     identity is refused (`AccountExportError.identity`), and a matching one is
+    ///     authenticated.
+    ///   - options: the new store's options (it is always created).
     /// - Throws: `AccountExportError.targetExists` when anything is at `storePath` (or its
     ///   `-wal`/`-shm` names); `.wrongKey` when no identity opens the file; `.damaged` when the
     ///   file or its header line is damaged; `.unknownFormat` or `.unsupportedVersion` for a
